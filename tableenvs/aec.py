@@ -1,0 +1,283 @@
+"""The AEC base class every tableenvs game adapter derives from.
+
+Where you are: shared plumbing. A game package (``tableenvs/<game>/``) keeps its rules engine and its
+encoder separate and writes a thin adapter class on top of :class:`TableEnv`. The adapter fills in a
+handful of hooks; this class does all of PettingZoo's bookkeeping once, for every game:
+
+* ``agents`` / ``possible_agents`` (``player_0 .. player_{n-1}``) and ``agent_selection``;
+* ``rewards``, ``_cumulative_rewards``, ``terminations``, ``truncations``, ``infos``;
+* ``observe(agent)`` returning ``{"observation": float32 vector, "action_mask": int8 vector}``, the mask all
+  zeros except for the agent to act (PettingZoo classic convention);
+* the dead-agent step after the game ends (every agent is stepped once more with ``None``);
+* a clear :class:`IllegalActionError` for an illegal action on the raw env (the wrapped env from
+  :func:`tableenvs.make` ends the game with -1 to the mover instead, as PettingZoo classic does);
+* seeding through one ``numpy.random.Generator`` per env (never global state), ``render()`` in
+  ``"ansi"`` and ``"human"`` modes, and a readable event log used by ``tableenvs play``.
+
+Hooks an adapter implements (all seats are integers ``0 .. n-1``; agent names are derived):
+
+=========================  ==============================================================================
+``_start(rng, options)``   begin a new game; ``options`` is the dict given to ``reset`` (may be empty)
+``_current_seat()``        seat that must act now
+``_fill_mask(mask)``       set 1 at every legal action id of the current seat (``mask`` arrives zeroed)
+``_fill_observation(s, out)``  write seat ``s``'s observation into the zeroed float32 vector ``out``
+``_apply(action)``         apply a legal action; return per-seat rewards for this step (sequence or None)
+``_is_over()``             the game has ended by its rules
+``_is_truncated()``        the game was cut short (e.g. ``max_rounds``); default False
+``_describe_action(a)``    short human text for action id ``a`` in the current state
+``_render_text()``         the table as text
+=========================  ==============================================================================
+
+Class attributes an adapter sets: ``metadata`` (with ``"name"``), ``num_actions`` and, if ``reset`` takes
+options, ``reset_option_keys``. ``num_players``, ``observation_size`` and the observation bounds are
+passed to ``TableEnv.__init__``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from tableenvs.validation import check_choice
+
+RENDER_MODES = ("ansi", "human")
+
+
+class IllegalActionError(ValueError):
+    """An action outside the current agent's mask was given to an unwrapped env."""
+
+
+class TableEnv(AECEnv):
+    """PettingZoo AEC environment for a turn-based table game; see the module docstring for the hooks."""
+
+    metadata: dict[str, Any] = {
+        "render_modes": list(RENDER_MODES),
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+    num_actions: int = 0
+    #: Keys accepted in ``reset(options=...)``; unknown keys are warned about and ignored.
+    reset_option_keys: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        num_players: int,
+        observation_size: int,
+        *,
+        observation_low: float | np.ndarray = 0.0,
+        observation_high: float | np.ndarray = 1.0,
+        render_mode: str | None = None,
+    ):
+        super().__init__()
+        if render_mode is not None:
+            check_choice("render_mode", render_mode, (None, *RENDER_MODES))
+        self.render_mode = render_mode
+        self.num_players = num_players
+        self.observation_size = observation_size
+        self.possible_agents = [f"player_{i}" for i in range(num_players)]
+        self.agent_name_mapping = {name: i for i, name in enumerate(self.possible_agents)}
+        observation_box = spaces.Box(
+            low=np.broadcast_to(np.asarray(observation_low, np.float32), (observation_size,)).copy(),
+            high=np.broadcast_to(np.asarray(observation_high, np.float32), (observation_size,)).copy(),
+            dtype=np.float32,
+        )
+        self._observation_spaces = {
+            name: spaces.Dict(
+                {
+                    "observation": observation_box,
+                    "action_mask": spaces.Box(0, 1, (self.num_actions,), np.int8),
+                }
+            )
+            for name in self.possible_agents
+        }
+        self._action_spaces = {name: spaces.Discrete(self.num_actions) for name in self.possible_agents}
+        self._rng: np.random.Generator | None = None
+        self._mask: np.ndarray | None = None  # current seat's mask, cached until the next step
+        self.event_log: list[str] = []
+        self.agents: list[str] = []
+
+    # ------------------------------------------------------------------ PettingZoo API
+
+    def observation_space(self, agent: str) -> spaces.Dict:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return self._action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None or self._rng is None:
+            self._rng = np.random.default_rng(seed)
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(self.reset_option_keys))
+        if unknown:
+            known = ", ".join(self.reset_option_keys) or "none"
+            warnings.warn(
+                f"{self.metadata['name']}: ignoring unknown reset option(s) {', '.join(map(repr, unknown))}; "
+                f"known options: {known}",
+                stacklevel=2,
+            )
+            for key in unknown:
+                del options[key]
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {name: {} for name in self.agents}
+        self.event_log = []
+        self._mask = None
+        self._start(self._rng, options)
+        self.agent_selection = self.possible_agents[self._current_seat()]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self.agent_name_mapping[agent]
+        observation = np.zeros(self.observation_size, np.float32)
+        self._fill_observation(seat, observation)
+        if agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent]):
+            action_mask = self._current_mask().copy()
+        else:
+            action_mask = np.zeros(self.num_actions, np.int8)
+        return {"observation": observation, "action_mask": action_mask}
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        action = self._legal_action_id(action)
+        self.event_log.append(f"{agent}: {self._describe_action(action)}")
+        self._cumulative_rewards[agent] = 0.0
+        step_rewards = self._apply(action)
+        self._mask = None
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        if step_rewards is not None:
+            for seat, reward in enumerate(step_rewards):
+                self.rewards[self.possible_agents[seat]] = float(reward)
+        if self._is_over():
+            self.terminations = dict.fromkeys(self.agents, True)
+        elif self._is_truncated():
+            self.truncations = dict.fromkeys(self.agents, True)
+        else:
+            self.agent_selection = self.possible_agents[self._current_seat()]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                f"{self.metadata['name']}: render() called without a render_mode; "
+                f"pass render_mode='ansi' or 'human' to the constructor."
+            )
+            return None
+        text = self._render_text()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    # ------------------------------------------------------------------ conveniences
+
+    def action_masks(self) -> np.ndarray:
+        """The current agent's action mask as a bool array (what sb3-contrib's MaskablePPO reads)."""
+        return self._current_mask().astype(bool)
+
+    @property
+    def current_seat(self) -> int:
+        """Seat index of ``agent_selection``."""
+        return self.agent_name_mapping[self.agent_selection]
+
+    def legal_actions(self) -> list[int]:
+        """Legal action ids of the agent to act."""
+        return np.flatnonzero(self._current_mask()).tolist()
+
+    def describe_action(self, action: int) -> str:
+        """Human text for ``action`` in the current state (for logs and errors)."""
+        return self._describe_action(int(action))
+
+    # ------------------------------------------------------------------ internals
+
+    def _current_mask(self) -> np.ndarray:
+        if self._mask is None:
+            mask = np.zeros(self.num_actions, np.int8)
+            self._fill_mask(mask)
+            self._mask = mask
+        return self._mask
+
+    def _legal_action_id(self, action: Any) -> int:
+        """Return ``action`` as an int if legal for the current agent; raise IllegalActionError otherwise."""
+        try:
+            action_id = int(action)
+        except (TypeError, ValueError):
+            raise IllegalActionError(
+                f"{self.metadata['name']}: action must be an integer id in 0..{self.num_actions - 1}, got {action!r}"
+            ) from None
+        mask = self._current_mask()
+        if not 0 <= action_id < self.num_actions or not mask[action_id]:
+            legal = np.flatnonzero(mask)
+            shown = ", ".join(f"{a} ({self._describe_action(int(a))})" for a in legal[:12])
+            more = f", ... {len(legal) - 12} more" if len(legal) > 12 else ""
+            what = (
+                f"{action_id} ({self._describe_action(action_id)})"
+                if 0 <= action_id < self.num_actions
+                else f"{action_id} (out of range 0..{self.num_actions - 1})"
+            )
+            raise IllegalActionError(
+                f"{self.metadata['name']}: illegal action {what} for {self.agent_selection}; legal: {shown}{more}"
+            )
+        return action_id
+
+    def _log(self, text: str) -> None:
+        """Append an outcome line (trick won, round scored, ...) to the event log."""
+        self.event_log.append(text)
+
+    # ------------------------------------------------------------------ hooks for adapters
+
+    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def _current_seat(self) -> int:
+        raise NotImplementedError
+
+    def _fill_mask(self, mask: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _fill_observation(self, seat: int, out: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _apply(self, action: int) -> Sequence[float] | None:
+        raise NotImplementedError
+
+    def _is_over(self) -> bool:
+        raise NotImplementedError
+
+    def _is_truncated(self) -> bool:
+        return False
+
+    def _describe_action(self, action: int) -> str:
+        return f"action {action}"
+
+    def _render_text(self) -> str:
+        raise NotImplementedError
+
+
+def wrap(raw_env: TableEnv, illegal_reward: float = -1.0) -> AECEnv:
+    """Wrap a raw env as PettingZoo classic ``env()`` does.
+
+    An illegal action ends the game with ``illegal_reward`` to the mover (``TerminateIllegalWrapper``); an
+    action outside the action space raises (``AssertOutOfBoundsWrapper``); calls out of order raise
+    (``OrderEnforcingWrapper``).
+    """
+    env = wrappers.TerminateIllegalWrapper(raw_env, illegal_reward=illegal_reward)
+    env = wrappers.AssertOutOfBoundsWrapper(env)
+    return wrappers.OrderEnforcingWrapper(env)

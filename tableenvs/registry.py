@@ -1,0 +1,103 @@
+"""Environments by name: ``make``, ``make_raw``, ``names`` and the PettingZoo registration.
+
+Where you are: shared plumbing. Each game has one :class:`GameSpec` in ``_GAMES`` below; adding a game
+means adding one line there. Game modules are imported only when a game is made, so
+``import tableenvs`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+from pettingzoo import AECEnv
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """How to find one environment.
+
+    ``module`` must define ``raw_env`` (a :class:`tableenvs.aec.TableEnv` subclass) and ``env(**options)``
+    (the wrapped env). ``heuristic`` is ``"module:Class"`` of the game's built-in heuristic policy.
+    """
+
+    name: str  # tableenvs name, e.g. "pilipili_v0"
+    module: str  # e.g. "tableenvs.pilipili.env"
+    registry_id: str  # PettingZoo and Gymnasium id, e.g. "tableenvs/PiliPili-v0"
+    heuristic: str | None = None
+
+    def raw_env_class(self) -> type:
+        return importlib.import_module(self.module).raw_env
+
+    def option_names(self) -> list[str]:
+        """Constructor options of the raw env (``render_mode`` included)."""
+        params = inspect.signature(self.raw_env_class().__init__).parameters
+        return [p for p in params if p != "self"]
+
+
+_GAMES: dict[str, GameSpec] = {}
+
+
+def register_game(spec: GameSpec) -> None:
+    """Add a game to the tableenvs registry (and PettingZoo's, under ``spec.registry_id``)."""
+    if spec.name in _GAMES:
+        raise ValueError(f"an environment named {spec.name!r} is already registered")
+    _GAMES[spec.name] = spec
+    _register_with_pettingzoo(spec)
+
+
+def names() -> list[str]:
+    """Names accepted by :func:`make`, sorted."""
+    return sorted(_GAMES)
+
+
+def spec(name: str) -> GameSpec:
+    """The :class:`GameSpec` of ``name``; ``ValueError`` listing the valid names if unknown."""
+    try:
+        return _GAMES[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown environment {name!r}; available: {', '.join(names())}") from None
+
+
+def make_raw(name: str, **options: Any):
+    """The unwrapped env ``name`` built with ``options`` (raises on illegal actions instead of ending the game)."""
+    game = spec(name)
+    _check_option_names(game, options)
+    return game.raw_env_class()(**options)
+
+
+def make(name: str, **options: Any) -> AECEnv:
+    """The env ``name`` wrapped as PettingZoo classic envs are (an illegal move ends the game, -1 to the mover)."""
+    from tableenvs.aec import wrap
+
+    return wrap(make_raw(name, **options))
+
+
+def _check_option_names(game: GameSpec, options: dict[str, Any]) -> None:
+    valid = game.option_names()
+    unknown = sorted(set(options) - set(valid))
+    if unknown:
+        raise TypeError(
+            f"{game.name}: unknown option(s) {', '.join(map(repr, unknown))}; valid options: {', '.join(valid)}"
+        )
+
+
+def _register_with_pettingzoo(game: GameSpec) -> None:
+    import pettingzoo
+
+    if game.registry_id not in pettingzoo.aec_registry:
+        pettingzoo.register("aec", game.registry_id, entry_point=f"{game.module}:env")
+
+
+for _game in (
+    # name, module, PettingZoo/Gymnasium id, heuristic policy
+    GameSpec(
+        "pilipili_v0",
+        "tableenvs.pilipili.env",
+        "tableenvs/PiliPili-v0",
+        "tableenvs.pilipili.agents:HeuristicPolicy",
+    ),
+):
+    register_game(_game)

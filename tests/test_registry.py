@@ -1,0 +1,63 @@
+"""Making environments by name: tableenvs' registry, PettingZoo's registry, and the errors for bad names."""
+
+import pettingzoo
+import pytest
+
+import tableenvs
+from tableenvs.aec import TableEnv
+from tableenvs.policies import RandomPolicy, make_policy
+from tableenvs.registry import GameSpec
+
+TOY = GameSpec("nim_v0", "tests.toy_game", "tableenvs/NimTest-v0")
+tableenvs.register_game(TOY)
+
+
+def test_make_returns_wrapped_env_and_make_raw_the_raw_one():
+    env = tableenvs.make("nim_v0", num_players=3)
+    assert isinstance(env.unwrapped, TableEnv)
+    assert not isinstance(env, TableEnv)
+    raw = tableenvs.make_raw("nim_v0", pile=4)
+    assert isinstance(raw, TableEnv)
+    assert raw.pile_size == 4
+
+
+def test_names_lists_registered_games():
+    assert "nim_v0" in tableenvs.names()
+    assert tableenvs.names() == sorted(tableenvs.names())
+
+
+def test_unknown_name_lists_the_valid_ones():
+    with pytest.raises(ValueError, match=r"unknown environment 'pilipil_v0'; available: .*nim_v0"):
+        tableenvs.make("pilipil_v0")
+
+
+def test_unknown_option_lists_the_valid_ones():
+    with pytest.raises(
+        TypeError, match=r"unknown option\(s\) 'players'; valid options: num_players, pile, render_mode"
+    ):
+        tableenvs.make("nim_v0", players=3)
+
+
+def test_bad_option_value_is_a_value_error():
+    with pytest.raises(ValueError, match="num_players must be in 2..4, got 1"):
+        tableenvs.make("nim_v0", num_players=1)
+
+
+def test_registered_in_pettingzoo():
+    env = pettingzoo.make("aec", "tableenvs/NimTest-v0", num_players=2)
+    env.reset(seed=0)
+    assert env.agents == ["player_0", "player_1"]
+
+
+def test_registering_a_name_twice_is_refused():
+    with pytest.raises(ValueError, match="already registered"):
+        tableenvs.register_game(TOY)
+
+
+def test_make_policy():
+    env = tableenvs.make("nim_v0")
+    assert isinstance(make_policy("random", env), RandomPolicy)
+    with pytest.raises(ValueError, match="has no heuristic"):
+        make_policy("heuristic", env)
+    with pytest.raises(ValueError, match="unknown policy 'greedy'; built-in policies: random, heuristic"):
+        make_policy("greedy", env)
