@@ -99,5 +99,11 @@ for _game in (
         "tableenvs/PiliPili-v0",
         "tableenvs.pilipili.agents:HeuristicPolicy",
     ),
+    GameSpec(
+        "llama_party_v0",
+        "tableenvs.llama_party.env",
+        "tableenvs/LlamaParty-v0",
+        "tableenvs.llama_party.agents:HeuristicPolicy",
+    ),
 ):
     register_game(_game)
