@@ -1,0 +1,85 @@
+"""The greedy Llama Party agent: ``HeuristicPolicy`` (found by ``tableenvs.policies.make_policy("heuristic", env)``).
+
+Where you are: built-in agents of ``tableenvs/llama_party``. The policy reads only the observation vector and the
+mask (decoded through ``encoder.LAYOUT``); the env is used only for its configuration (the deck).
+
+Greedy rule: value a hand by its score under the goals the player knows (the revealed ones and its own), plus
+the expected score under each still-unknown goal, taken as a uniformly random card among those that could be
+a face-down goal (never one it held this round).
+
+* goal step: choose the goal card that leaves the most valuable 7 cards (the own goal then counts as known);
+* pass step: pass the card whose loss leaves the most valuable hand, one pick at a time.
+
+Ties go to the lowest card index, so the policy is deterministic given the observation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tableenvs.llama_party.cards import DECK_SIZE, NUM_LETTERS
+from tableenvs.llama_party.encoder import LAYOUT
+from tableenvs.llama_party.rules import NUM_SLOTS
+
+
+class GoalTable:
+    """Vectorised scoring of a letter-count vector under every card of a deck as a goal."""
+
+    def __init__(self, deck):
+        self.letters = np.array([card.letter for card in deck], np.int64)
+        self.top_letter = np.array([card.top_letter for card in deck], np.int64)
+        self.top_points = np.array([card.top_points for card in deck], np.int64)
+        need = np.array([card.combo_need for card in deck], np.int64)
+        self.needed = need > 0
+        self.need = np.maximum(need, 1)
+        self.combo_points = np.array([card.combo_points for card in deck], np.int64)
+
+    def counts(self, cards: np.ndarray) -> np.ndarray:
+        return np.bincount(self.letters[cards], minlength=NUM_LETTERS)
+
+    def points(self, counts: np.ndarray) -> np.ndarray:
+        """Points of a hand with letter ``counts`` under each card as a goal (shape ``(32,)``)."""
+        copies = np.where(self.needed, counts // self.need, 99).min(axis=1)
+        return self.top_points * counts[self.top_letter] + self.combo_points * copies
+
+
+class HeuristicPolicy:
+    """Greedy expected-score player; see the module docstring."""
+
+    name = "heuristic"
+
+    def __init__(self, env: Any):
+        self.table = GoalTable(env.unwrapped.deck)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
+        del rng  # deterministic
+        hand = np.flatnonzero(observation[LAYOUT.HAND : LAYOUT.HAND + DECK_SIZE])
+        own = np.flatnonzero(observation[LAYOUT.OWN_GOAL : LAYOUT.OWN_GOAL + DECK_SIZE])
+        revealed = np.flatnonzero(observation[LAYOUT.REVEALED : LAYOUT.REVEALED + NUM_SLOTS * DECK_SIZE]) % DECK_SIZE
+        staged = np.flatnonzero(observation[LAYOUT.STAGED : LAYOUT.STAGED + DECK_SIZE])
+        legal = np.flatnonzero(action_mask)
+        goal_step = observation[LAYOUT.STEP] == 1.0
+
+        # cards that cannot be a face-down goal: all the player held this round, and the face-up goals
+        seen = observation[LAYOUT.PASSED : LAYOUT.PASSED + DECK_SIZE] > 0
+        seen |= observation[LAYOUT.RECEIVED : LAYOUT.RECEIVED + DECK_SIZE] > 0
+        seen[hand] = seen[own] = seen[revealed] = seen[staged] = True
+        unseen = ~seen
+        best_card, best_value = int(legal[0]), -np.inf
+        for card in legal:
+            keep = hand[hand != card]
+            points = self.table.points(self.table.counts(keep))
+            if goal_step:
+                known = [card]
+                unknown = NUM_SLOTS - 1
+                pool = unseen
+            else:
+                known = np.union1d(revealed, own)
+                unknown = NUM_SLOTS - len(known)
+                pool = unseen
+            value = points[known].sum() + (unknown * points[pool].mean() if unknown and pool.any() else 0.0)
+            if value > best_value + 1e-9:
+                best_card, best_value = int(card), value
+        return best_card

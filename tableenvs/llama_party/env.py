@@ -1,0 +1,214 @@
+"""Llama Party (《羊驼派对》) as a PettingZoo AEC environment: ``llama_party_v0``.
+
+Where you are: the thin AEC adapter of ``tableenvs/llama_party`` (rules in ``rules.py``, vectors in
+``encoder.py``, cards in ``cards.py``). Rules and every rules decision: ``docs/llama_party.md``.
+
+====================  ===========================================================================================
+Import                ``tableenvs.make("llama_party_v0")`` or ``from tableenvs.llama_party.env import env``
+Agents                ``player_0 .. player_{n-1}``, n = ``num_players`` (2..4); 2 and 3 players add dummy hands
+Action space          ``Discrete(32)``: action ``c`` picks card ``c`` of the deck from the actor's hand, as its
+                      secret goal (goal step) or as one of the 4 / 3 / 2 / 1 cards to pass (pass steps 1..4)
+Observation space     ``Dict(observation=Box(float32, (341,)), action_mask=Box(int8, (32,)))`` seen from the
+                      agent's seat: own hand, picks, own goal, revealed goals by position, step, cards passed and
+                      received this round, totals and round scores of all players, dummy positions in the ring
+                      (layout: ``tableenvs.llama_party.encoder``)
+Action mask           1 for every card in the actor's hand not yet picked; all 0 for agents not to act
+Agent order           each step (goal choice, pass 1..4) asks ``player_0``, then ``player_1``, ..., for all their
+                      picks; nothing moves until every player has picked
+Rewards               ``reward="score"`` (default): each player's round score when a round ends (sums to the
+                      game total); ``reward="win"``: at the end +1 to each winner, -1 to the others, 0 to everyone
+                      if all players share the win; an illegal move ends the game with -1 to the mover (wrapped env)
+Termination           after round 4, or after a round in which a total reaches 100
+Options               ``num_players`` (2..4, default 4), ``deck`` (None = standard deck, a .toml/.json path, or a
+                      list of 32 card tables), ``reward`` ("score"/"win"), ``render_mode`` (None, "ansi", "human")
+Reset options         ``hands`` (4 lists of 8 card indices or ids: seats 0..n-1, then dummies), ``totals``
+                      (starting totals by seat), ``round`` (first round number 1..4), ``dummy_feeds`` (3 players:
+                      the seat the dummy feeds in the first round); they script the first round only
+====================  ===========================================================================================
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tableenvs.aec import TableEnv, wrap
+from tableenvs.llama_party.cards import DECK_SIZE, Deck, load_cards
+from tableenvs.llama_party.encoder import (
+    MAX_START_TOTAL,
+    NUM_ACTIONS,
+    OBSERVATION_SIZE,
+    Encoder,
+    describe_card,
+    observation_bounds,
+)
+from tableenvs.llama_party.rules import DEAL_SIZE, GOAL_STEP, NUM_ROUNDS, NUM_SLOTS, PASS_COUNTS, LlamaParty
+from tableenvs.validation import check_choice, check_int
+
+REWARDS = ("score", "win")
+
+
+class LlamaPartyEnv(TableEnv):
+    """PettingZoo AEC env of Llama Party; see the module docstring."""
+
+    metadata = {**TableEnv.metadata, "name": "llama_party_v0"}
+    num_actions = NUM_ACTIONS
+    reset_option_keys = ("hands", "totals", "round", "dummy_feeds")
+
+    def __init__(
+        self,
+        num_players: int = 4,
+        deck: str | Path | list[dict[str, Any]] | None = None,
+        reward: str = "score",
+        render_mode: str | None = None,
+    ):
+        num_players = check_int("num_players", num_players, 2, 4)
+        self.reward_mode = check_choice("reward", reward, REWARDS)
+        self.deck: Deck = load_cards(deck)
+        low, high = observation_bounds(self.deck)
+        super().__init__(
+            num_players, OBSERVATION_SIZE, observation_low=low, observation_high=high, render_mode=render_mode
+        )
+        self.game = LlamaParty(self.deck, num_players)
+        self.encoder = Encoder(self.deck, num_players)
+        self._card_index = {card.id: card.index for card in self.deck}
+
+    # ------------------------------------------------------------------ hooks
+
+    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> None:
+        n = self.num_players
+        hands = options.get("hands")
+        if hands is not None:
+            hands = self._check_hands(hands)
+        totals = options.get("totals")
+        if totals is not None:
+            if not isinstance(totals, (list, tuple, np.ndarray)) or len(totals) != n:
+                raise ValueError(f"reset option totals must list {n} integers (one per seat), got {totals!r}")
+            totals = [check_int(f"totals[{s}]", t, -MAX_START_TOTAL, MAX_START_TOTAL) for s, t in enumerate(totals)]
+        first_round = check_int("round", options.get("round", 1), 1, NUM_ROUNDS)
+        dummy_feeds = options.get("dummy_feeds")
+        if dummy_feeds is not None:
+            if n != 3:
+                raise ValueError(f"reset option dummy_feeds applies to 3 players only; this env has {n}")
+            dummy_feeds = check_int("dummy_feeds", dummy_feeds, 0, 2)
+        self.game.start(rng, hands=hands, totals=totals, first_round=first_round, dummy_feeds=dummy_feeds)
+        self._drain_log()
+
+    def _current_seat(self) -> int:
+        return self.game.to_act
+
+    def _fill_mask(self, mask: np.ndarray) -> None:
+        if not self.game.over:
+            mask[self.game.hands[self.game.to_act]] = 1
+
+    def _fill_observation(self, seat: int, out: np.ndarray) -> None:
+        self.encoder.fill(self.game, seat, out)
+
+    def _apply(self, action: int) -> list[float] | None:
+        game = self.game
+        scores = game.act(action)
+        self._drain_log()
+        if scores is None:
+            return None
+        if self.reward_mode == "score":
+            return scores
+        if not game.over:
+            return None
+        if len(game.winners) == self.num_players:
+            return [0.0] * self.num_players
+        return [1.0 if seat in game.winners else -1.0 for seat in range(self.num_players)]
+
+    def _is_over(self) -> bool:
+        return self.game.over
+
+    def _describe_action(self, action: int) -> str:
+        game = self.game
+        card = describe_card(self.deck, action)
+        if game.over:
+            return f"pick {card}"
+        if game.step == GOAL_STEP:
+            return f"choose goal {card}"
+        count = PASS_COUNTS[game.step - 1]
+        return f"pass {card} ({count - game.picks_left + 1} of {count})"
+
+    def _render_text(self) -> str:
+        game = self.game
+        n = self.num_players
+        deck = self.deck
+        if game.over:
+            status = "game over; winner(s): " + ", ".join(f"player_{s}" for s in game.winners)
+        elif game.step == GOAL_STEP:
+            status = f"goal choice, player_{game.to_act} to choose"
+        else:
+            status = (
+                f"pass {game.step} ({PASS_COUNTS[game.step - 1]} cards each), "
+                f"player_{game.to_act} to pick {game.picks_left} more"
+            )
+        lines = [f"Llama Party, {n} players, round {game.round_number}/{NUM_ROUNDS}: {status}"]
+        shown = [str(deck[card]) for card in game.revealed]
+        shown += ["(face down)" if game.display else "(not placed)"] * (NUM_SLOTS - len(shown))
+        lines.append("goals: " + "  ".join(f"[{p + 1}] {text}" for p, text in enumerate(shown)))
+        names = [f"player_{slot}" if slot < n else f"D{slot - n}" for slot in range(NUM_SLOTS)]
+        lines.append("passing: " + " -> ".join(names[slot] for slot in (*game.ring, game.ring[0])))
+
+        def cards(hand: list[int]) -> str:
+            return " ".join(str(deck[card]) for card in sorted(hand)) or "-"
+
+        for slot in range(NUM_SLOTS):
+            goal = game.goal_of_slot[slot]
+            goal_text = deck[goal].id if goal >= 0 else "-"
+            if slot < n:
+                rounds = ", ".join(f"{scores[slot]:+d}" for scores in game.round_scores) or "-"
+                picks = f" | picked: {cards(game.staged[slot])}" if game.staged[slot] else ""
+                lines.append(
+                    f"{names[slot]}: total {game.totals[slot]} (rounds {rounds}), goal {goal_text}, "
+                    f"hand: {cards(game.hands[slot])}{picks}"
+                )
+            else:
+                lines.append(f"{names[slot]} (dummy): goal {goal_text}, hand: {cards(game.hands[slot])}")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _drain_log(self) -> None:
+        for line in self.game.log:
+            self._log(line)
+        self.game.log.clear()
+
+    def _check_hands(self, hands: Any) -> list[list[int]]:
+        """Reset option ``hands``: 4 lists of 8 cards (indices or ids), every card of the deck exactly once."""
+        if not isinstance(hands, (list, tuple)) or len(hands) != NUM_SLOTS:
+            raise ValueError(
+                f"reset option hands must be {NUM_SLOTS} lists of {DEAL_SIZE} cards (seats 0..{self.num_players - 1}, "
+                f"then dummies), got {hands!r}"
+            )
+        result = []
+        for slot, hand in enumerate(hands):
+            if not isinstance(hand, (list, tuple)) or len(hand) != DEAL_SIZE:
+                raise ValueError(f"reset option hands[{slot}] must list {DEAL_SIZE} cards, got {hand!r}")
+            result.append([self._card(card, f"hands[{slot}]") for card in hand])
+        dealt = sorted(card for hand in result for card in hand)
+        if dealt != list(range(DECK_SIZE)):
+            repeated = sorted({card for card in dealt if dealt.count(card) > 1})
+            raise ValueError(
+                "reset option hands must deal every card exactly once; repeated: "
+                + ", ".join(self.deck[card].id for card in repeated)
+            )
+        return result
+
+    def _card(self, card: Any, where: str) -> int:
+        if isinstance(card, str):
+            if card not in self._card_index:
+                raise ValueError(f"reset option {where}: unknown card id {card!r}")
+            return self._card_index[card]
+        return check_int(f"reset option {where} card", card, 0, DECK_SIZE - 1)
+
+
+raw_env = LlamaPartyEnv
+
+
+def env(**options: Any):
+    """The wrapped env (illegal move ends the game with -1 to the mover), as PettingZoo classic envs are."""
+    return wrap(raw_env(**options))

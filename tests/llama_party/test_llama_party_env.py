@@ -1,0 +1,193 @@
+"""llama_party_v0 through PettingZoo's own checks, options and their errors, rendering, rewards."""
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+import tableenvs
+from tableenvs.aec import IllegalActionError
+from tableenvs.decks import DeckError
+from tableenvs.llama_party.cards import STANDARD_DECK
+from tableenvs.llama_party.encoder import LAYOUT, OBSERVATION_SIZE
+from tableenvs.llama_party.env import env, raw_env
+
+
+def play_random(e, seed, policy_seed=0):
+    """Play a whole game with random legal actions; return the total reward per agent."""
+    rng = np.random.default_rng(policy_seed)
+    e.reset(seed=seed)
+    totals = dict.fromkeys(e.possible_agents, 0.0)
+    for agent in e.agent_iter():
+        observation, reward, terminated, truncated, _ = e.last()
+        totals[agent] += reward
+        if terminated or truncated:
+            e.step(None)
+            continue
+        e.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+    return totals
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_api_test(num_players):
+    api_test(env(num_players=num_players), num_cycles=300)
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_seed_test(num_players):
+    seed_test(lambda **kw: env(num_players=num_players, **kw), num_cycles=300)
+
+
+def test_render_test():
+    render_test(lambda render_mode=None: env(num_players=3, render_mode=render_mode))
+
+
+def test_ansi_render_shows_goals_ring_and_hands():
+    e = env(num_players=2, render_mode="ansi")
+    e.reset(seed=0)
+    text = e.render()
+    assert "round 1/4" in text and "goal choice" in text
+    assert "passing: player_0 -> D0 -> player_1 -> D1 -> player_0" in text
+    assert "D1 (dummy)" in text
+
+
+def test_registry_make_and_pettingzoo_registry():
+    import pettingzoo
+
+    e = tableenvs.make("llama_party_v0", num_players=3)
+    assert e.unwrapped.num_players == 3
+    e2 = pettingzoo.make("aec", "tableenvs/LlamaParty-v0", num_players=2)
+    assert e2.unwrapped.num_players == 2
+
+
+def test_spaces():
+    e = raw_env(num_players=4)
+    space = e.observation_space("player_0")
+    assert space["observation"].shape == (OBSERVATION_SIZE,) == (341,)
+    assert e.action_space("player_0").n == 32
+    assert space is e.observation_space("player_0")
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"num_players": 5}, r"num_players must be in 2\.\.4, got 5"),
+        ({"num_players": "4"}, "num_players must be an integer"),
+        ({"reward": "points"}, r"reward must be one of 'score', 'win'; got 'points'"),
+        ({"render_mode": "rgb"}, "render_mode must be one of"),
+        ({"deck": 3}, "deck must be None"),
+        ({"deck": "/nonexistent/deck.toml"}, "does not exist"),
+    ],
+)
+def test_bad_options_get_clear_errors(options, message):
+    with pytest.raises(ValueError, match=message):
+        raw_env(**options)
+
+
+def test_unknown_option_name_is_refused_by_make():
+    with pytest.raises(TypeError, match="unknown option.*'players'"):
+        tableenvs.make("llama_party_v0", players=3)
+
+
+def _deck_list():
+    return [
+        {
+            "id": c.id,
+            "letter": c.letter_name,
+            "top": {"letter": "ABCDEFGH"[c.top_letter], "points": c.top_points},
+            "bottom": {"combo": c.combo, "points": c.combo_points},
+        }
+        for c in STANDARD_DECK
+    ]
+
+
+def test_custom_deck_list_and_its_errors(tmp_path):
+    cards = _deck_list()
+    cards[0]["top"]["points"] = 7
+    e = raw_env(deck=cards)
+    assert e.deck[0].top_points == 7
+    short = cards[:31]
+    with pytest.raises(DeckError, match="should be non-empty|is too short|31"):
+        raw_env(deck=short)
+    bad_letter = _deck_list()
+    bad_letter[3]["letter"] = "Z"
+    with pytest.raises(DeckError, match=r"\.cards\[3\]\.letter"):
+        raw_env(deck=bad_letter)
+    repeated = _deck_list()
+    repeated[5]["id"] = repeated[1]["id"]
+    with pytest.raises(DeckError, match=r"cards\[5\]\.id 'A2' repeats cards\[1\]\.id"):
+        raw_env(deck=repeated)
+    import json
+
+    path = tmp_path / "deck.json"
+    path.write_text(json.dumps({"cards": cards}))
+    assert raw_env(deck=str(path)).deck[0].top_points == 7
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"hands": [[0] * 8] * 4}, "every card exactly once; repeated: A1"),
+        ({"hands": [[0, 1]] * 4}, r"hands\[0\] must list 8 cards"),
+        ({"hands": [list(range(i * 8, i * 8 + 8)) for i in range(3)]}, "must be 4 lists of 8"),
+        ({"hands": [["ZZ"] + list(range(1, 8))] + [list(range(i * 8, i * 8 + 8)) for i in (1, 2, 3)]}, "'ZZ'"),
+        ({"totals": [1, 2]}, "totals must list 4 integers"),
+        ({"round": 5}, r"round must be in 1\.\.4, got 5"),
+        ({"dummy_feeds": 1}, "3 players only"),
+    ],
+)
+def test_bad_reset_options_get_clear_errors(options, message):
+    e = raw_env(num_players=4)
+    with pytest.raises(ValueError, match=message):
+        e.reset(seed=0, options=options)
+
+
+def test_illegal_action_raw_and_wrapped():
+    e = raw_env(num_players=4)
+    e.reset(seed=0)
+    not_held = next(c for c in range(32) if c not in e.game.hands[0])
+    with pytest.raises(IllegalActionError, match="illegal action"):
+        e.step(not_held)
+    w = env(num_players=4)
+    w.reset(seed=0)
+    w.step(not_held)
+    assert all(w.terminations.values())
+    assert w.rewards["player_0"] == -1
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_score_rewards_sum_to_totals(num_players):
+    e = raw_env(num_players=num_players)
+    rewards = play_random(e, seed=num_players)
+    assert [rewards[a] for a in e.possible_agents] == e.game.totals
+    assert e.agents == []
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_win_rewards_match_winners(num_players):
+    for seed in range(3):
+        e = raw_env(num_players=num_players, reward="win")
+        rewards = play_random(e, seed=seed)
+        winners = e.game.winners
+        expected = {
+            f"player_{s}": (0.0 if len(winners) == num_players else (1.0 if s in winners else -1.0))
+            for s in range(num_players)
+        }
+        assert rewards == expected
+
+
+def test_observation_records_passed_and_received_cards():
+    e = raw_env(num_players=4)
+    e.reset(seed=5)
+    for _ in range(4):  # goals
+        e.step(e.legal_actions()[0])
+    picks = {}
+    for seat in range(4):
+        picks[seat] = e.legal_actions()[:4]
+        for card in picks[seat]:
+            e.step(card)
+    observation = e.observe("player_1")["observation"]
+    passed = set(np.flatnonzero(observation[LAYOUT.PASSED : LAYOUT.PASSED + 32]))
+    received = set(np.flatnonzero(observation[LAYOUT.RECEIVED : LAYOUT.RECEIVED + 32]))
+    assert passed == set(picks[1]) and received == set(picks[0])
+    hand = set(np.flatnonzero(observation[LAYOUT.HAND : LAYOUT.HAND + 32]))
+    assert received <= hand and not passed & hand
