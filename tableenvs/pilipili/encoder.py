@@ -1,0 +1,373 @@
+"""Pili Pili action ids and observation vectors (the layer between the rules engine and the env).
+
+Where you are: the Pili Pili package. :data:`ACTIONS` is the action id table (one ``Discrete(234)`` space
+for every kind of decision); :class:`Encoder` builds the exact action mask and a seat's observation vector
+from a :class:`~tableenvs.pilipili.rules.PiliPiliGame`, and turns an action id back into a move. The
+observation is seen from the observer's seat (relative seat 0 is the observer, 1 the next seat clockwise...)
+and encodes only what that seat may know under the round's information rules (``docs/pilipili.md``).
+
+Action ids (``k`` = offset clockwise from the actor, 1..n-1):
+
+==========  =====  ================================================================================
+ids         count  meaning
+==========  =====  ================================================================================
+0..28       29     bid ``b`` = id
+29..83      55     play number card ``c`` = id - 28
+84..140     57     play the wild declaring value ``v`` = id - 84 (also: declare a memorised wild's value)
+141..196    56     pick card ``c`` = id - 141 (0 = wild) to pass, or to give in a swap
+197..203    7      name the player ``k`` = id - 196 seats clockwise (designation, or swap partner)
+204         1      decline the swap
+205..232    28     play hand position ``p`` = id - 205 (memorise mission)
+233         1      ready: look at your hand (timed look / memorise)
+==========  =====  ================================================================================
+
+Observation layout: :meth:`Encoder.layout` returns ``(name, start, size)`` for every section; the table is
+printed in ``docs/pilipili.md``. Values are 0/1 flags except the counts and card values noted there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tableenvs.pilipili.missions import MAX_HAND_SIZE, Mission
+from tableenvs.pilipili.rules import MAX_WILD_VALUE, NUM_CARDS, NUM_PHASES, WILD, Phase, PiliPiliGame, card_name
+
+MAX_PLAYERS = 8
+MAX_BID = MAX_HAND_SIZE
+
+BID = 0
+PLAY = BID + MAX_BID + 1  # 29: number card c at PLAY + c - 1
+PLAY_WILD = PLAY + 55  # 84: wild as value v at PLAY_WILD + v
+PICK = PLAY_WILD + MAX_WILD_VALUE + 1  # 141: card c at PICK + c
+NAME = PICK + NUM_CARDS  # 197: offset k at NAME + k - 1
+DECLINE = NAME + MAX_PLAYERS - 1  # 204
+POSITION = DECLINE + 1  # 205: position p at POSITION + p
+READY = POSITION + MAX_HAND_SIZE  # 233
+NUM_ACTIONS = READY + 1  # 234
+
+#: (first id, count, meaning) of each kind of action.
+ACTIONS = (
+    (BID, MAX_BID + 1, "bid b = id"),
+    (PLAY, 55, "play number card c = id - 28"),
+    (PLAY_WILD, MAX_WILD_VALUE + 1, "play the wild as value v = id - 84 (or declare a memorised wild's value)"),
+    (PICK, NUM_CARDS, "pick card c = id - 141 (0 = wild) to pass or to give in a swap"),
+    (NAME, MAX_PLAYERS - 1, "name the player k = id - 196 seats clockwise"),
+    (DECLINE, 1, "decline the swap"),
+    (POSITION, MAX_HAND_SIZE, "play hand position p = id - 205 (memorise)"),
+    (READY, 1, "ready: look at your hand"),
+)
+
+# Per-seat block fields (relative seat order); a one-hot "names" block of n entries follows them.
+SEAT_FIELDS = (
+    "dealer",
+    "leader",
+    "to_act",
+    "has_bid",
+    "bid",
+    "tricks_won",
+    "chilis",
+    "hand_count",
+    "trick_played",
+    "trick_card_visible",
+    "trick_value",
+    "trick_is_wild",
+    "last_trick_value",
+    "last_trick_is_wild",
+    "won_last_trick",
+    "in_swap",
+    "last_round_chilis",
+)
+S_DEALER, S_LEADER, S_TO_ACT, S_HAS_BID, S_BID, S_WON, S_CHILIS, S_HAND = range(8)
+S_TPLAYED, S_TVISIBLE, S_TVALUE, S_TWILD, S_LVALUE, S_LWILD, S_LWON, S_SWAP, S_LAST = range(8, 17)
+
+ROUND_FIELDS = ("hand_size", "tricks_played", "total_tricks", "rounds_completed", "cards_left_to_pick")
+MISSION_FLAGS = (
+    "pass_left_count",
+    "pass_right_count",
+    "pass_hand_left",
+    "pass_hand_right",
+    "forehead",
+    "blind",
+    "extra_draw",
+    "reveal_hands",
+    "exact_bid_reward",
+    "simultaneous_play",
+    "reversed_values",
+    "timed_look",
+    "first_last_trick",
+    "memorise",
+    "no_copy_bid",
+    "designate",
+    "highest_or_lowest",
+    "swap_after_trick",
+    "listed_each",
+    "expert",
+)
+
+
+def mission_vector(mission: Mission) -> np.ndarray:
+    """The mission section: effect flags/parameters, forbidden bids (29), listed numbers (56)."""
+    m = mission
+    flags = [
+        m.pass_count if m.pass_direction == 1 else 0,
+        m.pass_count if m.pass_direction == -1 else 0,
+        m.pass_all and m.pass_direction == 1,
+        m.pass_all and m.pass_direction == -1,
+        m.forehead,
+        m.blind,
+        m.extra_draw,
+        m.reveal,
+        m.exact_bid_reward,
+        m.simultaneous,
+        m.reversed,
+        m.timed_look,
+        m.first_last_trick,
+        m.memorise,
+        m.no_copy_bid,
+        m.designate,
+        m.highest_or_lowest,
+        m.swap,
+        m.listed_each,
+        m.expert,
+    ]
+    vector = np.zeros(len(MISSION_FLAGS) + MAX_BID + 1 + NUM_CARDS, np.float32)
+    vector[: len(flags)] = flags
+    for bid in m.forbidden_bids:
+        vector[len(MISSION_FLAGS) + bid] = 1
+    for number in m.listed_numbers:
+        vector[len(MISSION_FLAGS) + MAX_BID + 1 + number] = 1
+    return vector
+
+
+class Encoder:
+    """Action ids and observations for ``num_players`` seats."""
+
+    def __init__(self, num_players: int):
+        n = self.n = num_players
+        self.seat_size = len(SEAT_FIELDS) + n
+        sections = [
+            ("phase", NUM_PHASES),
+            ("sees_own_hand", 1),
+            ("sees_other_hands", 1),
+            ("own_hand", NUM_CARDS),
+            ("own_staged", NUM_CARDS),
+            ("cards_played_this_round", NUM_CARDS),
+            ("other_hands", (n - 1) * NUM_CARDS),
+            ("seats", n * self.seat_size),
+            ("round", len(ROUND_FIELDS)),
+            ("mission", len(MISSION_FLAGS) + MAX_BID + 1 + NUM_CARDS),
+            ("positions_in_hand", MAX_HAND_SIZE),
+        ]
+        self.offsets: dict[str, int] = {}
+        start = 0
+        self._layout = []
+        for name, size in sections:
+            self.offsets[name] = start
+            self._layout.append((name, start, size))
+            start += size
+        self.size = start
+        o = self.offsets
+        self.o_phase, self.o_hand, self.o_staged = o["phase"], o["own_hand"], o["own_staged"]
+        self.o_played, self.o_others, self.o_seats = o["cards_played_this_round"], o["other_hands"], o["seats"]
+        self.o_round, self.o_mission, self.o_positions = o["round"], o["mission"], o["positions_in_hand"]
+        self._mission_cache: dict[int, tuple[Mission, np.ndarray]] = {}
+        # observation bounds
+        self.low = np.zeros(self.size, np.float32)
+        self.high = np.ones(self.size, np.float32)
+        for r in range(n):
+            base = self.o_seats + r * self.seat_size
+            self.high[base + S_BID] = MAX_BID
+            self.high[base + S_WON] = MAX_HAND_SIZE
+            self.high[base + S_CHILIS] = np.inf
+            self.high[base + S_HAND] = MAX_HAND_SIZE
+            self.high[base + S_TVALUE] = MAX_WILD_VALUE
+            self.high[base + S_LVALUE] = MAX_WILD_VALUE
+            self.low[base + S_LAST] = -np.inf
+            self.high[base + S_LAST] = np.inf
+        self.high[self.o_round : self.o_round + 3] = MAX_HAND_SIZE
+        self.high[self.o_round + 3] = np.inf
+        self.high[self.o_round + 4] = MAX_HAND_SIZE
+        self.high[self.o_mission : self.o_mission + 2] = MAX_HAND_SIZE
+        self.high[self.o_mission + MISSION_FLAGS.index("extra_draw")] = MAX_HAND_SIZE
+
+    def layout(self) -> list[tuple[str, int, int]]:
+        """``(section name, start index, size)`` of every observation section, in order."""
+        return list(self._layout)
+
+    # ------------------------------------------------------------------ mask
+
+    def fill_mask(self, game: PiliPiliGame, mask: np.ndarray) -> None:
+        """Set 1 at every legal action id of the player to act (``mask`` arrives zeroed)."""
+        phase = game.phase
+        if phase == Phase.PLAY:
+            if game.mission.memorise:
+                for p in game.legal_positions():
+                    mask[POSITION + p] = 1
+                return
+            for card in game.legal_play_cards():
+                if card == WILD:
+                    mask[PLAY_WILD : PLAY_WILD + MAX_WILD_VALUE + 1] = 1
+                else:
+                    mask[PLAY - 1 + card] = 1
+        elif phase == Phase.BID:
+            for bid in game.legal_bids():
+                mask[bid] = 1
+        elif phase == Phase.PASS:
+            for card in game.legal_pass_picks():
+                mask[PICK + card] = 1
+        elif phase == Phase.SWAP_GIVE:
+            for card in game.hands[game.to_act]:
+                mask[PICK + card] = 1
+        elif phase == Phase.SWAP_NAME:
+            mask[NAME : NAME + self.n - 1] = 1
+            mask[DECLINE] = 1
+        elif phase == Phase.DESIGNATE:
+            mask[NAME : NAME + self.n - 1] = 1
+        elif phase == Phase.DECLARE:
+            mask[PLAY_WILD : PLAY_WILD + MAX_WILD_VALUE + 1] = 1
+        elif phase == Phase.LOOK:
+            mask[READY] = 1
+
+    # ------------------------------------------------------------------ actions
+
+    def apply(self, game: PiliPiliGame, action: int) -> None:
+        """Apply a legal action id to ``game``."""
+        if action < PLAY:
+            game.bid(action)
+        elif action < PLAY_WILD:
+            game.play(action - PLAY + 1)
+        elif action < PICK:
+            if game.phase == Phase.DECLARE:
+                game.declare(action - PLAY_WILD)
+            else:
+                game.play(WILD, action - PLAY_WILD)
+        elif action < NAME:
+            game.pick(action - PICK)
+        elif action < DECLINE:
+            target = (game.to_act + action - NAME + 1) % self.n
+            if game.phase == Phase.DESIGNATE:
+                game.designate(target)
+            else:
+                game.name_swap(target)
+        elif action == DECLINE:
+            game.name_swap(None)
+        elif action < READY:
+            game.play_position(action - POSITION)
+        else:
+            game.ready()
+
+    def describe(self, game: PiliPiliGame, action: int) -> str:
+        """Human text for an action id (as the player to act in ``game`` would take it)."""
+        if not 0 <= action < NUM_ACTIONS:
+            return f"action {action} (out of range)"
+        if action < PLAY:
+            return f"bid {action}"
+        if action < PLAY_WILD:
+            return f"play {action - PLAY + 1}"
+        if action < PICK:
+            verb = "declare the wild as" if game.phase == Phase.DECLARE else "play the wild as"
+            return f"{verb} {action - PLAY_WILD}"
+        if action < NAME:
+            verb = "give" if game.phase == Phase.SWAP_GIVE else "pass"
+            return f"{verb} {card_name(action - PICK)}"
+        if action < DECLINE:
+            target = (game.to_act + action - NAME + 1) % self.n
+            verb = "designate" if game.phase == Phase.DESIGNATE else "swap with"
+            return f"{verb} player_{target}"
+        if action == DECLINE:
+            return "decline the swap"
+        if action < READY:
+            return f"play hand position {action - POSITION}"
+        return "ready (look at the hand)"
+
+    # ------------------------------------------------------------------ observation
+
+    def _mission_section(self, mission: Mission) -> np.ndarray:
+        cached = self._mission_cache.get(id(mission))
+        if cached is None or cached[0] is not mission:
+            cached = self._mission_cache[id(mission)] = (mission, mission_vector(mission))
+        return cached[1]
+
+    def fill_observation(self, game: PiliPiliGame, seat: int, out: np.ndarray) -> None:
+        """Write ``seat``'s observation into the zeroed float32 vector ``out``."""
+        n = self.n
+        phase = game.phase
+        if phase != Phase.GAME_OVER:
+            out[self.o_phase + phase] = 1
+        sees_own = game.sees_own_hand(seat)
+        sees_others = game.sees_other_hands()
+        out[self.o_phase + NUM_PHASES] = sees_own
+        out[self.o_phase + NUM_PHASES + 1] = sees_others
+        hands = game.hands
+        if sees_own:
+            o = self.o_hand
+            for card in hands[seat]:
+                out[o + card] = 1
+            o = self.o_staged
+            for card in game.staged[seat]:
+                out[o + card] = 1
+        o = self.o_played
+        for card in game.played_cards:
+            out[o + card] = 1
+        simultaneous = game.mission.simultaneous
+        for play_seat, card, _ in game.trick:
+            if not simultaneous or play_seat == seat:
+                out[o + card] = 1
+        if sees_others:
+            for r in range(1, n):
+                o = self.o_others + (r - 1) * NUM_CARDS
+                for card in hands[(seat + r) % n]:
+                    out[o + card] = 1
+        # per-seat blocks
+        size = self.seat_size
+        base0 = self.o_seats
+        bids, won, chilis, last = game.bids, game.tricks_won, game.chilis, game.last_round_change
+        designations = game.designations
+        for r in range(n):
+            s = (seat + r) % n
+            b = base0 + r * size
+            bid = bids[s]
+            if bid >= 0:
+                out[b + S_HAS_BID] = 1
+                out[b + S_BID] = bid
+            out[b + S_WON] = won[s]
+            out[b + S_CHILIS] = chilis[s]
+            out[b + S_HAND] = len(hands[s])
+            out[b + S_LAST] = last[s]
+            target = designations[s]
+            if target >= 0:
+                out[b + len(SEAT_FIELDS) + (target - seat) % n] = 1
+        out[base0 + ((game.dealer - seat) % n) * size + S_DEALER] = 1
+        if phase != Phase.GAME_OVER:
+            out[base0 + ((game.leader - seat) % n) * size + S_LEADER] = 1
+            out[base0 + ((game.to_act - seat) % n) * size + S_TO_ACT] = 1
+        for play_seat, card, value in game.trick:
+            b = base0 + ((play_seat - seat) % n) * size
+            out[b + S_TPLAYED] = 1
+            if not simultaneous or play_seat == seat:
+                out[b + S_TVISIBLE] = 1
+                out[b + S_TVALUE] = value
+                out[b + S_TWILD] = card == WILD
+        for play_seat, card, value in game.last_trick:
+            b = base0 + ((play_seat - seat) % n) * size
+            out[b + S_LVALUE] = value
+            out[b + S_LWILD] = card == WILD
+        if game.last_winner >= 0 and game.last_trick:
+            out[base0 + ((game.last_winner - seat) % n) * size + S_LWON] = 1
+        if phase == Phase.SWAP_GIVE:
+            out[base0 + ((game.swap_winner - seat) % n) * size + S_SWAP] = 1
+            out[base0 + ((game.swap_target - seat) % n) * size + S_SWAP] = 1
+        o = self.o_round
+        out[o] = game.hand_size
+        out[o + 1] = game.tricks_played
+        out[o + 2] = game.total_tricks
+        out[o + 3] = game.rounds_completed
+        if phase == Phase.PASS and game.to_act == seat:
+            out[o + 4] = game.pass_count() - len(game.staged[seat])
+        vector = self._mission_section(game.mission)
+        out[self.o_mission : self.o_mission + vector.size] = vector
+        if game.mission.memorise:
+            o = self.o_positions
+            for p, used in enumerate(game.position_used[seat]):
+                if not used:
+                    out[o + p] = 1

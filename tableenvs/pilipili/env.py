@@ -1,0 +1,207 @@
+"""Pili Pili as a PettingZoo AEC environment (``pilipili_v0``).
+
+Where you are: the Pili Pili package's thin adapter. The rules live in ``rules.py``, action ids and the
+observation in ``encoder.py``; this module only wires them to :class:`tableenvs.aec.TableEnv`. Full rules,
+decisions, the 36 missions, the action table and the observation layout: ``docs/pilipili.md``.
+
+====================  =======================================================================================
+Import                ``tableenvs.make("pilipili_v0")``, ``from tableenvs.pilipili.env import env, raw_env``
+Agents                ``player_0 .. player_{n-1}`` (``num_players`` 2..8, default 5); seats clockwise
+Actions               ``Discrete(234)``, one table for every decision: bid 0..28, play a number card, play the
+                      wild as 0..56, pick a card to pass/give, name a player, decline a swap, play a hand
+                      position, ready (see ``tableenvs.pilipili.encoder``)
+Action mask           exact: 1 = legal for the agent to act; all zeros for the others
+Observation           ``{"observation": float32 vector, "action_mask": int8 (234,)}``; the vector is seen from
+                      the agent's seat (itself first): phase, own hand (when it may see it), own staged cards,
+                      cards played this round, others' hands (forehead bidding / revealed hands), per-seat
+                      dealer, leader, bids, tricks, chilis, hand sizes, current and last trick, designations;
+                      round counters; the mission's effects; memorised hand positions. Size
+                      ``8 + 2 + 3*56 + (n-1)*56 + n*(17+n) + 5 + 105 + 28`` (650 for 5 players)
+Rewards               ``reward="penalty"`` (default): at each round's end, minus the chilis taken that round
+                      (exact-bid discards counted back, so it can be positive); ``"win"``: at the game's end
+                      +1 shared equally by the players with the fewest chilis, -1 to every other player
+Episode end           terminated after the round in which someone holds >= 6 chilis; truncated after
+                      ``max_rounds`` rounds (default 100)
+Options               ``num_players`` (2..8), ``missions`` ("standard", "none", a deck file path, or a list of
+                      mission tables), ``expert`` (bool, default True; False drops expert cards), ``reward``
+                      ("penalty", "win"), ``max_rounds`` (int >= 1 or None), ``render_mode`` ("ansi", "human")
+Reset options         scripted first round: ``dealer`` (seat), ``mission`` (mission id, or a mission table),
+                      ``hands`` (n lists of card ids, 0 = wild), ``deck_order`` (the 56 card ids, dealt seat 0
+                      first, the rest is the stock), ``chilis`` (n starting counts)
+====================  =======================================================================================
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tableenvs.aec import TableEnv, wrap
+from tableenvs.decks import DeckError
+from tableenvs.pilipili.encoder import NUM_ACTIONS, Encoder
+from tableenvs.pilipili.missions import BASIC_MISSION, Mission, load_missions, standard_missions
+from tableenvs.pilipili.rules import NUM_CARDS, Phase, PiliPiliGame, card_name
+from tableenvs.validation import check_bool, check_choice, check_int
+
+REWARDS = ("penalty", "win")
+
+
+class PiliPiliEnv(TableEnv):
+    """Pili Pili for 2..8 players; see the module docstring."""
+
+    metadata = {**TableEnv.metadata, "name": "pilipili_v0"}
+    num_actions = NUM_ACTIONS
+    reset_option_keys = ("dealer", "mission", "hands", "deck_order", "chilis")
+
+    def __init__(
+        self,
+        num_players: int = 5,
+        missions: str | Path | list | None = "standard",
+        expert: bool = True,
+        reward: str = "penalty",
+        max_rounds: int | None = 100,
+        render_mode: str | None = None,
+    ):
+        num_players = check_int("num_players", num_players, 2, 8)
+        self.expert = check_bool("expert", expert)
+        self.reward_mode = check_choice("reward", reward, REWARDS)
+        self.max_rounds = None if max_rounds is None else check_int("max_rounds", max_rounds, 1)
+        self.missions = _resolve_missions(missions, self.expert)
+        self.encoder = Encoder(num_players)
+        super().__init__(
+            num_players,
+            self.encoder.size,
+            observation_low=self.encoder.low,
+            observation_high=self.encoder.high,
+            render_mode=render_mode,
+        )
+        self.game: PiliPiliGame | None = None
+
+    # ------------------------------------------------------------------ hooks
+
+    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> None:
+        n = self.num_players
+        self.game = PiliPiliGame(n, self.missions, rng, max_rounds=self.max_rounds, log=self.event_log)
+        dealer = options.get("dealer")
+        if dealer is not None:
+            dealer = check_int("dealer", dealer, 0, n - 1)
+        chilis = options.get("chilis")
+        if chilis is not None:
+            if not isinstance(chilis, (list, tuple)) or len(chilis) != n:
+                raise ValueError(f"chilis must be a list of {n} counts, got {chilis!r}")
+            chilis = [check_int(f"chilis[{i}]", c, 0, 5) for i, c in enumerate(chilis)]
+        mission = self._scripted_mission(options.get("mission"))
+        hands = options.get("hands")
+        if hands is not None:
+            hands = [[check_int("card id in hands", c, 0, NUM_CARDS - 1) for c in hand] for hand in hands]
+        deck_order = options.get("deck_order")
+        if deck_order is not None:
+            deck_order = [check_int("card id in deck_order", c, 0, NUM_CARDS - 1) for c in deck_order]
+        try:
+            self.game.start(dealer=dealer, chilis=chilis, mission=mission, hands=hands, deck_order=deck_order)
+        except ValueError as error:
+            raise ValueError(f"pilipili_v0 reset options: {error}") from None
+
+    def _scripted_mission(self, mission: Any) -> Mission | None:
+        if mission is None or isinstance(mission, Mission):
+            return mission
+        if isinstance(mission, dict):
+            return load_missions([mission])[0]
+        if mission == 0 or mission == "none":
+            return BASIC_MISSION
+        known = self.missions or standard_missions()
+        for card in known:
+            if card.id == mission:
+                return card
+        raise ValueError(f"mission must be a mission id of the deck ({known[0].id}..{known[-1].id}), got {mission!r}")
+
+    def _current_seat(self) -> int:
+        return self.game.to_act
+
+    def _fill_mask(self, mask: np.ndarray) -> None:
+        self.encoder.fill_mask(self.game, mask)
+
+    def _fill_observation(self, seat: int, out: np.ndarray) -> None:
+        self.encoder.fill_observation(self.game, seat, out)
+
+    def _apply(self, action: int):
+        game = self.game
+        self.encoder.apply(game, action)
+        if not game.round_scored:
+            return None
+        game.round_scored = False
+        if self.reward_mode == "penalty":
+            return [-change for change in game.last_round_change]
+        if game.over and not game.truncated:
+            share = 1.0 / len(game.winners)
+            return [share if s in game.winners else -1.0 for s in range(self.num_players)]
+        return None
+
+    def _is_over(self) -> bool:
+        return self.game.over and not self.game.truncated
+
+    def _is_truncated(self) -> bool:
+        return self.game.truncated
+
+    def _describe_action(self, action: int) -> str:
+        return self.encoder.describe(self.game, action)
+
+    def _render_text(self) -> str:
+        game = self.game
+        m = game.mission
+        lines = [
+            f"round {game.rounds_completed + (0 if game.over else 1)} | mission {m.id} "
+            f"{m.name!r} (hand {game.hand_size}): {m.describe()}",
+            f"phase {game.phase.name.lower()}"
+            + ("" if game.over else f", to act: player_{game.to_act}")
+            + f", tricks played {game.tricks_played}/{game.total_tricks}",
+        ]
+        for s in range(self.num_players):
+            marks = ("D" if s == game.dealer else " ") + (">" if s == game.to_act and not game.over else " ")
+            bid = "-" if game.bids[s] < 0 else str(game.bids[s])
+            hand = " ".join(card_name(c) for c in sorted(game.hands[s]))
+            named = f" names player_{game.designations[s]}" if game.designations[s] >= 0 else ""
+            lines.append(
+                f"{marks} player_{s}: chilis {game.chilis[s]:2d} | bid {bid:>2} won {game.tricks_won[s]}{named} | "
+                f"hand [{hand}]"
+            )
+        if game.trick:
+            lines.append("trick: " + ", ".join(f"player_{s} {_played(c, v)}" for s, c, v in game.trick))
+        if game.over:
+            if game.truncated:
+                lines.append(f"cut short after {game.rounds_completed} rounds")
+            else:
+                lines.append("winner(s): " + ", ".join(f"player_{s}" for s in game.winners))
+        return "\n".join(lines)
+
+
+def _played(card: int, value: int) -> str:
+    return f"W={value}" if card == 0 else str(card)
+
+
+def _resolve_missions(missions: Any, expert: bool) -> list[Mission] | None:
+    if missions == "none" or missions is None:
+        return None
+    if missions == "standard":
+        return standard_missions(expert=expert)
+    if isinstance(missions, (str, Path, list)):
+        try:
+            return load_missions(missions, expert=expert)
+        except DeckError as error:
+            raise ValueError(f"missions: {error}") from None
+    raise ValueError(
+        f"missions must be 'standard', 'none', a deck file path or a list of mission tables; got {missions!r}"
+    )
+
+
+raw_env = PiliPiliEnv
+
+
+def env(**options: Any):
+    """The wrapped env (illegal move ends the game with -1 to the mover), as PettingZoo classic ``env()``."""
+    return wrap(raw_env(**options))
+
+
+__all__ = ["PiliPiliEnv", "Phase", "env", "raw_env"]

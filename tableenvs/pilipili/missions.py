@@ -1,0 +1,303 @@
+"""Pili Pili mission cards: the data model, the deck file's JSON Schema and the loader.
+
+Where you are: the Pili Pili package (``tableenvs/pilipili/``). A deck is a data file (TOML or JSON) with
+one ``[[mission]]`` table per card; ``missions.toml`` next to this module is the standard 36-card deck.
+:func:`load_missions` validates a deck (schema first, then the cross-field rules below) and returns
+:class:`Mission` objects the rules engine reads. Nothing here knows about RL.
+
+A mission card has an ``id`` (unique positive integer), a ``hand_size`` (the number in its corner, 1..28),
+an ``expert`` flag, an optional ``name`` and a list of ``effects``; each effect is a table with a ``type``
+and that type's parameters:
+
+=============================  ===========================  ================================================
+type                           parameters                   effect
+=============================  ===========================  ================================================
+``pass_left``                  ``count`` (1..27)            after bidding, pass ``count`` cards to the left
+``pass_right``                 ``count`` (1..27)            after bidding, pass ``count`` cards to the right
+``pass_hand``                  ``direction`` (left/right)   after bidding, pass the whole hand
+``forbid_bid``                 ``bid`` (0..28)              nobody may bid this number (0 or 1 in the deck)
+``forehead``                   --                           bid seeing the others' hands but not your own
+``blind``                      --                           bid seeing no hand at all
+``extra_draw``                 ``count`` (1..3, default 1)  after bidding, everyone draws ``count`` cards
+``reveal_hands``               --                           after bidding, all hands are face up
+``exact_bid_reward`` (expert)  --                           hit your bid exactly: discard chilis = your bid
+``simultaneous_play`` (expert) --                           a trick's cards are hidden until all have chosen
+``reversed_values`` (expert)   --                           the lowest value wins each trick
+``timed_look`` (expert)        --                           look at your hand once, then bid without it
+``first_last_trick`` (expert)  --                           +1 chili for winning the first and the last trick
+``memorise`` (expert)          --                           look once; bid and play blind, by hand position
+``no_copy_bid`` (expert)       --                           you may not bid what the previous bidder bid
+``designate`` (expert)         --                           name a player; also take its round penalty
+``highest_or_lowest`` (expert) --                           play only your highest or lowest card
+``listed_numbers`` (expert)    ``numbers``, ``each``        +1 chili per won trick holding a listed number
+``swap_after_trick`` (expert)  --                           a trick's winner may swap one card with a player
+=============================  ===========================  ================================================
+
+The "(expert)" column is descriptive only: a card's ``expert`` flag decides whether ``expert=False``
+removes it. Cross-field rules checked by the loader: ids are unique; an effect type appears at most once
+per card; at most one passing effect; at most one of ``forehead``, ``blind``, ``timed_look``,
+``memorise``; ``memorise`` combines with none of the passing effects, ``extra_draw``, ``reveal_hands``,
+``highest_or_lowest`` or ``swap_after_trick`` (each would make a face-down hand change or be seen);
+a passed ``count`` is below the card's hand size; ``hand_size + extra_draw`` is at most 28.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tableenvs.decks import DeckError, load_deck, read_package_data
+
+NUM_NUMBER_CARDS = 55
+MAX_HAND_SIZE = 28  # 56 cards between at least 2 players
+MAX_EXTRA_DRAW = 3
+
+_NO_PARAMETERS = (
+    "forehead",
+    "blind",
+    "reveal_hands",
+    "exact_bid_reward",
+    "simultaneous_play",
+    "reversed_values",
+    "timed_look",
+    "first_last_trick",
+    "memorise",
+    "no_copy_bid",
+    "designate",
+    "highest_or_lowest",
+    "swap_after_trick",
+)
+
+_PARAMETERS: dict[str, dict[str, Any]] = {
+    "pass_left": {"count": {"type": "integer", "minimum": 1, "maximum": MAX_HAND_SIZE - 1}},
+    "pass_right": {"count": {"type": "integer", "minimum": 1, "maximum": MAX_HAND_SIZE - 1}},
+    "pass_hand": {"direction": {"enum": ["left", "right"]}},
+    "forbid_bid": {"bid": {"type": "integer", "minimum": 0, "maximum": MAX_HAND_SIZE}},
+    "extra_draw": {"count": {"type": "integer", "minimum": 1, "maximum": MAX_EXTRA_DRAW}},
+    "listed_numbers": {
+        "numbers": {
+            "type": "array",
+            "items": {"type": "integer", "minimum": 1, "maximum": NUM_NUMBER_CARDS},
+            "minItems": 1,
+            "uniqueItems": True,
+        },
+        "each": {"type": "boolean"},
+    },
+    **{name: {} for name in _NO_PARAMETERS},
+}
+_REQUIRED = {"pass_left": ["count"], "pass_right": ["count"], "pass_hand": ["direction"], "forbid_bid": ["bid"]}
+_REQUIRED["listed_numbers"] = ["numbers"]
+
+EFFECT_TYPES = tuple(_PARAMETERS)
+
+#: JSON Schema of a mission deck (a table with a ``mission`` array).
+DECK_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "Pili Pili mission deck",
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "mission": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "integer", "minimum": 1},
+                    "name": {"type": "string"},
+                    "hand_size": {"type": "integer", "minimum": 1, "maximum": MAX_HAND_SIZE},
+                    "expert": {"type": "boolean"},
+                    "effects": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"type": {"enum": list(EFFECT_TYPES)}},
+                            "required": ["type"],
+                            "allOf": [
+                                {
+                                    "if": {"properties": {"type": {"const": name}}},
+                                    "then": {
+                                        "properties": {"type": {"const": name}, **params},
+                                        "required": ["type", *_REQUIRED.get(name, [])],
+                                        "additionalProperties": False,
+                                    },
+                                }
+                                for name, params in _PARAMETERS.items()
+                            ],
+                        },
+                    },
+                },
+                "required": ["id", "hand_size", "expert", "effects"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["mission"],
+    "additionalProperties": False,
+}
+
+_VIEW_EFFECTS = ("forehead", "blind", "timed_look", "memorise")
+_PASS_EFFECTS = ("pass_left", "pass_right", "pass_hand")
+_NOT_WITH_MEMORISE = (*_PASS_EFFECTS, "extra_draw", "reveal_hands", "highest_or_lowest", "swap_after_trick")
+
+
+@dataclass(frozen=True)
+class Mission:
+    """One mission card, as the rules engine reads it.
+
+    ``pass_direction`` is +1 (to the left, i.e. the next seat clockwise), -1 (to the right) or 0;
+    ``pass_count`` is the number of cards passed (0: none; ``pass_all`` passes the whole hand instead).
+    """
+
+    id: int
+    hand_size: int
+    expert: bool = False
+    name: str = ""
+    pass_direction: int = 0
+    pass_count: int = 0
+    pass_all: bool = False
+    forbidden_bids: frozenset[int] = frozenset()
+    forehead: bool = False
+    blind: bool = False
+    extra_draw: int = 0
+    reveal: bool = False
+    exact_bid_reward: bool = False
+    simultaneous: bool = False
+    reversed: bool = False
+    timed_look: bool = False
+    first_last_trick: bool = False
+    memorise: bool = False
+    no_copy_bid: bool = False
+    designate: bool = False
+    highest_or_lowest: bool = False
+    listed_numbers: tuple[int, ...] = ()
+    listed_each: bool = False
+    swap: bool = False
+    effects: tuple[dict[str, Any], ...] = field(default=(), compare=False)
+
+    @property
+    def has_look(self) -> bool:
+        """Every player first takes one ``ready`` decision to look at its hand."""
+        return self.timed_look or self.memorise
+
+    def describe(self) -> str:
+        """Short English text of the card's effects (``"no effect"`` if none)."""
+        return "; ".join(describe_effect(effect) for effect in self.effects) or "no effect"
+
+
+#: The first-game mode (``missions="none"``): five cards, no effect.
+BASIC_MISSION = Mission(id=0, hand_size=5, name="basic game (no mission)")
+
+
+def describe_effect(effect: dict[str, Any]) -> str:
+    kind = effect["type"]
+    if kind in ("pass_left", "pass_right"):
+        return f"pass {effect['count']} card(s) {kind[5:]} after bidding"
+    if kind == "pass_hand":
+        return f"pass the whole hand {effect['direction']} after bidding"
+    if kind == "forbid_bid":
+        return f"bidding {effect['bid']} is forbidden"
+    if kind == "extra_draw":
+        return f"everyone draws {effect.get('count', 1)} card(s) after bidding"
+    if kind == "listed_numbers":
+        each = "each listed card" if effect.get("each", False) else "once per trick"
+        return f"+1 chili per won trick holding {', '.join(map(str, effect['numbers']))} ({each})"
+    return {
+        "forehead": "forehead bidding: see the others' hands, not your own",
+        "blind": "blind bidding: see no hand until bids are done",
+        "reveal_hands": "hands face up after bidding",
+        "exact_bid_reward": "exact bid: discard chilis equal to your bid",
+        "simultaneous_play": "simultaneous play",
+        "reversed_values": "reversed values: lowest wins",
+        "timed_look": "3-second look: hand hidden while bidding",
+        "first_last_trick": "+1 chili for the first and for the last trick",
+        "memorise": "5-second memorise: bid and play blind, by hand position",
+        "no_copy_bid": "no copying the previous bid",
+        "designate": "name a player: also take its round penalty",
+        "highest_or_lowest": "play only your highest or lowest card",
+        "swap_after_trick": "trick winner may swap one card with a player",
+    }[kind]
+
+
+def mission_from_dict(data: dict[str, Any]) -> Mission:
+    """A :class:`Mission` from one schema-valid ``[[mission]]`` table (cross-field rules checked here)."""
+    where = f"mission id {data['id']}"
+    effects = tuple(dict(effect) for effect in data["effects"])
+    kinds = [effect["type"] for effect in effects]
+    duplicates = sorted({kind for kind in kinds if kinds.count(kind) > 1})
+    if duplicates:
+        raise DeckError(f"{where}: effect type(s) {', '.join(duplicates)} appear more than once")
+    for group, label in ((_PASS_EFFECTS, "passing"), (_VIEW_EFFECTS, "hand-viewing")):
+        present = [kind for kind in kinds if kind in group]
+        if len(present) > 1:
+            raise DeckError(f"{where}: at most one {label} effect per card, got {', '.join(present)}")
+    if "memorise" in kinds:
+        clash = [kind for kind in kinds if kind in _NOT_WITH_MEMORISE]
+        if clash:
+            raise DeckError(f"{where}: memorise cannot be combined with {', '.join(clash)}")
+    fields: dict[str, Any] = {}
+    forbidden: set[int] = set()
+    for effect in effects:
+        kind = effect["type"]
+        if kind in ("pass_left", "pass_right"):
+            if effect["count"] >= data["hand_size"]:
+                raise DeckError(
+                    f"{where}: {kind} count {effect['count']} must be below the hand size {data['hand_size']} "
+                    f"(use pass_hand to pass everything)"
+                )
+            fields.update(pass_direction=1 if kind == "pass_left" else -1, pass_count=effect["count"])
+        elif kind == "pass_hand":
+            fields.update(pass_direction=1 if effect["direction"] == "left" else -1, pass_all=True)
+        elif kind == "forbid_bid":
+            forbidden.add(effect["bid"])
+        elif kind == "extra_draw":
+            fields["extra_draw"] = effect.get("count", 1)
+        elif kind == "listed_numbers":
+            fields.update(listed_numbers=tuple(sorted(effect["numbers"])), listed_each=effect.get("each", False))
+        else:
+            fields[
+                {
+                    "reveal_hands": "reveal",
+                    "simultaneous_play": "simultaneous",
+                    "reversed_values": "reversed",
+                    "swap_after_trick": "swap",
+                }.get(kind, kind)
+            ] = True
+    if data["hand_size"] + fields.get("extra_draw", 0) > MAX_HAND_SIZE:
+        raise DeckError(f"{where}: hand_size + extra_draw must be at most {MAX_HAND_SIZE}")
+    return Mission(
+        id=data["id"],
+        hand_size=data["hand_size"],
+        expert=data["expert"],
+        name=data.get("name", ""),
+        forbidden_bids=frozenset(forbidden),
+        effects=effects,
+        **fields,
+    )
+
+
+def load_missions(deck: str | Path | list | dict, *, expert: bool = True) -> list[Mission]:
+    """Validated missions from a deck file path, a parsed deck table, or a list of mission tables.
+
+    ``expert=False`` drops the cards whose ``expert`` flag is set. Raises :class:`DeckError` naming the
+    problem.
+    """
+    if isinstance(deck, list):
+        deck = {"mission": deck}
+    data = load_deck(deck, DECK_SCHEMA, source="mission deck")
+    missions = [mission_from_dict(entry) for entry in data["mission"]]
+    ids = [mission.id for mission in missions]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise DeckError(f"mission deck: duplicate mission id(s) {', '.join(map(str, repeated))}")
+    if not expert:
+        missions = [mission for mission in missions if not mission.expert]
+        if not missions:
+            raise DeckError("mission deck: expert=False leaves no mission (every card is an expert card)")
+    return missions
+
+
+def standard_missions(*, expert: bool = True) -> list[Mission]:
+    """The standard 36-card deck shipped in ``missions.toml``."""
+    return load_missions(read_package_data("tableenvs.pilipili", "missions.toml"), expert=expert)

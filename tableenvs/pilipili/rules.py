@@ -1,0 +1,526 @@
+"""The Pili Pili rules engine: state, legal moves, transitions and scoring (no RL concepts).
+
+Where you are: the Pili Pili package. This module is the game itself, like OpenSpiel's game/state split:
+:class:`PiliPiliGame` holds a whole game (rounds until someone holds 6 chilis) and exposes its legal moves
+(``legal_bids``, ``legal_play_cards``...) and the moves (``bid``, ``play``...). ``encoder.py`` turns it
+into action ids and observation vectors, ``env.py`` into a PettingZoo env. The rules and every decision
+taken where the write-up is silent are in ``docs/pilipili.md``.
+
+Cards are integers: ``0`` is the wild card, ``1..55`` the number cards (id = face value). Seats are
+``0..n-1`` clockwise; "left" is the next seat clockwise (+1), "right" the previous one (-1).
+
+A round runs through these phases (``Phase``), some only under a mission effect:
+``LOOK`` (timed look / memorise: each player takes one ``ready``) -> ``BID`` -> ``DESIGNATE`` ->
+``PASS`` -> [whole-hand pass, extra draw, reveal: automatic] -> tricks of ``PLAY`` (``DECLARE`` after a
+memorised wild, ``SWAP_NAME`` / ``SWAP_GIVE`` after a trick under the swap effect) -> scoring -> next
+round or ``GAME_OVER``.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+import numpy as np
+
+from tableenvs.pilipili.missions import BASIC_MISSION, Mission
+
+WILD = 0
+NUM_CARDS = 56
+MAX_WILD_VALUE = 56
+CHILI_LIMIT = 6
+
+
+class Phase(IntEnum):
+    LOOK = 0
+    BID = 1
+    DESIGNATE = 2
+    PASS = 3
+    PLAY = 4
+    DECLARE = 5
+    SWAP_NAME = 6
+    SWAP_GIVE = 7
+    GAME_OVER = 8
+
+
+NUM_PHASES = 8  # phases in which someone acts (GAME_OVER excluded)
+
+
+class RulesError(ValueError):
+    """A move that is not legal in the current state, or a bad scripted deal."""
+
+
+def effective_hand_size(mission: Mission, num_players: int) -> int:
+    """The mission's hand size, capped so every deal and extra draw fits in the 56 cards."""
+    return min(mission.hand_size, NUM_CARDS // num_players - mission.extra_draw)
+
+
+def card_name(card: int) -> str:
+    return "W" if card == WILD else str(card)
+
+
+class PiliPiliGame:
+    """A whole game of Pili Pili.
+
+    ``missions``: the mission deck (``None`` for the basic variant: 5 cards, no effects). ``rng`` is the only
+    source of randomness (shuffles and the first dealer). ``max_rounds`` (or ``None``) stops the game after
+    that many rounds without a winner (``truncated`` is then set). ``log``, if a list, receives one line per
+    outcome (round start, trick won, round scored, game over).
+    """
+
+    def __init__(
+        self,
+        num_players: int,
+        missions: list[Mission] | None,
+        rng: np.random.Generator,
+        *,
+        max_rounds: int | None = None,
+        log: list[str] | None = None,
+    ):
+        self.n = num_players
+        self.missions = missions
+        self.rng = rng
+        self.max_rounds = max_rounds
+        self.log = log
+        self.chilis = [0] * num_players
+        self.rounds_completed = 0
+        self.round_history: list[dict] = []
+        self.truncated = False
+        self.winners: list[int] = []
+        self.round_scored = False  # set when a move ends a round; the caller clears it
+        self.last_round_change = [0] * num_players
+        self._mission_pile: list[Mission] = []
+
+    # ------------------------------------------------------------------ setup
+
+    def start(
+        self,
+        *,
+        dealer: int | None = None,
+        chilis: list[int] | None = None,
+        mission: Mission | None = None,
+        hands: list[list[int]] | None = None,
+        deck_order: list[int] | None = None,
+    ) -> None:
+        """Begin the game. Every argument scripts the first round (``None``: random as in the rules)."""
+        n = self.n
+        self.dealer = int(self.rng.integers(n)) if dealer is None else dealer
+        if chilis is not None:
+            self.chilis = list(chilis)
+        self.start_round(mission=mission, hands=hands, deck_order=deck_order)
+
+    def _draw_mission(self) -> Mission:
+        if self.missions is None:
+            return BASIC_MISSION
+        if not self._mission_pile:
+            order = self.rng.permutation(len(self.missions))
+            self._mission_pile = [self.missions[i] for i in order[::-1]]
+        return self._mission_pile.pop()
+
+    def start_round(
+        self,
+        *,
+        mission: Mission | None = None,
+        hands: list[list[int]] | None = None,
+        deck_order: list[int] | None = None,
+    ) -> None:
+        """Reveal a mission, deal, and open the first decision of the round."""
+        n = self.n
+        m = self.mission = self._draw_mission() if mission is None else mission
+        h = self.hand_size = effective_hand_size(m, n)
+        if hands is not None:
+            dealt = [list(hand) for hand in hands]
+            if len(dealt) != n or any(len(hand) != h for hand in dealt):
+                raise RulesError(f"hands must be {n} lists of {h} cards each (mission {m.id}), got {hands!r}")
+            used = [card for hand in dealt for card in hand]
+            in_hands = set(used)
+            rest = [card for card in (deck_order or range(NUM_CARDS)) if card not in in_hands]
+            if deck_order is None:
+                rest = [rest[i] for i in self.rng.permutation(len(rest))]
+            order = used + rest
+        elif deck_order is not None:
+            order = list(deck_order)
+        else:
+            order = self.rng.permutation(NUM_CARDS).tolist()
+        if sorted(order) != list(range(NUM_CARDS)):
+            raise RulesError("the cards of a scripted deal must be 0..55 (0 = wild), each exactly once")
+        self.hands = [order[s * h : (s + 1) * h] for s in range(n)]
+        self.stock = order[n * h :]
+        self.bids = [-1] * n
+        self.bids_made = 0
+        self.last_bid = -1
+        self.tricks_won = [0] * n
+        self.extras = [0] * n
+        self.designations = [-1] * n
+        self.staged: list[list[int]] = [[] for _ in range(n)]
+        self.position_cards: list[list[int]] = [[] for _ in range(n)]
+        self.position_used: list[list[bool]] = [[] for _ in range(n)]
+        self.looked = [False] * n
+        self.revealed = False
+        self.trick: list[tuple[int, int, int]] = []  # (seat, card, value) in play order
+        self.last_trick: list[tuple[int, int, int]] = []
+        self.last_winner = -1
+        self.played_cards: list[int] = []  # cards of completed tricks this round
+        self.tricks_played = 0
+        self.total_tricks = h + m.extra_draw
+        self.leader = self.dealer
+        self.swap_winner = -1
+        self.swap_target = -1
+        self.acted = 0  # decisions taken in the current multi-player phase
+        self.round_scored = False
+        if self.log is not None:
+            self.log.append(
+                f"round {self.rounds_completed + 1}: dealer player_{self.dealer}, mission {m.id}"
+                f"{' ' + repr(m.name) if m.name else ''} (hand {h}): {m.describe()}"
+            )
+        self.to_act = self.dealer
+        self.phase = Phase.LOOK if m.has_look else Phase.BID
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def over(self) -> bool:
+        return self.phase == Phase.GAME_OVER
+
+    def next_seat(self, seat: int) -> int:
+        return (seat + 1) % self.n
+
+    def sees_own_hand(self, seat: int) -> bool:
+        """Whether ``seat`` may look at its own hand now (the forehead, blind, look and memorise rules)."""
+        m = self.mission
+        phase = self.phase
+        if m.memorise:
+            return phase == Phase.LOOK and self.to_act == seat
+        if m.timed_look:
+            return self.to_act == seat if phase == Phase.LOOK else phase != Phase.BID
+        if m.forehead or m.blind:
+            return phase != Phase.BID
+        return True
+
+    def sees_other_hands(self) -> bool:
+        """Whether every player sees the others' hands now (forehead while bidding; revealed hands in play)."""
+        if self.phase == Phase.BID:
+            return self.mission.forehead
+        return self.revealed
+
+    def trick_visible_to(self, seat: int, play_seat: int) -> bool:
+        """Whether ``seat`` sees the card ``play_seat`` put in the current trick (simultaneous play hides it)."""
+        return not self.mission.simultaneous or seat == play_seat
+
+    def legal_bids(self) -> list[int]:
+        """Bids open to the bidder; restrictions are lifted in order (hook, no-copy, forbidden) if none is legal."""
+        m = self.mission
+        h = self.hand_size
+        hook = h - sum(b for b in self.bids if b >= 0) if self.bids_made == self.n - 1 else -1
+        copy = self.last_bid if m.no_copy_bid and self.bids_made > 0 else -1
+        forbidden = m.forbidden_bids
+        for use_hook, use_copy, use_forbidden in ((1, 1, 1), (0, 1, 1), (0, 0, 1), (0, 0, 0)):
+            legal = [
+                b
+                for b in range(h + 1)
+                if not (use_hook and b == hook)
+                and not (use_copy and b == copy)
+                and not (use_forbidden and b in forbidden)
+            ]
+            if legal:
+                return legal
+        raise AssertionError("unreachable: with no restriction every bid is legal")
+
+    def legal_play_cards(self) -> list[int]:
+        """Cards the player to act may play (hand by card, not memorise)."""
+        hand = self.hands[self.to_act]
+        if not self.mission.highest_or_lowest:
+            return hand
+        numbers = [card for card in hand if card != WILD]
+        legal = [min(numbers), max(numbers)] if numbers else []
+        if len(legal) == 2 and legal[0] == legal[1]:
+            legal.pop()
+        if len(numbers) != len(hand):
+            legal.append(WILD)
+        return legal
+
+    def legal_positions(self) -> list[int]:
+        used = self.position_used[self.to_act]
+        return [p for p in range(len(used)) if not used[p]]
+
+    def legal_pass_picks(self) -> list[int]:
+        staged = self.staged[self.to_act]
+        return [card for card in self.hands[self.to_act] if card not in staged]
+
+    def pass_count(self) -> int:
+        return min(self.mission.pass_count, self.hand_size)
+
+    def strength(self, card: int, value: int) -> int:
+        """Comparison key of a played card: higher wins; a wild tying a number card loses the tie."""
+        v = MAX_WILD_VALUE - value if self.mission.reversed else value
+        return 2 * v + (card != WILD)
+
+    # ------------------------------------------------------------------ moves
+
+    def _require(self, phase: Phase) -> None:
+        if self.phase != phase:
+            raise RulesError(f"not the {phase.name} phase (phase is {self.phase.name})")
+
+    def ready(self) -> None:
+        """LOOK phase: the player to act looks at its hand (its observation shows it during this decision)."""
+        self._require(Phase.LOOK)
+        seat = self.to_act
+        self.looked[seat] = True
+        if self.mission.memorise:
+            self.position_cards[seat] = sorted(self.hands[seat])
+            self.position_used[seat] = [False] * len(self.hands[seat])
+        self.acted += 1
+        self.to_act = self.next_seat(seat)
+        if self.acted == self.n:
+            self.acted = 0
+            self.phase = Phase.BID
+            self.to_act = self.dealer
+
+    def bid(self, bid: int) -> None:
+        self._require(Phase.BID)
+        if bid not in self.legal_bids():
+            raise RulesError(f"bid {bid} is not legal; legal bids: {self.legal_bids()}")
+        seat = self.to_act
+        self.bids[seat] = bid
+        self.last_bid = bid
+        self.bids_made += 1
+        self.to_act = self.next_seat(seat)
+        if self.bids_made == self.n:
+            self.to_act = self.dealer
+            if self.mission.designate:
+                self.phase = Phase.DESIGNATE
+            else:
+                self._after_designation()
+
+    def designate(self, target: int) -> None:
+        """DESIGNATE phase: name another player (public, in order from the dealer)."""
+        self._require(Phase.DESIGNATE)
+        seat = self.to_act
+        if not (0 <= target < self.n) or target == seat:
+            raise RulesError(f"player_{seat} must name another player, got {target}")
+        self.designations[seat] = target
+        self.acted += 1
+        self.to_act = self.next_seat(seat)
+        if self.acted == self.n:
+            self.acted = 0
+            self._after_designation()
+
+    def _after_designation(self) -> None:
+        m = self.mission
+        if m.pass_count:
+            self.phase = Phase.PASS
+            self.to_act = self.dealer
+            return
+        if m.pass_all:
+            n, d = self.n, m.pass_direction
+            self.hands = [self.hands[(s - d) % n] for s in range(n)]
+            if self.log is not None:
+                self.log.append(f"everyone passes the whole hand {'left' if d == 1 else 'right'}")
+        self._after_pass()
+
+    def pick(self, card: int) -> None:
+        """PASS: pick one more card to pass; SWAP_GIVE: pick the card to give."""
+        seat = self.to_act
+        if self.phase == Phase.PASS:
+            if card not in self.hands[seat] or card in self.staged[seat]:
+                raise RulesError(f"player_{seat} cannot pick card {card_name(card)} to pass")
+            self.staged[seat].append(card)
+            if len(self.staged[seat]) < self.pass_count():
+                return
+            self.acted += 1
+            self.to_act = self.next_seat(seat)
+            if self.acted < self.n:
+                return
+            self.acted = 0
+            n, d = self.n, self.mission.pass_direction
+            for s in range(n):
+                hand = self.hands[s]
+                for c in self.staged[s]:
+                    hand.remove(c)
+            for s in range(n):
+                self.hands[(s + d) % n].extend(self.staged[s])
+                self.staged[s] = []
+            if self.log is not None:
+                self.log.append(f"everyone passes {self.pass_count()} card(s) {'left' if d == 1 else 'right'}")
+            self._after_pass()
+        elif self.phase == Phase.SWAP_GIVE:
+            if card not in self.hands[seat]:
+                raise RulesError(f"player_{seat} cannot give card {card_name(card)}: not in hand")
+            self.staged[seat] = [card]
+            if seat == self.swap_winner:
+                self.to_act = self.swap_target
+                return
+            a, b = self.swap_winner, self.swap_target
+            ca, cb = self.staged[a][0], self.staged[b][0]
+            self.hands[a].remove(ca)
+            self.hands[b].remove(cb)
+            self.hands[a].append(cb)
+            self.hands[b].append(ca)
+            self.staged[a] = []
+            self.staged[b] = []
+            if self.log is not None:
+                self.log.append(f"player_{a} and player_{b} swap one card")
+            self.phase = Phase.PLAY
+            self.to_act = a
+        else:
+            raise RulesError(f"no card is picked in the {self.phase.name} phase")
+
+    def _after_pass(self) -> None:
+        m = self.mission
+        if m.extra_draw:
+            for i in range(self.n):
+                seat = (self.dealer + i) % self.n
+                self.hands[seat].extend(self.stock[: m.extra_draw])
+                del self.stock[: m.extra_draw]
+        self.revealed = m.reveal
+        self.phase = Phase.PLAY
+        self.leader = self.to_act = self.dealer
+
+    def play(self, card: int, value: int | None = None) -> None:
+        """Play ``card`` (the wild needs its declared ``value`` 0..56)."""
+        self._require(Phase.PLAY)
+        if self.mission.memorise:
+            raise RulesError("under the memorise mission cards are played by hand position")
+        if card not in self.legal_play_cards():
+            raise RulesError(f"player_{self.to_act} cannot play {card_name(card)}; legal: {self.legal_play_cards()}")
+        if card == WILD:
+            if value is None or not 0 <= value <= MAX_WILD_VALUE:
+                raise RulesError(f"the wild needs a declared value in 0..{MAX_WILD_VALUE}, got {value!r}")
+        else:
+            value = card
+        self.hands[self.to_act].remove(card)
+        self._add_to_trick(card, value)
+
+    def play_position(self, position: int) -> None:
+        """Memorise: play the card at ``position`` of the hand as seen at the look."""
+        self._require(Phase.PLAY)
+        seat = self.to_act
+        if not self.mission.memorise or position not in self.legal_positions():
+            raise RulesError(f"player_{seat} cannot play hand position {position}")
+        self.position_used[seat][position] = True
+        card = self.position_cards[seat][position]
+        if card == WILD:  # the wild stays in hand until its value is declared
+            self.phase = Phase.DECLARE
+            return
+        self.hands[seat].remove(card)
+        self._add_to_trick(card, card)
+
+    def declare(self, value: int) -> None:
+        """Memorise: the position played held the wild; declare its value 0..56."""
+        self._require(Phase.DECLARE)
+        if not 0 <= value <= MAX_WILD_VALUE:
+            raise RulesError(f"the wild's value must be in 0..{MAX_WILD_VALUE}, got {value}")
+        self.phase = Phase.PLAY
+        self.hands[self.to_act].remove(WILD)
+        self._add_to_trick(WILD, value)
+
+    def name_swap(self, target: int | None) -> None:
+        """SWAP_NAME: the trick winner names a player to swap one card with, or declines (``None``)."""
+        self._require(Phase.SWAP_NAME)
+        seat = self.to_act
+        if target is None:
+            self.phase = Phase.PLAY
+            return
+        if not (0 <= target < self.n) or target == seat:
+            raise RulesError(f"player_{seat} must name another player to swap with, got {target}")
+        self.swap_winner, self.swap_target = seat, target
+        self.phase = Phase.SWAP_GIVE
+
+    # ------------------------------------------------------------------ tricks and scoring
+
+    def _add_to_trick(self, card: int, value: int) -> None:
+        trick = self.trick
+        trick.append((self.to_act, card, value))
+        if len(trick) < self.n:
+            self.to_act = self.next_seat(self.to_act)
+            return
+        m = self.mission
+        strength = self.strength
+        winner = max(trick, key=lambda play: strength(play[1], play[2]))[0]
+        self.tricks_won[winner] += 1
+        self.tricks_played += 1
+        cards = [play[1] for play in trick]
+        self.played_cards.extend(cards)
+        extra = 0
+        if m.first_last_trick:
+            extra += (self.tricks_played == 1) + (self.tricks_played == self.total_tricks)
+        if m.listed_numbers:
+            hits = sum(card in m.listed_numbers for card in cards)
+            extra += hits if m.listed_each else min(hits, 1)
+        self.extras[winner] += extra
+        self.last_trick = trick
+        self.last_winner = winner
+        self.trick = []
+        self.leader = self.to_act = winner
+        if self.log is not None:
+            shown = " ".join(
+                f"{card_name(c)}{'=' + str(v) if c == WILD else ''}" for _, c, v in sorted(self.last_trick)
+            )
+            more = f" (+{extra} chili)" if extra else ""
+            self.log.append(f"trick {self.tricks_played}: [{shown}] won by player_{winner}{more}")
+        if self.tricks_played == self.total_tricks:
+            self._score_round()
+        elif m.swap:
+            self.phase = Phase.SWAP_NAME
+
+    def _score_round(self) -> None:
+        n = self.n
+        m = self.mission
+        own = [abs(self.bids[s] - self.tricks_won[s]) + self.extras[s] for s in range(n)]
+        taken = own[:]
+        if m.designate:
+            for s in range(n):
+                taken[s] += own[self.designations[s]]
+        before = self.chilis[:]
+        chilis = [before[s] + taken[s] for s in range(n)]
+        discarded = [0] * n
+        if m.exact_bid_reward:
+            for s in range(n):
+                if self.bids[s] == self.tricks_won[s]:
+                    discarded[s] = min(self.bids[s], chilis[s])
+                    chilis[s] -= discarded[s]
+        self.chilis = chilis
+        self.last_round_change = [chilis[s] - before[s] for s in range(n)]
+        self.round_history.append(
+            {
+                "mission": m.id,
+                "dealer": self.dealer,
+                "hand_size": self.hand_size,
+                "bids": self.bids[:],
+                "tricks_won": self.tricks_won[:],
+                "extras": self.extras[:],
+                "designations": self.designations[:],
+                "discarded": discarded,
+                "chilis_before": before,
+                "chilis_after": chilis[:],
+            }
+        )
+        self.rounds_completed += 1
+        self.round_scored = True
+        if self.log is not None:
+            parts = [
+                f"player_{s} bid {self.bids[s]} won {self.tricks_won[s]}: {self.last_round_change[s]:+d} -> {chilis[s]}"
+                for s in range(n)
+            ]
+            self.log.append("round scored: " + "; ".join(parts))
+        if max(chilis) >= CHILI_LIMIT:
+            low = min(chilis)
+            self.winners = [s for s in range(n) if chilis[s] == low]
+            self.phase = Phase.GAME_OVER
+            if self.log is not None:
+                self.log.append(
+                    f"game over: {', '.join(f'player_{s}' for s in self.winners)} win(s) with {low} chili(s)"
+                )
+        elif self.max_rounds is not None and self.rounds_completed >= self.max_rounds:
+            self.truncated = True
+            self.phase = Phase.GAME_OVER
+            if self.log is not None:
+                self.log.append(f"game cut short after {self.rounds_completed} rounds (max_rounds)")
+        else:
+            self.dealer = self.next_seat(self.dealer)
+            self.start_round()
+
+    # ------------------------------------------------------------------ checks
+
+    def card_count(self) -> int:
+        """Cards in hands, stock, the current trick and completed tricks (always 56; staged cards stay in hands)."""
+        return sum(map(len, self.hands)) + len(self.stock) + len(self.trick) + len(self.played_cards)
