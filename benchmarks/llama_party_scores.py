@@ -1,0 +1,90 @@
+"""Llama Party deck calibration and greedy-vs-random figures: per-round score distributions and win rates.
+
+Plays whole games of ``llama_party_v0`` (standard deck unless ``--deck``) through the raw AEC env with the
+built-in policies and prints, for every player count:
+
+* per-round score distribution of a seat in all-random tables and in all-greedy tables;
+* one greedy seat against random opponents: its win rate (ties count as shared: 1/k for k winners) and its mean
+  per-game score margin over the opponents' mean, with 95% confidence intervals.
+
+Run: ``python benchmarks/llama_party_scores.py --games 400``
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+
+from tableenvs.llama_party.env import raw_env
+from tableenvs.policies import make_policy
+
+
+def play(env, policies, seed):
+    """One game; returns (per-round scores by seat list, winners)."""
+    rng = np.random.default_rng(seed + 10_000)
+    env.reset(seed=seed)
+    for agent in env.agent_iter():
+        observation, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        seat = env.agent_name_mapping[agent]
+        env.step(policies[seat].act(observation["observation"], observation["action_mask"], rng))
+    return env.game.round_scores, env.game.winners, env.game.totals
+
+
+def describe(values):
+    v = np.asarray(values, float)
+    q = np.percentile(v, [5, 25, 50, 75, 95])
+    return (
+        f"mean {v.mean():5.1f}  sd {v.std(ddof=1):4.1f}  p5 {q[0]:5.1f}  p25 {q[1]:5.1f}  median {q[2]:5.1f}  "
+        f"p75 {q[3]:5.1f}  p95 {q[4]:5.1f}  min {v.min():4.0f}  max {v.max():4.0f}  (n={v.size})"
+    )
+
+
+def mean_ci(values):
+    v = np.asarray(values, float)
+    half = 1.96 * v.std(ddof=1) / math.sqrt(v.size)
+    return v.mean(), v.mean() - half, v.mean() + half
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=400, help="games per table kind and player count")
+    parser.add_argument("--deck", default=None, help="deck file (default: the standard deck)")
+    parser.add_argument("--players", default="2,3,4")
+    args = parser.parse_args()
+
+    for n in (int(p) for p in args.players.split(",")):
+        env = raw_env(num_players=n, deck=args.deck)
+        random_policy, greedy_policy = make_policy("random", env), make_policy("heuristic", env)
+        print(f"== {n} players, {args.games} games per table kind")
+        for label, policies in (("random", [random_policy] * n), ("greedy", [greedy_policy] * n)):
+            scores = []
+            for game in range(args.games):
+                rounds, _, _ = play(env, policies, seed=game)
+                scores += [s for r in rounds for s in r]
+            print(f"  per-round score, all-{label:6s} table: {describe(scores)}")
+        wins, margins, greedy_rounds = [], [], []
+        for game in range(args.games):
+            seat = game % n
+            policies = [random_policy] * n
+            policies[seat] = greedy_policy
+            rounds, winners, totals = play(env, policies, seed=100_000 + game)
+            wins.append(1.0 / len(winners) if seat in winners else 0.0)
+            others = [t for s, t in enumerate(totals) if s != seat]
+            margins.append(totals[seat] - sum(others) / len(others))
+            greedy_rounds += [r[seat] for r in rounds]
+        w, lo, hi = mean_ci(wins)
+        m, mlo, mhi = mean_ci(margins)
+        print(
+            f"  1 greedy vs {n - 1} random: greedy win share {w:.3f} (95% CI {lo:.3f}..{hi:.3f}; "
+            f"chance {1 / n:.3f}); game-score margin over opponents' mean {m:+.1f} (95% CI {mlo:+.1f}..{mhi:+.1f})"
+        )
+        print(f"  per-round score, greedy seat among random: {describe(greedy_rounds)}")
+
+
+if __name__ == "__main__":
+    main()
