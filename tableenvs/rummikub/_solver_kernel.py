@@ -1,0 +1,276 @@
+"""The compiled hot path of the Rummikub solver: one dynamic-programming sweep over numbers 1..13.
+
+You are below ``solver.py``; read its docstring for the model first. This module knows nothing of melds:
+it walks tile *cells* (colour, number) and decides, per cell, how many tiles of that type are used
+(``lo[t] <= used <= hi[t]``), how many of them go to groups and how many jokers join runs there; after the
+four colours of a number it decides how many jokers join that number's groups. Units: counts of tiles,
+scores in the caller's integer weights, values in face points.
+
+State of the sweep, packed in one int64 (``_pack``):
+
+- bits 0..23: per colour (6 bits each) the index of its *run state*, the multiset of open run lengths
+  capped at 3 (``k1`` runs of length 1, ``k2`` of length 2, ``k3`` of length >= 3; at most 4 open runs
+  per colour, two real copies plus two jokers);
+- bits 24..25: jokers used so far (0..2);
+- bits 26..30: the group accumulator of the current number, ``a1 + 5 * a2`` where ``a1`` (``a2``) is how
+  many colours put one (two) tiles into groups so far;
+- bits 31..: meld value placed so far (stood-for points), capped at ``value_cap`` (0 unless opening).
+
+Run rules encoded in ``RUN_NEXT``: a run shorter than 3 must be extended; runs of length >= 3 are
+extended while slots remain (closing one and starting another of the same colour at the same number is
+never better); leftover slots start new runs. A state whose short runs cannot reach length 3 by number 13
+is dropped. Every tile placed counts at once, because a run that is started must be finished.
+
+Compiled with numba on first use (``kernels()``), cached on disk, so importing the package stays cheap.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .melds import split_groups
+
+MAX_RUNS = 4
+RUN_STATES = tuple(
+    (k1, k2, k3)
+    for total in range(MAX_RUNS + 1)
+    for k1 in range(total + 1)
+    for k2 in range(total - k1 + 1)
+    for k3 in (total - k1 - k2,)
+)
+RUN_STATE_INDEX = {state: i for i, state in enumerate(RUN_STATES)}
+
+
+def _run_next(state: tuple[int, int, int], slots: int) -> tuple[int, int, int] | None:
+    """Run state after a number whose cell offers ``slots`` run places (real tiles plus jokers)."""
+    k1, k2, k3 = state
+    if slots < k1 + k2:
+        return None
+    extended = min(k3, slots - k1 - k2)
+    started = slots - k1 - k2 - extended
+    return (started, k1, k2 + extended)
+
+
+def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Transition tables: run successor, numbers a run state still needs, accumulator step, group check."""
+    run_next = np.full((len(RUN_STATES), MAX_RUNS + 1), -1, dtype=np.int64)
+    for i, state in enumerate(RUN_STATES):
+        for slots in range(MAX_RUNS + 1):
+            nxt = _run_next(state, slots)
+            if nxt is not None and sum(nxt) <= MAX_RUNS:
+                run_next[i, slots] = RUN_STATE_INDEX[nxt]
+    still_needed = np.array([2 if k1 else 1 if k2 else 0 for k1, k2, _ in RUN_STATES], dtype=np.int64)
+    acc_next = np.full((25, 3), -1, dtype=np.int64)
+    groups_ok = np.zeros((25, 3), dtype=np.bool_)
+    for a1 in range(5):
+        for a2 in range(5 - a1):
+            acc = a1 + 5 * a2
+            acc_next[acc, 0] = acc
+            if a1 + a2 < 4:
+                acc_next[acc, 1] = acc + 1
+                acc_next[acc, 2] = acc + 5
+            counts = (2,) * a2 + (1,) * a1 + (0,) * (4 - a1 - a2)
+            for jokers in range(3):
+                groups_ok[acc, jokers] = split_groups(counts, jokers) is not None
+    return run_next, still_needed, acc_next, groups_ok
+
+
+RUN_NEXT, STILL_NEEDED, ACC_NEXT, GROUPS_OK = _tables()
+
+# Status codes returned by ``sweep``.
+OK = 0
+OUT_OF_ENTRIES = 1
+OUT_OF_EDGES = 2
+
+
+def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, still_needed, acc_next, groups_ok,
+          max_entries, max_edges, hash_bits):
+    """Forward pass over the 65 layers (13 numbers x (4 cells + 1 group step)).
+
+    ``lo``/``hi``: per tile type the least/most tiles used on the table after the play (joker entry:
+    jokers in total). ``base``: tiles already on the table, subtracted before weighting. ``weight``: score
+    per played tile. Keeps, per state, the best score and the parent entry and choice that reached it.
+    With ``record_edges``, also lists every transition (parent, child, tile type whose use exceeds
+    ``lo`` on it or -1) for the backward pass of ``playable``.
+
+    Returns ``(status, n_entries, layer_start, keys, score, parent, choice, n_edges, edge_parent,
+    edge_child, edge_tile)``. Choices: cell layers ``used * 16 + to_groups * 4 + run_jokers``, group
+    layers the number of group jokers.
+    """
+    max_jokers = hi[52]
+    joker_weight = weight[52]
+    keys = np.empty(max_entries, np.int64)
+    score = np.empty(max_entries, np.int64)
+    parent = np.empty(max_entries, np.int32)
+    choice = np.empty(max_entries, np.int32)
+    slot_of = np.empty(max_entries, np.int64)
+    layer_start = np.zeros(67, np.int64)
+    edge_parent = np.empty(max_edges if record_edges else 1, np.int32)
+    edge_child = np.empty(max_edges if record_edges else 1, np.int32)
+    edge_tile = np.empty(max_edges if record_edges else 1, np.int8)
+    table_size = 1 << hash_bits
+    hash_mask = table_size - 1
+    max_layer = table_size >> 1
+    slots = np.full(table_size, -1, np.int32)
+    keys[0] = 0
+    score[0] = 0
+    parent[0] = -1
+    choice[0] = -1
+    n_entries = 1
+    n_edges = 0
+    layer_start[1] = 1
+    layer = 0
+    for number0 in range(13):
+        number = number0 + 1
+        for step in range(5):
+            start = layer_start[layer]
+            end = layer_start[layer + 1]
+            if step < 4:
+                t = step * 13 + number0
+                shift = 6 * step
+                low = lo[t]
+                high = hi[t]
+                on_table = base[t]
+                tile_weight = weight[t]
+            for e in range(start, end):
+                key = keys[e]
+                sc = score[e]
+                jokers = (key >> 24) & 3
+                acc = (key >> 26) & 31
+                value = key >> 31
+                free_jokers = max_jokers - jokers
+                if step < 4:
+                    run_state = (key >> shift) & 63
+                    cleared = key & ~((63 << shift) | (3 << 24) | (31 << 26) | (2147483647 << 31))
+                    for used in range(low, high + 1):
+                        for to_groups in range(used + 1):
+                            acc2 = acc_next[acc, to_groups]
+                            if acc2 < 0:
+                                continue
+                            for run_jokers in range(min(2, free_jokers) + 1):
+                                run_slots = used - to_groups + run_jokers
+                                if run_slots > 4:
+                                    break
+                                run_state2 = run_next[run_state, run_slots]
+                                if run_state2 < 0 or number + still_needed[run_state2] > 13:
+                                    continue
+                                value2 = min(value_cap, value + number * (used + run_jokers))
+                                key2 = (cleared | (run_state2 << shift) | ((jokers + run_jokers) << 24)
+                                        | (acc2 << 26) | (value2 << 31))
+                                sc2 = sc + tile_weight * (used - on_table) + joker_weight * run_jokers
+                                code = used * 16 + to_groups * 4 + run_jokers
+                                # insert or improve key2 in the new layer
+                                h = ((key2 * 0x7F4A7C159E3779B1) >> 17) & hash_mask
+                                while True:
+                                    idx = slots[h]
+                                    if idx < 0:
+                                        if n_entries >= max_entries or n_entries - end >= max_layer:
+                                            return (OUT_OF_ENTRIES, n_entries, layer_start, keys, score, parent,
+                                                    choice, n_edges, edge_parent, edge_child, edge_tile)
+                                        idx = n_entries
+                                        n_entries += 1
+                                        slots[h] = idx
+                                        slot_of[idx] = h
+                                        keys[idx] = key2
+                                        score[idx] = sc2
+                                        parent[idx] = e
+                                        choice[idx] = code
+                                        break
+                                    if keys[idx] == key2:
+                                        if sc2 > score[idx]:
+                                            score[idx] = sc2
+                                            parent[idx] = e
+                                            choice[idx] = code
+                                        break
+                                    h = (h + 1) & hash_mask
+                                if record_edges:
+                                    if n_edges >= max_edges:
+                                        return (OUT_OF_EDGES, n_entries, layer_start, keys, score, parent,
+                                                choice, n_edges, edge_parent, edge_child, edge_tile)
+                                    edge_parent[n_edges] = e
+                                    edge_child[n_edges] = idx
+                                    edge_tile[n_edges] = t if used > low else -1
+                                    n_edges += 1
+                else:
+                    cleared = key & ~((3 << 24) | (31 << 26) | (2147483647 << 31))
+                    for group_jokers in range(free_jokers + 1):
+                        if not groups_ok[acc, group_jokers]:
+                            continue
+                        value2 = min(value_cap, value + number * group_jokers)
+                        key2 = cleared | ((jokers + group_jokers) << 24) | (value2 << 31)
+                        sc2 = sc + joker_weight * group_jokers
+                        h = ((key2 * 0x7F4A7C159E3779B1) >> 17) & hash_mask
+                        while True:
+                            idx = slots[h]
+                            if idx < 0:
+                                if n_entries >= max_entries or n_entries - end >= max_layer:
+                                    return (OUT_OF_ENTRIES, n_entries, layer_start, keys, score, parent,
+                                            choice, n_edges, edge_parent, edge_child, edge_tile)
+                                idx = n_entries
+                                n_entries += 1
+                                slots[h] = idx
+                                slot_of[idx] = h
+                                keys[idx] = key2
+                                score[idx] = sc2
+                                parent[idx] = e
+                                choice[idx] = group_jokers
+                                break
+                            if keys[idx] == key2:
+                                if sc2 > score[idx]:
+                                    score[idx] = sc2
+                                    parent[idx] = e
+                                    choice[idx] = group_jokers
+                                break
+                            h = (h + 1) & hash_mask
+                        if record_edges:
+                            if n_edges >= max_edges:
+                                return (OUT_OF_EDGES, n_entries, layer_start, keys, score, parent,
+                                        choice, n_edges, edge_parent, edge_child, edge_tile)
+                            edge_parent[n_edges] = e
+                            edge_child[n_edges] = idx
+                            edge_tile[n_edges] = -1
+                            n_edges += 1
+            for idx in range(end, n_entries):
+                slots[slot_of[idx]] = -1
+            layer += 1
+            layer_start[layer + 1] = n_entries
+    return (OK, n_entries, layer_start, keys, score, parent, choice, n_edges, edge_parent, edge_child,
+            edge_tile)
+
+
+def backward(lo, value_cap, n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile):
+    """Mark tile types some accepted path uses above ``lo``: the ``playable`` mask of a recorded sweep.
+
+    A final state is accepted when it used at least ``lo[52]`` jokers and reached ``value_cap``. Walking
+    the edges backwards marks every entry from which an accepted state is reachable; a cell edge into such
+    an entry that uses more than ``lo`` of its tile type makes that type playable. The joker is playable
+    when an accepted final state used more than ``lo[52]`` jokers.
+    """
+    alive = np.zeros(n_entries, np.bool_)
+    mask = np.zeros(53, np.bool_)
+    for idx in range(layer_start[65], layer_start[66]):
+        key = keys[idx]
+        jokers = (key >> 24) & 3
+        if jokers >= lo[52] and (key >> 31) >= value_cap:
+            alive[idx] = True
+            if jokers > lo[52]:
+                mask[52] = True
+    for k in range(n_edges - 1, -1, -1):
+        if alive[edge_child[k]]:
+            alive[edge_parent[k]] = True
+            if edge_tile[k] >= 0:
+                mask[edge_tile[k]] = True
+    return mask
+
+
+_COMPILED = None
+
+
+def kernels():
+    """``(sweep, backward)`` compiled with numba (compiled once per process, cached on disk)."""
+    global _COMPILED
+    if _COMPILED is None:
+        import numba
+
+        _COMPILED = (numba.njit(cache=True)(sweep), numba.njit(cache=True)(backward))
+    return _COMPILED

@@ -1,0 +1,264 @@
+"""Rummikub meld-partition solver: best plays, per-tile legality masks and table arrangements.
+
+You are in the public solver API (``tableenvs.rummikub.solver``, re-exported by ``tableenvs.rummikub``).
+Positions are count vectors of length 53 (see ``tiles.py``: type ``colour * 13 + number - 1``, joker 52).
+
+Rules the solver decides:
+
+- A table is valid when all its tiles can be partitioned into melds (groups of 3..4 tiles of one number
+  in different colours; runs of 3..13 consecutive numbers of one colour, no wrap; a joker stands for any
+  tile a meld needs, a meld may hold both jokers).
+- A *play* is a non-empty multiset of rack tiles such that table + play can be partitioned into melds;
+  the table may be rearranged freely but none of its tiles returns to a rack.
+- An *opening* play (``opening=True``) does not touch the table: the played tiles alone must form melds
+  worth at least ``min_initial`` points, each joker counted as the number it stands for.
+- Objectives: ``"tiles"`` maximises the number of tiles played, ties broken by more points;
+  ``"value"`` maximises points played (face values, a joker worth ``JOKER_VALUE`` = 30, the penalty it
+  costs on a rack), ties broken by more tiles. Remaining ties are broken by the fixed order of the sweep,
+  so equal inputs always give equal answers.
+
+Algorithm (after van Rijn, Takes & Vis, 2015): one dynamic programme sweeps the numbers 1..13 and, per
+number, the four colour cells and then the number's groups; its state is each colour's multiset of open
+run lengths (capped at 3), the jokers used, the group accumulator of the current number and, when
+opening, the points placed (capped at ``min_initial``). ``solve`` keeps the best score per state and
+backtracks; ``playable`` records the transitions and walks them backwards once, so the whole mask costs
+one forward and one backward pass. The hot path is ``_solver_kernel.py`` (numba).
+
+Every function raises ``ValueError`` naming the bad value: wrong shape or dtype, negative counts, more
+than 2 copies of a tile (or 2 jokers) across table and rack, a staged/forced/played vector exceeding the
+rack, an unknown objective, a negative ``min_initial``, or a table that is not a valid arrangement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from . import _solver_kernel as kernel
+from .melds import Meld, group_meld, split_groups
+from .tiles import JOKER, NUMBERS, TILE_TYPES, TILE_VALUES, as_counts, check_total, check_within
+
+__all__ = ["Solution", "arrange", "is_valid_play", "playable", "solve"]
+
+OBJECTIVES = ("tiles", "value")
+# Lexicographic weights as one integer per tile: primary unit above any possible secondary total.
+_TILES_FIRST = 4096 + TILE_VALUES  # total value of all 106 tiles (1516) < 4096
+_VALUE_FIRST = 128 * TILE_VALUES + 1  # 106 tiles < 128
+_NO_WEIGHT = np.zeros(TILE_TYPES, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class Solution:
+    """A play and the arrangement it leads to.
+
+    ``played``: count vector of the tiles taken from the rack. ``melds``: the whole table after the
+    play. When opening, the table is untouched: ``melds`` is the table's own arrangement (as ``arrange``
+    gives it) followed by ``opening_melds``, the new melds made only of played tiles; otherwise
+    ``opening_melds`` is empty. ``tiles`` and ``value`` measure ``played`` (value: face points, a joker
+    30).
+    """
+
+    played: np.ndarray
+    melds: tuple[Meld, ...]
+    tiles: int
+    value: int
+    opening_melds: tuple[Meld, ...] = field(default=())
+
+
+def _sweep(lo, hi, base, weight, value_cap, record_edges):
+    """Run the compiled sweep, growing its buffers until the position fits."""
+    sweep, _ = kernel.kernels()
+    max_entries, max_edges, hash_bits = 1 << 14, 1 << 16, 13
+    while True:
+        result = sweep(lo, hi, base, weight, value_cap, record_edges, kernel.RUN_NEXT, kernel.STILL_NEEDED,
+                       kernel.ACC_NEXT, kernel.GROUPS_OK, max_entries, max_edges, hash_bits)
+        status = result[0]
+        if status == kernel.OK:
+            return result
+        if status == kernel.OUT_OF_ENTRIES:
+            max_entries *= 4
+            hash_bits += 2
+        else:
+            max_edges *= 4
+
+
+def _best_final(result, lo, value_cap):
+    """Index of the best accepted final state, or -1."""
+    _, _, layer_start, keys, score, *_ = result
+    final = np.arange(layer_start[65], layer_start[66])
+    final_keys = keys[final]
+    accepted = final[(((final_keys >> 24) & 3) >= lo[JOKER]) & ((final_keys >> 31) >= value_cap)]
+    if accepted.size == 0:
+        return -1
+    return int(accepted[np.argmax(score[accepted])])
+
+
+def _melds_from_choices(choices: list[int]) -> list[Meld]:
+    """Rebuild the melds from the per-layer choices of a backtracked sweep path."""
+    melds: list[Meld] = []
+    open_runs: list[list[list[tuple[int, int]]]] = [[] for _ in range(4)]
+    for number0 in range(NUMBERS):
+        number = number0 + 1
+        group_counts = [0, 0, 0, 0]
+        for colour in range(4):
+            code = choices[number0 * 5 + colour]
+            used, to_groups, run_jokers = code >> 4, (code >> 2) & 3, code & 3
+            group_counts[colour] = to_groups
+            t = colour * NUMBERS + number0
+            pieces = [(t, t)] * (used - to_groups) + [(JOKER, t)] * run_jokers
+            runs = open_runs[colour]
+            runs.sort(key=lambda run: len(run) >= 3)  # short runs must be extended first
+            kept = runs[: len(pieces)]
+            for run in runs[len(pieces):]:
+                melds.append(_run_meld(run))
+            kept.extend([] for _ in range(len(pieces) - len(kept)))
+            for run, piece in zip(kept, pieces, strict=True):
+                run.append(piece)
+            open_runs[colour] = kept
+        group_jokers = choices[number0 * 5 + 4]
+        groups = split_groups(tuple(group_counts), group_jokers)
+        for colours, jokers in groups:
+            melds.append(group_meld(number, colours, jokers))
+    for runs in open_runs:
+        melds.extend(_run_meld(run) for run in runs)
+    return melds
+
+
+def _run_meld(run: list[tuple[int, int]]) -> Meld:
+    return Meld("run", tuple(t for t, _ in run), tuple(s for _, s in run))
+
+
+def _path(result, final: int) -> tuple[list[int], int]:
+    """Choices along the parent chain to ``final`` and the jokers used there."""
+    _, _, _, keys, _, parent, choice, *_ = result
+    choices = [0] * 65
+    idx = final
+    for layer in range(64, -1, -1):
+        choices[layer] = int(choice[idx])
+        idx = parent[idx]
+    return choices, int((keys[final] >> 24) & 3)
+
+
+def _played_from_choices(choices: list[int], jokers_used: int, base: np.ndarray) -> np.ndarray:
+    used = np.zeros(TILE_TYPES, dtype=np.int64)
+    for number0 in range(NUMBERS):
+        for colour in range(4):
+            used[colour * NUMBERS + number0] = choices[number0 * 5 + colour] >> 4
+    used[JOKER] = jokers_used
+    return used - base
+
+
+@lru_cache(maxsize=256)
+def _arrangement(table_bytes: bytes) -> tuple[Meld, ...] | None:
+    table = np.frombuffer(table_bytes, dtype=np.int64)
+    result = _sweep(table, table, table, _NO_WEIGHT, 0, False)
+    final = _best_final(result, table, 0)
+    if final < 0:
+        return None
+    choices, _ = _path(result, final)
+    return tuple(_melds_from_choices(choices))
+
+
+def _valid_table(table: np.ndarray) -> tuple[Meld, ...]:
+    melds = _arrangement(table.tobytes())
+    if melds is None:
+        raise ValueError("table is not a valid arrangement: its tiles cannot be partitioned into melds")
+    return melds
+
+
+def _check_min_initial(min_initial) -> int:
+    if isinstance(min_initial, bool) or not isinstance(min_initial, (int, np.integer)) or min_initial < 0:
+        raise ValueError(f"min_initial must be an integer >= 0, got {min_initial!r}")
+    return int(min_initial)
+
+
+def _position(table, rack) -> tuple[np.ndarray, np.ndarray]:
+    table = as_counts("table", table)
+    rack = as_counts("rack", rack)
+    check_total("table and rack", table + rack)
+    return table, rack
+
+
+def arrange(table) -> list[Meld] | None:
+    """A partition of ``table`` into melds, or ``None`` if there is none."""
+    table = as_counts("table", table)
+    melds = _arrangement(table.tobytes())
+    return None if melds is None else list(melds)
+
+
+def solve(table, rack, *, objective: str = "tiles", opening: bool = False, min_initial: int = 30,
+          forced=None) -> Solution | None:
+    """The best play from ``rack`` onto the valid ``table``, or ``None`` when no play exists.
+
+    ``objective``: ``"tiles"`` (most tiles, then most points) or ``"value"`` (most points, then most
+    tiles). ``opening``: the play must leave the table untouched and be worth ``min_initial`` points.
+    ``forced``: count vector of rack tiles the play must include (at least these).
+    """
+    table, rack = _position(table, rack)
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    min_initial = _check_min_initial(min_initial)
+    forced = np.zeros(TILE_TYPES, np.int64) if forced is None else as_counts("forced", forced)
+    check_within("forced", forced, "rack", rack)
+    table_melds = _valid_table(table)
+    weight = _TILES_FIRST if objective == "tiles" else _VALUE_FIRST
+    if opening:
+        base, lo, hi, value_cap = _NO_WEIGHT, forced, rack, min_initial
+    else:
+        base, lo, hi, value_cap = table, table + forced, table + rack, 0
+    result = _sweep(lo, hi, base, weight, value_cap, False)
+    final = _best_final(result, lo, value_cap)
+    if final < 0:
+        return None
+    choices, jokers_used = _path(result, final)
+    played = _played_from_choices(choices, jokers_used, base)
+    if not played.any():
+        return None
+    melds = tuple(_melds_from_choices(choices))
+    played.setflags(write=False)
+    tiles = int(played.sum())
+    value = int(played @ TILE_VALUES)
+    if opening:
+        return Solution(played, table_melds + melds, tiles, value, melds)
+    return Solution(played, melds, tiles, value)
+
+
+def playable(table, rack, staged, *, opening: bool = False, min_initial: int = 30) -> np.ndarray:
+    """Per tile type, whether some legal play uses at least ``staged`` plus one more tile of that type.
+
+    ``staged``: count vector of rack tiles already chosen for the play. Entry ``t`` is ``True`` when
+    ``rack[t] > staged[t]`` and some play ``p`` with ``staged + e_t <= p <= rack`` is legal (see module
+    rules; ``opening`` as in ``solve``). One forward and one backward sweep, not 53 solves.
+    """
+    table, rack = _position(table, rack)
+    staged = as_counts("staged", staged)
+    check_within("staged", staged, "rack", rack)
+    min_initial = _check_min_initial(min_initial)
+    _valid_table(table)
+    if opening:
+        base, lo, hi, value_cap = _NO_WEIGHT, staged, rack, min_initial
+    else:
+        base, lo, hi, value_cap = table, table + staged, table + rack, 0
+    _, backward = kernel.kernels()
+    status, n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile = _sweep(
+        lo, hi, base, _NO_WEIGHT, value_cap, True)
+    return backward(lo, value_cap, n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile)
+
+
+def is_valid_play(table, rack, played, *, opening: bool = False, min_initial: int = 30) -> bool:
+    """Whether playing exactly ``played`` (a non-empty part of ``rack``) onto ``table`` is legal."""
+    table, rack = _position(table, rack)
+    played = as_counts("played", played)
+    check_within("played", played, "rack", rack)
+    min_initial = _check_min_initial(min_initial)
+    _valid_table(table)
+    if not played.any():
+        return False
+    if opening:
+        after, value_cap = played, min_initial
+    else:
+        after, value_cap = table + played, 0
+    result = _sweep(after, after, after, _NO_WEIGHT, value_cap, False)
+    return _best_final(result, after, value_cap) >= 0
