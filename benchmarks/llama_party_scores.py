@@ -44,6 +44,15 @@ def describe(values):
     )
 
 
+def wilson(successes, trials):
+    """Wilson 95% interval of a proportion (shared wins count fractionally)."""
+    z = 1.96
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return p, centre - half, centre + half
+
+
 def mean_ci(values):
     v = np.asarray(values, float)
     half = 1.96 * v.std(ddof=1) / math.sqrt(v.size)
@@ -77,10 +86,10 @@ def main() -> None:
             others = [t for s, t in enumerate(totals) if s != seat]
             margins.append(totals[seat] - sum(others) / len(others))
             greedy_rounds += [r[seat] for r in rounds]
-        w, lo, hi = mean_ci(wins)
+        w, lo, hi = wilson(sum(wins), len(wins))
         m, mlo, mhi = mean_ci(margins)
         print(
-            f"  1 greedy vs {n - 1} random: greedy win share {w:.3f} (95% CI {lo:.3f}..{hi:.3f}; "
+            f"  1 greedy vs {n - 1} random: greedy win share {w:.3f} (Wilson 95% CI {lo:.3f}..{hi:.3f}; "
             f"chance {1 / n:.3f}); game-score margin over opponents' mean {m:+.1f} (95% CI {mlo:+.1f}..{mhi:+.1f})"
         )
         print(f"  per-round score, greedy seat among random: {describe(greedy_rounds)}")
