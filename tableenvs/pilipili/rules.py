@@ -166,7 +166,6 @@ class PiliPiliGame:
         self.swap_winner = -1
         self.swap_target = -1
         self.acted = 0  # decisions taken in the current multi-player phase
-        self.round_scored = False
         if self.log is not None:
             self.log.append(
                 f"round {self.rounds_completed + 1}: dealer player_{self.dealer}, mission {m.id}"

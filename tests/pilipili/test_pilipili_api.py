@@ -10,7 +10,7 @@ from tableenvs.pilipili.encoder import NUM_ACTIONS, Encoder
 from tableenvs.pilipili.env import env, raw_env
 
 
-@pytest.mark.filterwarnings("ignore:pilipili_v0: ignoring unknown reset option")
+@pytest.mark.filterwarnings("ignore:.*ignoring unknown reset option:UserWarning")
 @pytest.mark.parametrize("missions", ["standard", "none"])
 @pytest.mark.parametrize("num_players", [2, 5, 8])
 def test_api_and_seed_tests_pass(num_players, missions):
