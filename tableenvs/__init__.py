@@ -10,11 +10,17 @@ Quick use::
         action = None if terminated or truncated else int(obs["action_mask"].nonzero()[0][0])
         env.step(action)
 
-Importing the package registers every env in PettingZoo's registry:
-``pettingzoo.make("aec", "tableenvs/PiliPili-v0")``.
+Importing the package registers every env in PettingZoo's registry
+(``pettingzoo.make("aec", "tableenvs/PiliPili-v0")``) and its single-agent view in Gymnasium's
+(``gymnasium.make("tableenvs/PiliPili-v0", opponents="heuristic")``, see :mod:`tableenvs.single_agent`).
+Training with Stable-Baselines3 (the ``train`` extra) lives in :mod:`tableenvs.train`; torch is never
+imported by ``import tableenvs``.
 """
 
+from tableenvs.gym_registration import register_all as _register_gymnasium_ids
 from tableenvs.registry import GameSpec, make, make_raw, names, register_game, spec
+
+_register_gymnasium_ids()
 
 __version__ = "0.1.0"
 

@@ -6,6 +6,10 @@ Where you are: the console script. Sub-commands:
 * ``tableenvs play ENV [--players N] [--agents heuristic,random] [--seed S]`` — one whole game between
   built-in agents, shown in the terminal: the table at the start, each decision and outcome as it
   happens, the table and the result at the end.
+* ``tableenvs train ENV [--timesteps N] [--opponents random] [--players N] [--out DIR] ...`` — train MaskablePPO
+  on one seat against the given opponents (needs the ``train`` extra): a progress bar, periodic evaluation, the
+  saved model, a learning-curve PNG and a final table against random and heuristic play
+  (see :mod:`tableenvs.train`).
 """
 
 from __future__ import annotations
@@ -36,15 +40,100 @@ def main(argv: list[str] | None = None) -> int:
     play.add_argument("--seed", type=int, default=None, help="seed for the deal and the agents")
     play.add_argument("--quiet", action="store_true", help="print only the final table and result")
 
+    _add_train_parser(commands)
+
     args = parser.parse_args(argv)
     try:
         if args.command == "list":
             print("\n".join(names()))
             return 0
+        if args.command == "train":
+            return _train(args)
         return _play(args)
     except (ValueError, TypeError) as error:
         print(f"tableenvs: error: {error}", file=sys.stderr)
         return 2
+
+
+def _add_train_parser(commands) -> None:
+    train = commands.add_parser(
+        "train",
+        help="train MaskablePPO on one seat (needs the train extra)",
+        description="Train sb3-contrib's MaskablePPO on one seat of a game against the given opponents; save the "
+        "model, a learning-curve PNG and results.json under --out and print the final evaluation table.",
+    )
+    train.add_argument("env", help=f"environment name ({', '.join(names())})")
+    train.add_argument("--timesteps", type=int, default=100_000, help="learner decisions to train (default 100000)")
+    train.add_argument(
+        "--opponents",
+        default="random",
+        help="policy for every other seat, or a comma-separated list (one per other seat, from the learner's left): "
+        "random, heuristic, or a saved model path (.zip); default random",
+    )
+    train.add_argument("--players", type=int, default=None, help="number of players (num_players option)")
+    train.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a game option (repeatable); VALUE is read as JSON when it parses, else as text, e.g. --option "
+        "missions=none --option max_rounds=20",
+    )
+    train.add_argument("--seat", default="rotate", help="learner seat: an index, 'rotate' (default) or 'random'")
+    train.add_argument("--out", default="runs/train", help="output directory (default runs/train)")
+    train.add_argument("--seed", type=int, default=0, help="seed for the envs, the model and evaluation (default 0)")
+    train.add_argument("--envs", type=int, default=4, help="parallel envs (default 4)")
+    train.add_argument("--subproc", action="store_true", help="run the envs in worker processes (SubprocVecEnv)")
+    train.add_argument("--eval-every", type=int, default=10_000, help="timesteps between evaluations (default 10000)")
+    train.add_argument("--eval-games", type=int, default=100, help="games per periodic evaluation (default 100)")
+    train.add_argument(
+        "--final-games", type=int, default=500, help="games per row of the final table (default 500; 0 skips it)"
+    )
+    train.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _parse_option(text: str) -> tuple[str, object]:
+    import json
+
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise ValueError(f"--option expects KEY=VALUE, got {text!r}")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
+def _train(args: argparse.Namespace) -> int:
+    try:
+        from tableenvs.train import TrainConfig, train
+    except ImportError as error:
+        raise ValueError(
+            f"training needs the train extra ({error.name} is missing): "
+            'python -m pip install torch==2.13.0 -e ".[train]" (the torch pin takes a CPU build)'
+        ) from None
+    options = dict(_parse_option(text) for text in args.option)
+    if args.players is not None:
+        options["num_players"] = args.players
+    opponents = [name.strip() for name in args.opponents.split(",") if name.strip()]
+    seat = int(args.seat) if args.seat.lstrip("-").isdigit() else args.seat
+    config = TrainConfig(
+        args.env,
+        out=args.out,
+        timesteps=args.timesteps,
+        opponents=opponents[0] if len(opponents) == 1 else opponents,
+        seat=seat,
+        options=options,
+        num_envs=args.envs,
+        vec_env="subproc" if args.subproc else "dummy",
+        seed=args.seed,
+        eval_every=args.eval_every,
+        eval_games=args.eval_games,
+        final_games=args.final_games,
+        progress_bar=not args.no_progress,
+    )
+    train(config)
+    return 0
 
 
 def _play(args: argparse.Namespace) -> int:

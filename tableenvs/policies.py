@@ -6,12 +6,17 @@ the env's hidden state, so heuristics cannot cheat.
 
 * :class:`Policy` — the protocol: ``act(observation, action_mask, rng) -> int``.
 * :class:`RandomPolicy` — uniform over the legal actions.
-* :func:`make_policy` — a policy from a name (``"random"``, ``"heuristic"``) for a given env.
+* :class:`CallablePolicy` — a plain function ``fn(observation, action_mask, rng) -> int`` as a policy.
+* :func:`make_policy` — a policy for a given env from a name (``"random"``, ``"heuristic"``), a saved
+  Stable-Baselines3 model (a ``.zip`` path or a loaded model, see :mod:`tableenvs.sb3_policy`), a callable,
+  or a :class:`Policy` object (returned as is).
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -46,18 +51,61 @@ class RandomPolicy:
         return int(legal[rng.integers(legal.size)])
 
 
+class CallablePolicy:
+    """A function ``fn(observation, action_mask, rng) -> int`` used as a :class:`Policy`."""
+
+    def __init__(self, fn: Callable[[np.ndarray, np.ndarray, np.random.Generator], int]):
+        self.fn = fn
+        self.name = getattr(fn, "__name__", "callable")
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
+        return int(self.fn(observation, action_mask, rng))
+
+
 BUILTIN_POLICIES = ("random", "heuristic")
 
+#: What :func:`make_policy` accepts, for type hints: a name, a ``.zip`` path, a Policy, an SB3 model or a callable.
+PolicySpec = Any
 
-def make_policy(name: str, env: Any) -> Policy:
-    """A built-in policy for ``env`` (a raw or wrapped tableenvs env): ``"random"`` or ``"heuristic"``."""
+
+def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Policy:
+    """A policy for ``env`` (a raw or wrapped tableenvs env) from ``spec``:
+
+    * ``"random"`` or ``"heuristic"`` (the game's built-in heuristic);
+    * a path to a saved Stable-Baselines3 model (``str`` ending in ``.zip`` or a ``pathlib.Path``), or a loaded
+      model: an :class:`tableenvs.sb3_policy.SB3Policy` with masked prediction, ``deterministic`` (argmax over the
+      legal actions) or sampled; needs the ``train`` extra;
+    * an object with ``act(observation, action_mask, rng)`` (returned as is);
+    * a callable ``fn(observation, action_mask, rng) -> int``.
+    """
     raw = env.unwrapped
-    if name == "random":
-        return RandomPolicy(raw)
-    if name == "heuristic":
-        game = game_spec(raw.metadata["name"])
-        if game.heuristic is None:
-            raise ValueError(f"{game.name} has no heuristic policy; use 'random'")
-        module, cls = game.heuristic.split(":")
-        return getattr(importlib.import_module(module), cls)(raw)
-    raise ValueError(f"unknown policy {name!r}; built-in policies: {', '.join(BUILTIN_POLICIES)}")
+    if isinstance(spec, (str, Path)):
+        text = str(spec)
+        if text == "random":
+            return RandomPolicy(raw)
+        if text == "heuristic":
+            game = game_spec(raw.metadata["name"])
+            if game.heuristic is None:
+                raise ValueError(f"{game.name} has no heuristic policy; use 'random'")
+            module, cls = game.heuristic.split(":")
+            return getattr(importlib.import_module(module), cls)(raw)
+        if isinstance(spec, Path) or text.endswith(".zip"):
+            from tableenvs.sb3_policy import SB3Policy
+
+            return SB3Policy(text, env=raw, deterministic=deterministic)
+        raise ValueError(
+            f"unknown policy {text!r}; built-in policies: {', '.join(BUILTIN_POLICIES)}; "
+            "or give the path of a saved SB3 model (.zip)"
+        )
+    if isinstance(spec, Policy):
+        return spec
+    if hasattr(spec, "policy") and hasattr(spec, "predict"):  # a loaded Stable-Baselines3 model
+        from tableenvs.sb3_policy import SB3Policy
+
+        return SB3Policy(spec, env=raw, deterministic=deterministic)
+    if callable(spec):
+        return CallablePolicy(spec)
+    raise TypeError(
+        f"cannot make a policy from {spec!r} ({type(spec).__name__}); expected 'random', 'heuristic', "
+        "a .zip path, an SB3 model, an object with act(observation, action_mask, rng) or such a callable"
+    )

@@ -1,0 +1,108 @@
+"""A saved Stable-Baselines3 model as a tableenvs :class:`~tableenvs.policies.Policy`.
+
+Where you are: shared plumbing for training (needs the ``train`` extra: torch, stable-baselines3, sb3-contrib).
+Nothing here is imported by ``import tableenvs``; torch is imported only when a model is loaded.
+
+:class:`SB3Policy` loads a ``.zip`` saved by ``model.save(...)`` (``MaskablePPO``, ``PPO`` or ``A2C``: any
+actor-critic policy with a categorical action distribution) or wraps a model already in memory, and picks an
+action from the policy's action logits restricted to the legal actions: the most likely legal action
+(``deterministic=True``) or a sample from the masked distribution drawn with the caller's ``rng`` (so games
+stay reproducible; torch's global generator is never used).
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: Algorithms a saved model may come from, by name (classes are imported on demand).
+ALGORITHMS = ("MaskablePPO", "PPO", "A2C")
+
+
+def load_model(path: str | Path, algorithm: str = "auto") -> Any:
+    """Load a saved SB3 model on the CPU; ``algorithm="auto"`` reads which one from the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no saved SB3 model at {str(path)!r}")
+    if algorithm == "auto":
+        algorithm = _detect_algorithm(path)
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be 'auto' or one of {', '.join(ALGORITHMS)}; got {algorithm!r}")
+    if algorithm == "MaskablePPO":
+        from sb3_contrib import MaskablePPO as cls
+    elif algorithm == "PPO":
+        from stable_baselines3 import PPO as cls
+    else:
+        from stable_baselines3 import A2C as cls
+    return cls.load(str(path), device="cpu")
+
+
+def _detect_algorithm(path: Path) -> str:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            data = json.loads(archive.read("data"))
+    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as error:
+        raise ValueError(f"{str(path)!r} is not a saved SB3 model ({error})") from None
+    policy_module = data.get("policy_class", {}).get("__module__", "")
+    if policy_module.startswith("sb3_contrib.common.maskable"):
+        return "MaskablePPO"
+    return "PPO" if "clip_range" in data else "A2C"
+
+
+class SB3Policy:
+    """Masked prediction from a Stable-Baselines3 actor-critic model.
+
+    ``model`` is a ``.zip`` path or a loaded model. ``env`` (optional, a tableenvs env) is used to check that the
+    model's observation and action sizes match the game, so a model trained on another game or player count
+    fails at once with a clear message instead of mid-game.
+    """
+
+    def __init__(self, model: Any, env: Any = None, *, deterministic: bool = True, algorithm: str = "auto"):
+        import torch
+
+        self._torch = torch
+        if isinstance(model, (str, Path)):
+            self.name = Path(model).name
+            model = load_model(model, algorithm)
+        else:
+            self.name = type(model).__name__
+        self.model = model
+        self.deterministic = bool(deterministic)
+        observation_shape = tuple(model.observation_space.shape)
+        num_actions = int(model.action_space.n)
+        if env is not None:
+            raw = env.unwrapped
+            agent = raw.possible_agents[0]
+            env_shape = tuple(raw.observation_space(agent)["observation"].shape)
+            env_actions = int(raw.action_space(agent).n)
+            if (observation_shape, num_actions) != (env_shape, env_actions):
+                raise ValueError(
+                    f"SB3 model {self.name!r} expects observations of shape {observation_shape} and "
+                    f"{num_actions} actions, but {raw.metadata['name']} with {raw.num_players} players has "
+                    f"{env_shape} and {env_actions}: was it trained on another game or player count?"
+                )
+
+    def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """The policy's distribution over actions, restricted to the legal ones and renormalised."""
+        legal = np.asarray(action_mask).astype(bool)
+        if not legal.any():
+            raise ValueError("SB3Policy: the action mask has no legal action")
+        torch = self._torch
+        policy = self.model.policy
+        with torch.no_grad():
+            obs_tensor, _ = policy.obs_to_tensor(np.asarray(observation, dtype=np.float32))
+            logits = policy.get_distribution(obs_tensor).distribution.logits[0].cpu().numpy().astype(np.float64)
+        logits = np.where(legal, logits, -np.inf)
+        logits -= logits[legal].max()
+        probabilities = np.exp(logits)
+        return probabilities / probabilities.sum()
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
+        probabilities = self.action_probabilities(observation, action_mask)
+        if self.deterministic:
+            return int(np.argmax(probabilities))
+        return int(rng.choice(probabilities.size, p=probabilities))

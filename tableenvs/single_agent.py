@@ -1,0 +1,255 @@
+"""A Gymnasium single-agent view of any tableenvs game, for Stable-Baselines3 and sb3-contrib's MaskablePPO.
+
+Where you are: shared training plumbing. :class:`SingleAgentEnv` puts a learner in one seat of a tableenvs
+game; the other seats are played inside :meth:`~SingleAgentEnv.step` by opponent policies.
+
+=====================  ===========================================================================================
+Observation space      the game's ``observation`` Box (the learner's own view; float32)
+Action space           ``Discrete(num_actions)`` of the game; legal actions from :meth:`~SingleAgentEnv.action_masks`
+Reward                 the learner's reward accumulated since its previous action (its own move included, then
+                       every opponent move until the learner must act again or the game ends)
+Episode                one game; ``terminated`` when it ends by its rules, ``truncated`` when cut short
+                       (e.g. ``max_rounds``)
+Seat                   ``seat=k`` (fixed), ``"rotate"`` (0, 1, 2, ... one per episode; ``reset(seed=...)``
+                       restarts at 0, so a seed fixes the whole episode) or ``"random"``
+Opponents              one spec for every other seat, a list of ``num_players - 1`` specs (the first sits to the
+                       learner's left, i.e. the next seat, and so on round the table), or an
+                       :class:`OpponentPool` sampled every episode. A spec is anything
+                       :func:`tableenvs.policies.make_policy` accepts: ``"random"``, ``"heuristic"``, a saved
+                       SB3 model (``.zip``), a :class:`~tableenvs.policies.Policy` or a callable
+Info                   ``seat`` (the learner's seat); when the episode ends also ``episode_rewards`` (total reward
+                       of every seat this game, learner's seat included) and ``game_info`` (the game's own
+                       ``infos`` for the learner)
+=====================  ===========================================================================================
+
+Made by name through Gymnasium after ``import tableenvs`` (see :mod:`tableenvs.gym_registration`)::
+
+    gymnasium.make("tableenvs/PiliPili-v0", num_players=4, opponents="heuristic", seat="rotate")
+
+or directly: ``SingleAgentEnv("pilipili_v0", num_players=4, opponents=["random", "heuristic", "model.zip"])``.
+Every other keyword is a game option, checked by the game. An illegal learner action raises
+:class:`tableenvs.aec.IllegalActionError` (use masks). If a game ends before the learner's first decision
+(possible only in toy games), :meth:`reset` deals again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from tableenvs.aec import RENDER_MODES, TableEnv
+from tableenvs.policies import Policy, PolicySpec, make_policy
+from tableenvs.registry import make_raw
+
+SEAT_MODES = ("rotate", "random")
+_MAX_REDEALS = 1000
+
+
+@dataclass
+class OpponentPool:
+    """Opponents drawn afresh every episode, independently for each opponent seat.
+
+    With probability ``latest_prob`` a seat gets the last member of ``members`` (e.g. the newest snapshot of a
+    self-play learner), otherwise a uniformly chosen earlier member. Members are policy specs (names or
+    ``.zip`` paths are best: they pickle cheaply to subprocess workers and are loaded once per worker).
+    Saved models in the pool predict ``deterministic``-ally or by sampling (default: sampling, for variety).
+    """
+
+    members: list[PolicySpec] = field(default_factory=lambda: ["random"])
+    latest_prob: float = 0.5
+    deterministic: bool = False
+
+    def __post_init__(self):
+        if not self.members:
+            raise ValueError("OpponentPool needs at least one member")
+        if not 0.0 <= self.latest_prob <= 1.0:
+            raise ValueError(f"latest_prob must be in [0, 1], got {self.latest_prob!r}")
+
+    def sample(self, rng: np.random.Generator) -> PolicySpec:
+        if len(self.members) == 1 or rng.random() < self.latest_prob:
+            return self.members[-1]
+        return self.members[int(rng.integers(len(self.members) - 1))]
+
+
+class SingleAgentEnv(gymnasium.Env):
+    """One learner seat of a tableenvs game as a Gymnasium env; see the module docstring."""
+
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 1}
+
+    def __init__(
+        self,
+        game: str | TableEnv,
+        *,
+        opponents: PolicySpec | list[PolicySpec] | OpponentPool = "random",
+        seat: int | str = "rotate",
+        render_mode: str | None = None,
+        **options: Any,
+    ):
+        if render_mode not in (None, *RENDER_MODES):
+            # A TypeError, not a ValueError: SB3's make_vec_env first tries render_mode="rgb_array" and retries
+            # without it on TypeError only.
+            raise TypeError(f"render_mode must be one of None, 'ansi', 'human'; got {render_mode!r}")
+        if isinstance(game, TableEnv):
+            if options or render_mode is not None:
+                raise TypeError("game options and render_mode go to the game's constructor, not with a game instance")
+            self.game = game
+        elif isinstance(game, str):
+            if render_mode is not None:
+                options["render_mode"] = render_mode
+            self.game = make_raw(game, **options)
+        else:
+            raise TypeError(f"game must be a tableenvs name or a TableEnv instance, got {type(game).__name__}")
+        self.render_mode = self.game.render_mode
+        self.num_players = self.game.num_players
+        agent = self.game.possible_agents[0]
+        self.observation_space = self.game.observation_space(agent)["observation"]
+        self.action_space = spaces.Discrete(self.game.num_actions)
+        self.seat_mode = self._check_seat(seat)
+        self._policy_cache: dict[Any, Policy] = {}
+        self.set_opponents(opponents)
+        self.learner_seat = 0
+        self._episodes = 0
+        self._seat_policies: dict[int, Policy] = {}
+        self._episode_rewards = np.zeros(self.num_players)
+        self._over = True
+
+    # ------------------------------------------------------------------ configuration
+
+    def _check_seat(self, seat: int | str) -> int | str:
+        if isinstance(seat, str) and seat in SEAT_MODES:
+            return seat
+        if not isinstance(seat, (str, bool)) and isinstance(seat, (int, np.integer)) and 0 <= seat < self.num_players:
+            return int(seat)
+        raise ValueError(f"seat must be a seat index 0..{self.num_players - 1}, 'rotate' or 'random'; got {seat!r}")
+
+    def set_opponents(self, opponents: PolicySpec | list[PolicySpec] | OpponentPool) -> None:
+        """Replace the opponents from the next episode on (callable through a VecEnv's ``env_method``).
+
+        Every policy is built here, so a bad spec fails at once rather than at the next reset.
+        """
+        if isinstance(opponents, (list, tuple)):
+            if len(opponents) != self.num_players - 1:
+                raise ValueError(
+                    f"opponents lists one policy per other seat: {self.num_players - 1} for {self.num_players} "
+                    f"players, got {len(opponents)}"
+                )
+            opponents = list(opponents)
+        if isinstance(opponents, OpponentPool):
+            for spec in opponents.members:
+                self._policy(spec, opponents.deterministic)
+        else:
+            for spec in opponents if isinstance(opponents, list) else [opponents]:
+                self._policy(spec, True)
+        self.opponents = opponents
+
+    def _policy(self, spec: PolicySpec, deterministic: bool) -> Policy:
+        key = (spec, deterministic) if isinstance(spec, (str, Path)) else (id(spec), deterministic)
+        policy = self._policy_cache.get(key)
+        if policy is None:
+            policy = make_policy(spec, self.game, deterministic=deterministic)
+            self._policy_cache[key] = policy
+        return policy
+
+    # ------------------------------------------------------------------ Gymnasium API
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self._episodes = 0  # a seed fixes the whole episode, seat rotation included
+        rng = self.np_random
+        for _ in range(_MAX_REDEALS):
+            if self.seat_mode == "rotate":
+                self.learner_seat = self._episodes % self.num_players
+            elif self.seat_mode == "random":
+                self.learner_seat = int(rng.integers(self.num_players))
+            else:
+                self.learner_seat = self.seat_mode
+            self._episodes += 1
+            self._seat_policies = self._choose_opponents(rng)
+            # The game's own generator is seeded from ours, so one seed fixes deals, seats and opponents.
+            game_seed = int(rng.integers(2**63)) if seed is not None else None
+            self.game.reset(seed=game_seed, options=options)
+            seed = None
+            self._episode_rewards[:] = 0.0
+            self._over = False
+            self._play_opponents()
+            if not self._over:
+                return self._observe(), self._info()
+        name = self.game.metadata["name"]
+        raise RuntimeError(f"{name}: {_MAX_REDEALS} games in a row ended before the learner acted")
+
+    def step(self, action: Any):
+        if self._over:
+            raise RuntimeError("step() called after the episode ended; call reset()")
+        game = self.game
+        learner = game.possible_agents[self.learner_seat]
+        game.step(action)
+        reward = self._collect_rewards(learner)
+        reward += self._play_opponents()
+        terminated = bool(game.terminations[learner])
+        truncated = bool(game.truncations[learner])
+        return self._observe(), reward, terminated, truncated, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as a bool array (all False once the episode has ended)."""
+        if self._over:
+            return np.zeros(self.action_space.n, dtype=bool)
+        return self.game.action_masks()
+
+    def render(self) -> str | None:
+        return self.game.render()
+
+    def close(self) -> None:
+        self.game.close()
+
+    # ------------------------------------------------------------------ internals
+
+    def _choose_opponents(self, rng: np.random.Generator) -> dict[int, Policy]:
+        others = [(self.learner_seat + k) % self.num_players for k in range(1, self.num_players)]
+        opponents = self.opponents
+        if isinstance(opponents, OpponentPool):
+            return {s: self._policy(opponents.sample(rng), opponents.deterministic) for s in others}
+        if isinstance(opponents, list):
+            return {s: self._policy(spec, True) for s, spec in zip(others, opponents, strict=True)}
+        policy = self._policy(opponents, True)
+        return dict.fromkeys(others, policy)
+
+    def _collect_rewards(self, learner: str) -> float:
+        game = self.game
+        for agent, value in game.rewards.items():
+            self._episode_rewards[game.agent_name_mapping[agent]] += value
+        if any(game.terminations.values()) or any(game.truncations.values()):
+            self._over = True
+        return float(game.rewards[learner])
+
+    def _play_opponents(self) -> float:
+        """Play every opponent decision until the learner must act or the game ends; the learner's reward."""
+        game = self.game
+        learner = game.possible_agents[self.learner_seat]
+        reward = 0.0
+        rng = self.np_random
+        while not self._over and game.agent_selection != learner:
+            agent = game.agent_selection
+            observation = game.observe(agent)
+            action = self._seat_policies[game.agent_name_mapping[agent]].act(
+                observation["observation"], observation["action_mask"], rng
+            )
+            game.step(action)
+            reward += self._collect_rewards(learner)
+        return reward
+
+    def _observe(self) -> np.ndarray:
+        return self.game.observe(self.game.possible_agents[self.learner_seat])["observation"]
+
+    def _info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"seat": self.learner_seat}
+        if self._over:
+            learner = self.game.possible_agents[self.learner_seat]
+            info["episode_rewards"] = self._episode_rewards.copy()
+            info["game_info"] = dict(self.game.infos.get(learner, {}))
+        return info

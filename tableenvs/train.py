@@ -1,0 +1,438 @@
+"""The training job: MaskablePPO on one seat of a tableenvs game, evaluated against random and heuristic play.
+
+Where you are: shared training plumbing (needs the ``train`` extra), used by ``tableenvs train`` and
+``examples/train_maskable_ppo.py``. :func:`train` runs the whole job:
+
+1. build ``num_envs`` :class:`~tableenvs.single_agent.SingleAgentEnv` copies (seat rotating per episode) and a
+   ``MaskablePPO`` learner (one torch thread: the machines are small and shared);
+2. learn for ``timesteps`` learner decisions with a progress bar; every ``eval_every`` steps play
+   ``eval_games`` games against the training opponents and record the learning curve;
+3. save ``model.zip``, ``curve.png`` (the learning curve), ``results.json``; play the final evaluation
+   (``final_games`` games per row, seats rotating, the same seeded deals for every row) and print the table:
+   the trained agent, a random agent and the heuristic in the same seats, against random and against
+   heuristic opponents: win rate and mean reward per game with 95% intervals, and Welch's t-test of the
+   trained agent's reward against each other occupant of the seat.
+
+:func:`evaluate` plays games between a policy in one seat and opponents in the others, for any game.
+A game's winners are the seats with the highest total reward (ties share the win): with the games' default
+rewards that is fewest chilis (Pili Pili), highest score (Llama Party) and the game winner (Rummikub).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tableenvs.policies import Policy, PolicySpec, make_policy
+from tableenvs.registry import make_raw
+from tableenvs.registry import spec as game_spec
+from tableenvs.single_agent import SingleAgentEnv
+
+#: MaskablePPO settings used unless overridden (small nets, whole-game episodes).
+DEFAULT_HYPERPARAMETERS: dict[str, Any] = {
+    "learning_rate": 3e-4,
+    "n_steps": 512,  # per env; with 4 envs, 2048 decisions per update
+    "batch_size": 256,
+    "n_epochs": 10,
+    "gamma": 0.99,
+    "gae_lambda": 0.95,
+    "ent_coef": 0.01,
+    "net_arch": [128, 128],
+}
+
+
+@dataclass
+class TrainConfig:
+    """Everything :func:`train` needs; the defaults fit a few minutes on 2 CPU cores."""
+
+    env: str
+    out: str | Path = "runs/train"
+    timesteps: int = 100_000
+    opponents: PolicySpec | list[PolicySpec] = "random"
+    seat: int | str = "rotate"
+    options: dict[str, Any] = field(default_factory=dict)  # game options, e.g. {"num_players": 4}
+    num_envs: int = 4
+    vec_env: str = "dummy"  # "dummy" (one process) or "subproc" (one process per env)
+    seed: int = 0
+    eval_every: int = 10_000
+    eval_games: int = 100
+    final_games: int = 500
+    hyperparameters: dict[str, Any] = field(default_factory=dict)
+    progress_bar: bool = True
+    verbose: bool = True
+
+    def __post_init__(self):
+        game_spec(self.env)  # unknown name -> ValueError listing the valid ones
+        for name in ("timesteps", "num_envs", "eval_every", "eval_games"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if isinstance(self.final_games, bool) or not isinstance(self.final_games, int) or self.final_games < 0:
+            raise ValueError(f"final_games must be an integer >= 0, got {self.final_games!r}")
+        if self.vec_env not in ("dummy", "subproc"):
+            raise ValueError(f"vec_env must be 'dummy' or 'subproc', got {self.vec_env!r}")
+        unknown = sorted(set(self.hyperparameters) - set(DEFAULT_HYPERPARAMETERS))
+        if unknown:
+            raise ValueError(
+                f"unknown hyperparameter(s) {', '.join(unknown)}; known: {', '.join(DEFAULT_HYPERPARAMETERS)}"
+            )
+
+
+# ---------------------------------------------------------------------------------------------- statistics
+
+
+def mean_interval(values: np.ndarray) -> tuple[float, float, float]:
+    """Mean and its 95% interval (Student t) of ``values``."""
+    from scipy import stats
+
+    values = np.asarray(values, dtype=float)
+    mean = float(values.mean())
+    if values.size < 2:
+        return mean, math.nan, math.nan
+    half = float(stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / math.sqrt(values.size))
+    return mean, mean - half, mean + half
+
+
+def wilson_interval(shares: np.ndarray) -> tuple[float, float, float]:
+    """Win rate (mean win share) and its 95% Wilson score interval (sound near 0 and 1, unlike mean +- t*se)."""
+    shares = np.asarray(shares, dtype=float)
+    n, p, z = shares.size, float(shares.mean()), 1.959963984540054
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return p, max(0.0, centre - half), min(1.0, centre + half)
+
+
+def welch_p_value(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided p-value of Welch's t-test that ``a`` and ``b`` have the same mean."""
+    from scipy import stats
+
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if a.std() == 0 and b.std() == 0:
+        return 1.0 if a.mean() == b.mean() else 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # scipy's precision note when one sample is constant
+        return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+
+
+# ---------------------------------------------------------------------------------------------- evaluation
+
+
+@dataclass
+class EvalResult:
+    """Per-game outcomes of the evaluated seat: total reward and win share (1, 1/k for a k-way tie, or 0).
+
+    :meth:`summary` gives the mean reward with a Student-t 95% interval and the win rate with a Wilson 95% interval.
+    """
+
+    rewards: np.ndarray
+    wins: np.ndarray
+
+    def summary(self) -> dict[str, float]:
+        reward, reward_low, reward_high = mean_interval(self.rewards)
+        win, win_low, win_high = wilson_interval(self.wins)
+        return {
+            "games": int(self.rewards.size),
+            "win_rate": win,
+            "win_rate_low": win_low,
+            "win_rate_high": win_high,
+            "mean_reward": reward,
+            "mean_reward_low": reward_low,
+            "mean_reward_high": reward_high,
+        }
+
+
+def evaluate(
+    env: str,
+    agent: PolicySpec,
+    opponents: PolicySpec | list[PolicySpec],
+    games: int,
+    *,
+    seed: int = 0,
+    options: dict[str, Any] | None = None,
+) -> EvalResult:
+    """Play ``games`` games of ``env`` with ``agent`` in seat ``i % num_players`` of game ``i``.
+
+    ``opponents`` is one spec for every other seat or a list starting at the agent's left, as in
+    :class:`~tableenvs.single_agent.SingleAgentEnv`. Game ``i`` is dealt from seed ``seed + i`` and the policies
+    draw from their own generator seeded the same way, so two calls that differ only in ``agent`` play the same
+    deals in the same seats.
+    """
+    game = make_raw(env, **(options or {}))
+    n = game.num_players
+    agent_policy = make_policy(agent, game)
+    specs = opponents if isinstance(opponents, (list, tuple)) else [opponents] * (n - 1)
+    if len(specs) != n - 1:
+        raise ValueError(f"opponents lists one policy per other seat: {n - 1} for {n} players, got {len(specs)}")
+    cache: dict[Any, Policy] = {}
+    for spec in specs:
+        if _key(spec) not in cache:
+            cache[_key(spec)] = make_policy(spec, game)
+    opponent_policies = [cache[_key(spec)] for spec in specs]
+    rewards = np.zeros(games)
+    wins = np.zeros(games)
+    for i in range(games):
+        seat = i % n
+        seats: dict[int, Policy] = {seat: agent_policy}
+        for k, policy in enumerate(opponent_policies, start=1):
+            seats[(seat + k) % n] = policy
+        rng = np.random.default_rng([seed, i, 1])
+        totals = _play(game, seats, seed + i, rng)
+        rewards[i] = totals[seat]
+        best = totals.max()
+        if totals[seat] == best:
+            wins[i] = 1.0 / np.count_nonzero(totals == best)
+    return EvalResult(rewards, wins)
+
+
+def _key(spec: PolicySpec) -> Any:
+    return spec if isinstance(spec, (str, Path)) else id(spec)
+
+
+def _play(game, seats: dict[int, Policy], seed: int, rng: np.random.Generator) -> np.ndarray:
+    """One whole game on a raw env; the total reward of every seat."""
+    game.reset(seed=seed)
+    totals = np.zeros(game.num_players)
+    names = game.possible_agents
+    while not (any(game.terminations.values()) or any(game.truncations.values())):
+        agent = game.agent_selection
+        observation = game.observe(agent)
+        seat = game.agent_name_mapping[agent]
+        game.step(seats[seat].act(observation["observation"], observation["action_mask"], rng))
+        for index, name in enumerate(names):
+            totals[index] += game.rewards[name]
+    return totals
+
+
+# ---------------------------------------------------------------------------------------------- training
+
+
+def _env_factory(config: TrainConfig, rank: int):
+    def make() -> SingleAgentEnv:
+        import torch
+
+        torch.set_num_threads(1)  # in subprocess workers too: opponent models must not oversubscribe the cores
+        return SingleAgentEnv(config.env, opponents=config.opponents, seat=config.seat, **config.options)
+
+    return make
+
+
+def make_training_env(config: TrainConfig):
+    """The vectorised, monitored single-agent envs of ``config`` (seeded ``seed``, ``seed + 1``, ...)."""
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    return make_vec_env(
+        _env_factory(config, 0),
+        n_envs=config.num_envs,
+        seed=config.seed,
+        vec_env_cls=SubprocVecEnv if config.vec_env == "subproc" else DummyVecEnv,
+    )
+
+
+def make_model(config: TrainConfig, vec_env):
+    from sb3_contrib import MaskablePPO
+
+    settings = {**DEFAULT_HYPERPARAMETERS, **config.hyperparameters}
+    net_arch = settings.pop("net_arch")
+    return MaskablePPO(
+        "MlpPolicy",
+        vec_env,
+        policy_kwargs={"net_arch": list(net_arch)},
+        seed=config.seed,
+        device="cpu",
+        verbose=0,
+        **settings,
+    )
+
+
+class _EvalCallback:
+    """Built lazily (the base class needs stable-baselines3): periodic evaluation for the learning curve."""
+
+    @staticmethod
+    def create(config: TrainConfig, history: list[dict[str, Any]]):
+        from stable_baselines3.common.callbacks import BaseCallback
+
+        class EvalCallback(BaseCallback):
+            def __init__(self):
+                super().__init__()
+                self.next_eval = 0
+                self.episode_rewards: list[float] = []
+
+            def _on_step(self) -> bool:
+                for info in self.locals.get("infos", []):
+                    if "episode" in info:
+                        self.episode_rewards.append(float(info["episode"]["r"]))
+                if self.num_timesteps >= self.next_eval:
+                    self._evaluate()
+                    self.next_eval = self.num_timesteps + config.eval_every
+                return True
+
+            def _on_training_end(self) -> None:
+                if not history or history[-1]["timesteps"] != self.num_timesteps:
+                    self._evaluate()
+
+            def _evaluate(self) -> None:
+                result = evaluate(
+                    config.env,
+                    self.model,
+                    config.opponents,
+                    config.eval_games,
+                    seed=10_000_000 + config.seed,
+                    options=config.options,
+                ).summary()
+                recent = self.episode_rewards[-200:]
+                result["timesteps"] = int(self.num_timesteps)
+                result["train_episode_reward"] = float(np.mean(recent)) if recent else math.nan
+                history.append(result)
+
+        return EvalCallback()
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` produced: file paths, the learning curve and the final table (rows as dicts)."""
+
+    model_path: Path
+    curve_path: Path
+    results_path: Path
+    history: list[dict[str, Any]]
+    table: list[dict[str, Any]]
+    train_seconds: float
+    eval_seconds: float
+
+
+def train(config: TrainConfig) -> TrainResult:
+    """Run the training job of ``config``; see the module docstring."""
+    import torch
+
+    torch.set_num_threads(1)
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    say = print if config.verbose else (lambda *a, **k: None)
+    say(
+        f"training MaskablePPO on {config.env} {config.options or ''} against {config.opponents!r}, "
+        f"seat {config.seat}, {config.timesteps} steps, {config.num_envs} envs, seed {config.seed}"
+    )
+    vec_env = make_training_env(config)
+    model = make_model(config, vec_env)
+    history: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    model.learn(
+        total_timesteps=config.timesteps,
+        callback=_EvalCallback.create(config, history),
+        progress_bar=config.progress_bar,
+    )
+    train_seconds = time.perf_counter() - started
+    vec_env.close()
+    model_path = out / "model.zip"
+    model.save(model_path)
+    curve_path = out / "curve.png"
+    plot_curve(history, curve_path, title=f"MaskablePPO on {config.env} vs {config.opponents}")
+    say(f"trained in {train_seconds:.0f} s; model saved to {model_path}, learning curve to {curve_path}")
+
+    started = time.perf_counter()
+    table = final_table(config, model) if config.final_games else []
+    eval_seconds = time.perf_counter() - started
+    if table:
+        say(format_table(table, config.final_games))
+        say(f"(evaluation: {eval_seconds:.0f} s)")
+    results_path = out / "results.json"
+    config_dict = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
+    config_dict["opponents"] = _jsonable(config.opponents)
+    results_path.write_text(
+        json.dumps(
+            {
+                "config": config_dict,
+                "hyperparameters": {**DEFAULT_HYPERPARAMETERS, **config.hyperparameters},
+                "train_seconds": train_seconds,
+                "eval_seconds": eval_seconds,
+                "history": history,
+                "final": table,
+            },
+            indent=2,
+        )
+    )
+    return TrainResult(model_path, curve_path, results_path, history, table, train_seconds, eval_seconds)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value if isinstance(value, (str, int, float)) else repr(value)
+
+
+def final_table(config: TrainConfig, model: Any) -> list[dict[str, Any]]:
+    """Trained agent, random and heuristic in the same seats, vs random and vs heuristic opponents."""
+    has_heuristic = game_spec(config.env).heuristic is not None
+    opponent_kinds = ["random", "heuristic"] if has_heuristic else ["random"]
+    seat_kinds: list[tuple[str, Any]] = [("trained", model), ("random", "random")]
+    if has_heuristic:
+        seat_kinds.append(("heuristic", "heuristic"))
+    rows = []
+    for opponents in opponent_kinds:
+        results = {
+            label: evaluate(
+                config.env, agent, opponents, config.final_games, seed=20_000_000 + config.seed, options=config.options
+            )
+            for label, agent in seat_kinds
+        }
+        for label, result in results.items():
+            row = {"opponents": opponents, "agent": label, **result.summary()}
+            if label != "trained":
+                row["p_reward_vs_trained"] = welch_p_value(results["trained"].rewards, result.rewards)
+                row["p_win_vs_trained"] = welch_p_value(results["trained"].wins, result.wins)
+            rows.append(row)
+    return rows
+
+
+def format_table(rows: list[dict[str, Any]], games: int) -> str:
+    """The final table as text."""
+    header = (
+        f"{'opponents':<10} {'agent in seat':<14} {'win rate [95% CI]':<24} {'mean reward [95% CI]':<30} "
+        f"{'p (reward, vs trained)':>22}"
+    )
+    lines = [f"final evaluation: {games} games per row, seats rotating, same deals in every row", header]
+    lines.append("-" * len(header))
+    for row in rows:
+        win = f"{row['win_rate']:.3f} [{row['win_rate_low']:.3f}, {row['win_rate_high']:.3f}]"
+        reward = f"{row['mean_reward']:+.3f} [{row['mean_reward_low']:+.3f}, {row['mean_reward_high']:+.3f}]"
+        p = f"{row['p_reward_vs_trained']:.2g}" if "p_reward_vs_trained" in row else ""
+        lines.append(f"{row['opponents']:<10} {row['agent']:<14} {win:<24} {reward:<30} {p:>22}")
+    return "\n".join(lines)
+
+
+def plot_curve(history: list[dict[str, Any]], path: str | Path, *, title: str = "") -> None:
+    """Learning curve PNG: evaluation mean reward (95% band) and win rate against timesteps."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = [h["timesteps"] for h in history]
+    fig, (ax_reward, ax_win) = plt.subplots(1, 2, figsize=(10, 4))
+    ax_reward.plot(steps, [h["mean_reward"] for h in history], marker="o", label="evaluation")
+    ax_reward.fill_between(
+        steps, [h["mean_reward_low"] for h in history], [h["mean_reward_high"] for h in history], alpha=0.25
+    )
+    ax_reward.plot(steps, [h["train_episode_reward"] for h in history], linestyle="--", label="training episodes")
+    ax_reward.set_xlabel("learner decisions (timesteps)")
+    ax_reward.set_ylabel("reward per game")
+    ax_reward.legend()
+    ax_win.plot(steps, [h["win_rate"] for h in history], marker="o", color="C2")
+    ax_win.fill_between(
+        steps, [h["win_rate_low"] for h in history], [h["win_rate_high"] for h in history], alpha=0.25, color="C2"
+    )
+    ax_win.set_xlabel("learner decisions (timesteps)")
+    ax_win.set_ylabel("win rate")
+    games = history[0]["games"] if history else 0
+    fig.suptitle(f"{title} ({games} evaluation games per point)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

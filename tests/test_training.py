@@ -1,0 +1,219 @@
+"""Training plumbing with Stable-Baselines3 (needs the ``train`` extra): masks reach MaskablePPO, a few hundred
+steps train, save and reload, vectorised envs (SubprocVecEnv included) carry the masks, saved models play as
+policies, self-play snapshots feed the opponent pool, and the training job writes its files.
+
+These test plumbing on the toy Nim game, not learning (docs/training.md records the learning evidence).
+"""
+
+import importlib.util
+import json
+
+import gymnasium
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib", reason="needs the train extra: pip install -e '.[train]'")
+
+import torch  # noqa: E402
+from sb3_contrib import MaskablePPO  # noqa: E402
+from sb3_contrib.common.maskable.utils import get_action_masks  # noqa: E402
+from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
+from stable_baselines3.common.vec_env import SubprocVecEnv  # noqa: E402
+
+import tableenvs  # noqa: E402
+from tableenvs.gym_registration import register  # noqa: E402
+from tableenvs.policies import make_policy  # noqa: E402
+from tableenvs.registry import GameSpec  # noqa: E402
+from tableenvs.sb3_policy import SB3Policy  # noqa: E402
+from tableenvs.selfplay import SelfPlayCallback  # noqa: E402
+from tableenvs.single_agent import OpponentPool, SingleAgentEnv  # noqa: E402
+from tableenvs.train import TrainConfig, evaluate, train  # noqa: E402
+
+torch.set_num_threads(1)
+# The toy Nim game under its own name (tests/test_registry.py registers "nim_gym_v0"; test files may run in any order).
+if "nim_gym_v0" not in tableenvs.names():
+    tableenvs.register_game(GameSpec("nim_gym_v0", "tests.toy_game", "tableenvs/NimGymTest-v0"))
+NIM_ID = register("nim_gym_v0")
+SMALL = {"n_steps": 64, "batch_size": 64, "n_epochs": 2}
+
+
+class MaskRecordingEnv(SingleAgentEnv):
+    """Counts how often MaskablePPO asks for the masks."""
+
+    mask_calls = 0
+
+    def action_masks(self):
+        MaskRecordingEnv.mask_calls += 1
+        return super().action_masks()
+
+
+def nim_model(env, **kwargs):
+    return MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=2, seed=0, device="cpu", **kwargs)
+
+
+def test_masks_reach_maskable_ppo_and_no_illegal_action_is_taken():
+    # pile 2: action 2 (take 3) is illegal at every decision and 1 often is; an unmasked action would raise.
+    env = MaskRecordingEnv("nim_gym_v0", num_players=2, pile=2)
+    MaskRecordingEnv.mask_calls = 0
+    model = nim_model(env)
+    model.learn(300)
+    assert MaskRecordingEnv.mask_calls >= 300
+
+
+def test_a_few_hundred_steps_train_save_and_reload(tmp_path):
+    env = gymnasium.make(NIM_ID, num_players=3, pile=12, opponents="random")
+    model = nim_model(env)
+    before = [p.detach().clone() for p in model.policy.parameters()]
+    model.learn(400)
+    assert any(not torch.equal(a, b) for a, b in zip(before, model.policy.parameters(), strict=True))
+    path = tmp_path / "nim.zip"
+    model.save(path)
+    loaded = MaskablePPO.load(path, device="cpu")
+    obs, _ = env.reset(seed=0)
+    mask = env.get_wrapper_attr("action_masks")()
+    a1, _ = model.predict(obs, action_masks=mask, deterministic=True)
+    a2, _ = loaded.predict(obs, action_masks=mask, deterministic=True)
+    assert a1 == a2 and mask[a1]
+
+
+def test_make_vec_env_subproc_carries_masks():
+    vec = make_vec_env(
+        # "module:id": each fresh worker process imports the module first (here this one, which registers the toy
+        # game; for the real games "tableenvs:tableenvs/PiliPili-v0")
+        "tests.test_training:" + NIM_ID,
+        n_envs=2,
+        seed=0,
+        vec_env_cls=SubprocVecEnv,
+        env_kwargs={"num_players": 2, "pile": 2, "opponents": "random"},
+    )
+    try:
+        vec.reset()
+        masks = get_action_masks(vec)
+        assert masks.shape == (2, 3) and masks.dtype == bool
+        assert not masks[:, 2].any() and masks.any(axis=1).all()  # pile 2: "take 3" is never legal
+        model = nim_model(vec)
+        model.learn(256)
+    finally:
+        vec.close()
+
+
+def test_saved_model_plays_as_a_policy_and_as_an_opponent(tmp_path):
+    env = SingleAgentEnv("nim_gym_v0", num_players=2, pile=7)
+    model = nim_model(env)
+    model.learn(128)
+    path = tmp_path / "m.zip"
+    model.save(path)
+    raw = tableenvs.make_raw("nim_gym_v0", num_players=2, pile=7)
+    policy = make_policy(str(path), raw)
+    assert isinstance(policy, SB3Policy)
+    rng = np.random.default_rng(0)
+    raw.reset(seed=0)
+    observation = raw.observe(raw.agent_selection)
+    probabilities = policy.action_probabilities(observation["observation"], np.array([1, 0, 1], np.int8))
+    assert probabilities[1] == 0.0 and probabilities.sum() == pytest.approx(1.0)
+    assert policy.act(observation["observation"], np.array([0, 1, 0], np.int8), rng) == 1
+    sampled = SB3Policy(path, raw, deterministic=False)
+    draws = {sampled.act(observation["observation"], np.array([1, 1, 0], np.int8), rng) for _ in range(200)}
+    assert draws <= {0, 1}
+    # as an opponent, by path, and as an in-memory model
+    versus = SingleAgentEnv("nim_gym_v0", num_players=2, pile=7, opponents=str(path))
+    versus.reset(seed=1)
+    assert isinstance(next(iter(versus._seat_policies.values())), SB3Policy)
+    assert isinstance(make_policy(model, raw), SB3Policy)
+
+
+def test_model_for_another_player_count_is_refused(tmp_path):
+    model = nim_model(SingleAgentEnv("nim_gym_v0", num_players=2))
+    path = tmp_path / "two.zip"
+    model.save(path)
+    with pytest.raises(ValueError, match=r"trained on another game or player count"):
+        SingleAgentEnv("nim_gym_v0", num_players=3, opponents=str(path))
+
+
+def test_self_play_snapshots_feed_the_opponent_pool(tmp_path):
+    def make():
+        return SingleAgentEnv("nim_gym_v0", num_players=2, pile=9, opponents=OpponentPool(["random"]))
+
+    env = make_vec_env(make, n_envs=2, seed=0)
+    model = nim_model(env)
+    callback = SelfPlayCallback(tmp_path / "pool", snapshot_every=128, pool_size=2, latest_prob=0.5)
+    model.learn(600, callback=callback)
+    snapshots = sorted((tmp_path / "pool").glob("*.zip"))
+    assert len(snapshots) >= 3
+    pools = env.get_attr("opponents")
+    assert all(isinstance(p, OpponentPool) for p in pools)
+    # "random" stays as the first member, then the pool_size most recent snapshots, newest last
+    assert pools[0].members[0] == "random"
+    assert pools[0].members[1:] == [str(s) for s in callback.snapshots[-2:]]
+
+
+def test_evaluate_is_reproducible_and_plays_the_same_deals():
+    a = evaluate("nim_gym_v0", "random", "random", 30, seed=5, options={"num_players": 3})
+    b = evaluate("nim_gym_v0", "random", "random", 30, seed=5, options={"num_players": 3})
+    assert np.array_equal(a.rewards, b.rewards) and np.array_equal(a.wins, b.wins)
+    # Nim: exactly one loser, so the seat's win share is 1/2 (two winners share) or 0
+    assert set(np.unique(a.wins)) <= {0.0, 0.5}
+
+
+def test_training_job_writes_model_curve_and_results(tmp_path, capsys):
+    config = TrainConfig(
+        "nim_gym_v0",
+        out=tmp_path / "run",
+        timesteps=256,
+        options={"num_players": 2, "pile": 6},
+        num_envs=2,
+        eval_every=128,
+        eval_games=20,
+        final_games=20,
+        hyperparameters=SMALL,
+        progress_bar=False,
+    )
+    result = train(config)
+    assert result.model_path.is_file() and result.curve_path.stat().st_size > 1000
+    assert len(result.history) >= 2 and result.history[-1]["timesteps"] >= 256
+    saved = json.loads(result.results_path.read_text())
+    assert saved["config"]["env"] == "nim_gym_v0" and len(saved["final"]) == 2  # Nim has no heuristic
+    printed = capsys.readouterr().out
+    assert "final evaluation: 20 games per row" in printed and "trained" in printed
+    # the saved model reloads as a policy for the same game
+    assert isinstance(make_policy(str(result.model_path), tableenvs.make_raw("nim_gym_v0", pile=6)), SB3Policy)
+
+
+def test_train_config_errors():
+    with pytest.raises(ValueError, match="unknown environment 'chess'"):
+        TrainConfig("chess")
+    with pytest.raises(ValueError, match="timesteps must be a positive integer, got 0"):
+        TrainConfig("nim_gym_v0", timesteps=0)
+    with pytest.raises(ValueError, match="unknown hyperparameter"):
+        TrainConfig("nim_gym_v0", hyperparameters={"lr": 1})
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+# The first real game that has landed (one is enough: this checks the "tableenvs:" id prefix in fresh workers).
+REAL_IDS = [
+    tableenvs.spec(name).registry_id
+    for name in tableenvs.names()
+    if not name.startswith("nim") and _importable(tableenvs.spec(name).module)
+][:1]
+
+
+@pytest.mark.parametrize("env_id", REAL_IDS)
+def test_real_game_by_id_in_subprocess_workers(env_id):
+    vec = make_vec_env(
+        "tableenvs:" + env_id, n_envs=2, seed=0, vec_env_cls=SubprocVecEnv, env_kwargs={"opponents": "heuristic"}
+    )
+    try:
+        vec.reset()
+        rng = np.random.default_rng(0)
+        for _ in range(20):
+            masks = get_action_masks(vec)
+            assert masks.any(axis=1).all()
+            vec.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+    finally:
+        vec.close()
