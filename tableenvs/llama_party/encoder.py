@@ -93,23 +93,33 @@ def observation_bounds(deck: Deck) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Encoder:
-    """Writes observations of a :class:`LlamaParty` game; one per env (it keeps per-seat lookup tables)."""
+    """Writes observations of a :class:`LlamaParty` game; one per env.
+
+    Hot path (profiled): scalar writes for the few set entries (faster here than fancy indexing from lists);
+    the table block (round, player count, ring, totals, round scores), which changes only when a round is dealt
+    or scored, is cached per seat under ``game.version`` and copied in as one slice.
+    """
 
     def __init__(self, deck: Deck, num_players: int):
         self.deck = deck
         self.num_players = num_players
         self.letters = [card.letter for card in deck]
-        # relative seat of seat s seen from seat me: (s - me) % n, and its columns in the seat blocks
+        # relative seat of seat s seen from seat me: (s - me) % n
         self._relative = [[(s - me) % num_players for s in range(num_players)] for me in range(num_players)]
+        self._table_version = -1
+        self._table_blocks: list[np.ndarray | None] = [None] * num_players
 
     def fill(self, game: LlamaParty, seat: int, out: np.ndarray) -> None:
         """Write ``seat``'s observation into the zeroed vector ``out``."""
-        n = self.num_players
         hand = game.hands[seat]
         letters = self.letters
+        counts = [0] * NUM_LETTERS
         for card in hand:
             out[card] = 1.0
-            out[Layout.HAND_LETTERS + letters[card]] += 1.0 / DEAL_SIZE
+            counts[letters[card]] += 1
+        for letter, count in enumerate(counts):
+            if count:
+                out[Layout.HAND_LETTERS + letter] = count / DEAL_SIZE
         for card in game.staged[seat]:
             out[Layout.STAGED + card] = 1.0
         goal = game.goal_of_slot[seat]
@@ -126,21 +136,33 @@ class Encoder:
         out[Layout.STEP + step] = 1.0
         if game.to_act == seat and not game.over:
             out[Layout.PICKS_LEFT] = game.picks_left / 4.0
-        out[Layout.ROUND + game.round_number - 1] = 1.0
-        out[Layout.NUM_PLAYERS + n - 2] = 1.0
+        if game.version != self._table_version:
+            self._table_version = game.version
+            self._table_blocks = [None] * self.num_players
+        block = self._table_blocks[seat]
+        if block is None:
+            block = self._table_blocks[seat] = self._table_block(game, seat)
+        out[Layout.ROUND :] = block
+
+    def _table_block(self, game: LlamaParty, seat: int) -> np.ndarray:
+        """The ``round`` .. ``round_scores`` blocks of ``seat``'s observation."""
+        n = self.num_players
+        full = np.zeros(OBSERVATION_SIZE, np.float32)
+        full[Layout.ROUND + game.round_number - 1] = 1.0
+        full[Layout.NUM_PLAYERS + n - 2] = 1.0
         ring = game.ring
         where = ring.index(seat)
         relative = self._relative[seat]
         for offset in range(1, NUM_SLOTS):
             slot = ring[(where + offset) % NUM_SLOTS]
             column = relative[slot] if slot < n else 0
-            out[Layout.RING + (offset - 1) * 4 + column] = 1.0
+            full[Layout.RING + (offset - 1) * 4 + column] = 1.0
         for other in range(n):
-            out[Layout.TOTALS + relative[other]] = game.totals[other] / SCORE_SCALE
+            full[Layout.TOTALS + relative[other]] = game.totals[other] / SCORE_SCALE
         for row, scores in enumerate(game.round_scores):
-            base = Layout.ROUND_SCORES + row * 4
             for other in range(n):
-                out[base + relative[other]] = scores[other] / SCORE_SCALE
+                full[Layout.ROUND_SCORES + row * 4 + relative[other]] = scores[other] / SCORE_SCALE
+        return full[Layout.ROUND :]
 
 
 def describe_card(deck: Deck, card: int) -> str:

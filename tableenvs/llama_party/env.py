@@ -74,6 +74,7 @@ class LlamaPartyEnv(TableEnv):
         self.game = LlamaParty(self.deck, num_players)
         self.encoder = Encoder(self.deck, num_players)
         self._card_index = {card.id: card.index for card in self.deck}
+        self._card_text = [str(card) for card in self.deck]  # describing every action is on the hot path
 
     # ------------------------------------------------------------------ hooks
 
@@ -125,7 +126,7 @@ class LlamaPartyEnv(TableEnv):
 
     def _describe_action(self, action: int) -> str:
         game = self.game
-        card = describe_card(self.deck, action)
+        card = self._card_text[action] if 0 <= action < DECK_SIZE else describe_card(self.deck, action)
         if game.over:
             return f"pick {card}"
         if game.step == GOAL_STEP:

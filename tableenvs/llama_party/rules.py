@@ -21,6 +21,7 @@ A round, in short (the full rules and every decision are in ``docs/llama_party.m
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -35,6 +36,8 @@ GOAL_STEP = 0
 NUM_ROUNDS = 4
 END_SCORE = 100
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
+
+_versions = itertools.count()  # unique across games, so caches keyed on a version never confuse two games
 
 
 # ---------------------------------------------------------------------------------------------- scoring
@@ -142,6 +145,8 @@ class LlamaParty:
     ``passed``/``received``  per seat, the cards it passed / received this round, in order
     ``totals``, ``round_scores`` (one list per finished round), ``round_number`` (1..4), ``over``, ``winners``
     ``log``               outcome lines appended at reveals, passes and scoring (the env drains it)
+    ``version``           changes whenever the table state (round, ring, totals, round scores) changes; the
+                          encoder caches on it, so code that edits that state by hand must call :meth:`touch`
     """
 
     def __init__(self, deck: Deck, num_players: int):
@@ -203,11 +208,16 @@ class LlamaParty:
         self.received: list[list[int]] = [[] for _ in range(n)]
         self.step = GOAL_STEP
         self.to_act = 0
+        self.touch()
         if n < NUM_SLOTS:
             where = ", ".join(f"D{slot - n} feeds player_{self.left_of[slot]}" for slot in range(n, NUM_SLOTS))
             self.log.append(f"round {self.round_number}: dealt; {where}")
         else:
             self.log.append(f"round {self.round_number}: dealt")
+
+    def touch(self) -> None:
+        """Mark the table state (round, ring, totals, round scores) as changed."""
+        self.version = next(_versions)
 
     # ------------------------------------------------------------------ queries
 
@@ -300,6 +310,7 @@ class LlamaParty:
         self.round_scores.append(scores)
         for seat, score in enumerate(scores):
             self.totals[seat] += score
+        self.touch()
         for seat, score in enumerate(scores):
             letters = "".join(sorted(self.deck[card].letter_name for card in self.hands[seat]))
             self.log.append(f"player_{seat} shows {letters}: {score:+d}")

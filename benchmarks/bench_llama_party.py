@@ -1,0 +1,80 @@
+"""Benchmark: random-play agent-steps per second of llama_party_v0 against PettingZoo's leduc_holdem_v4.
+
+Both envs are driven the same way, through the full wrapped AEC API as a user would: ``agent_iter()``,
+``last()`` (observation built every decision), the action mask read from it, a uniformly random legal action,
+``step()``, the dead-agent steps at the end, ``reset(seed=...)`` between games. An agent-step is one decision
+(dead steps are not counted but their time is). Rounds of the envs are interleaved and the median of
+``--repeats`` timings is reported, because the machine is shared and noisy.
+
+Run: ``python benchmarks/bench_llama_party.py [--seconds 2 --repeats 5]``
+(needs ``pip install rlcard pygame`` for PettingZoo's leduc_holdem_v4).
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import time
+
+import numpy as np
+
+
+def run(make_env, seconds: float, seed: int) -> tuple[float, int]:
+    """Agent-steps per second of random play for about ``seconds``; returns (rate, games)."""
+    env = make_env()
+    rng = np.random.default_rng(seed)
+    decisions = games = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        env.reset(seed=seed + games)
+        for _ in env.agent_iter():
+            observation, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(observation["action_mask"])
+            env.step(int(legal[rng.integers(legal.size)]))
+            decisions += 1
+        games += 1
+    return decisions / (time.perf_counter() - start), games
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=2.0, help="seconds per timing")
+    parser.add_argument("--repeats", type=int, default=5, help="timings per env (median reported)")
+    args = parser.parse_args()
+
+    from pettingzoo.classic import leduc_holdem_v4
+
+    import tableenvs
+
+    candidates = {
+        "leduc_holdem_v4 (PettingZoo)": leduc_holdem_v4.env,
+        **{
+            f"llama_party_v0, {n} players": (lambda n=n: tableenvs.make("llama_party_v0", num_players=n))
+            for n in (2, 3, 4)
+        },
+    }
+    rates: dict[str, list[float]] = {name: [] for name in candidates}
+    games: dict[str, int] = dict.fromkeys(candidates, 0)
+    for repeat in range(args.repeats):
+        for name, make_env in candidates.items():
+            rate, played = run(make_env, args.seconds, seed=1000 * repeat)
+            rates[name].append(rate)
+            games[name] += played
+
+    peer = statistics.median(rates["leduc_holdem_v4 (PettingZoo)"])
+    print(f"python {platform.python_version()}, {args.repeats} x {args.seconds:g} s per env, interleaved, median")
+    print("| env | agent-steps/s (median) | min..max | games | vs leduc_holdem_v4 |")
+    print("|---|---:|---:|---:|---:|")
+    for name, values in rates.items():
+        median = statistics.median(values)
+        spread = f"{min(values):,.0f}..{max(values):,.0f}"
+        print(f"| {name} | {median:,.0f} | {spread} | {games[name]} | {median / peer:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
