@@ -298,6 +298,11 @@ def load_missions(deck: str | Path | list | dict, *, expert: bool = True) -> lis
     return missions
 
 
+_STANDARD: list[Mission] = []
+
+
 def standard_missions(*, expert: bool = True) -> list[Mission]:
-    """The standard 36-card deck shipped in ``missions.toml``."""
-    return load_missions(read_package_data("tableenvs.pilipili", "missions.toml"), expert=expert)
+    """The standard 36-card deck shipped in ``missions.toml`` (read and validated once, then cached)."""
+    if not _STANDARD:
+        _STANDARD.extend(load_missions(read_package_data("tableenvs.pilipili", "missions.toml")))
+    return [mission for mission in _STANDARD if expert or not mission.expert]

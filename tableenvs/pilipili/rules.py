@@ -160,6 +160,7 @@ class PiliPiliGame:
         self.last_trick: list[tuple[int, int, int]] = []
         self.last_winner = -1
         self.played_cards: list[int] = []  # cards of completed tricks this round
+        self.round_tricks: list[tuple[list[tuple[int, int, int]], int]] = []  # (plays, winner) per trick
         self.tricks_played = 0
         self.total_tricks = h + m.extra_draw
         self.leader = self.dealer
@@ -448,6 +449,7 @@ class PiliPiliGame:
         self.extras[winner] += extra
         self.last_trick = trick
         self.last_winner = winner
+        self.round_tricks.append((trick, winner))
         self.trick = []
         self.leader = self.to_act = winner
         if self.log is not None:
@@ -488,6 +490,7 @@ class PiliPiliGame:
                 "tricks_won": self.tricks_won[:],
                 "extras": self.extras[:],
                 "designations": self.designations[:],
+                "tricks": self.round_tricks,
                 "discarded": discarded,
                 "chilis_before": before,
                 "chilis_after": chilis[:],
