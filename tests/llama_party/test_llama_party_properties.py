@@ -7,9 +7,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tableenvs.llama_party.cards import DECK_SIZE
+from tableenvs.llama_party.cards import DECK_SIZE, STANDARD_DECK
+from tableenvs.llama_party.encoder import Encoder
 from tableenvs.llama_party.env import raw_env
-from tableenvs.llama_party.rules import NUM_SLOTS, PASS_COUNTS
+from tableenvs.llama_party.rules import NUM_SLOTS, PASS_COUNTS, LlamaParty
 
 SEEDS = st.integers(0, 2**32 - 1)
 PLAYERS = st.sampled_from([2, 3, 4])
@@ -22,6 +23,12 @@ def check_invariants(env):
         staged = len(game.staged[slot]) if slot < game.num_players else 0
         expected = 8 if game.step == 0 and slot < game.num_players and game.goal_of_slot[slot] < 0 else 7
         assert len(game.hands[slot]) + staged == expected
+    # the env's encoder caches the table block; a fresh encoder must agree with it
+    fresh = Encoder(env.deck, game.num_players)
+    for seat in range(game.num_players):
+        expected = np.zeros(env.observation_size, np.float32)
+        fresh.fill(game, seat, expected)
+        np.testing.assert_array_equal(env.observe(f"player_{seat}")["observation"], expected)
     if not game.over:
         mask = env.observe(env.agent_selection)["action_mask"]
         assert mask.any()
@@ -42,7 +49,7 @@ def play(env, seed, on_step):
     return steps
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(seed=SEEDS, num_players=PLAYERS)
 def test_random_games_conserve_cards_keep_hands_at_7_and_masks_exact(seed, num_players):
     env = raw_env(num_players=num_players)
@@ -67,6 +74,27 @@ def test_random_games_conserve_cards_keep_hands_at_7_and_masks_exact(seed, num_p
     for seat in range(num_players):
         space = env.observation_space(f"player_{seat}")["observation"]
         assert space.contains(env.observe(f"player_{seat}")["observation"])
+
+
+def test_a_thousand_engine_games_conserve_cards_and_end():
+    """Engine-only random play (fast), many games: the deck is conserved at every pick, every hand holds 7
+    after every pass, the mover always has a legal card, and every game ends within 4 rounds."""
+    rng = np.random.default_rng(2024)
+    for game_number in range(1000):
+        game = LlamaParty(STANDARD_DECK, 2 + game_number % 3)
+        game.start(np.random.default_rng(game_number))
+        while not game.over:
+            legal = game.legal_cards()
+            assert legal
+            step = game.step
+            game.act(legal[int(rng.integers(len(legal)))])
+            assert sorted(game.all_cards()) == list(range(DECK_SIZE))
+            if game.step != step and not game.over:
+                assert [len(hand) for hand in game.hands] == [8 if game.step == 0 else 7] * game.num_players + [7] * (
+                    NUM_SLOTS - game.num_players
+                )
+        assert 1 <= len(game.round_scores) <= 4
+        assert game.round_scores and (len(game.round_scores) == 4 or max(game.totals) >= 100)
 
 
 def permute_hidden(game, seat, rng):
