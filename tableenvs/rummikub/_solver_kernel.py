@@ -39,6 +39,7 @@ RUN_STATES = tuple(
     for k3 in (total - k1 - k2,)
 )
 RUN_STATE_INDEX = {state: i for i, state in enumerate(RUN_STATES)}
+RUN_SHAPE = np.array(RUN_STATES, dtype=np.int64)  # (k1, k2, k3) per run state index
 
 
 def _run_next(state: tuple[int, int, int], slots: int) -> tuple[int, int, int] | None:
@@ -83,7 +84,7 @@ OUT_OF_ENTRIES = 1
 OUT_OF_EDGES = 2
 
 
-def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, still_needed, acc_next, groups_ok,
+def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, run_shape, still_needed, acc_next, groups_ok,
           max_entries, max_edges, hash_bits):
     """Forward pass over the 65 layers (13 numbers x (4 cells + 1 group step)).
 
@@ -154,6 +155,17 @@ def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, still_needed,
                                 run_state2 = run_next[run_state, run_slots]
                                 if run_state2 < 0 or number + still_needed[run_state2] > 13:
                                     continue
+                                started = run_shape[run_state2, 0]
+                                if number < 8 and started > used - to_groups:
+                                    continue  # a run needs to start with a joker only at numbers 8..11
+                                short = started + run_shape[run_state2, 1]
+                                if short:
+                                    # short runs need tiles (or jokers) in this colour's next cells
+                                    missing = max(0, short - hi[t + 1])
+                                    if started:
+                                        missing += max(0, started - hi[t + 2])
+                                    if missing > free_jokers - run_jokers:
+                                        continue
                                 value2 = min(value_cap, value + number * (used + run_jokers))
                                 key2 = (cleared | (run_state2 << shift) | ((jokers + run_jokers) << 24)
                                         | (acc2 << 26) | (value2 << 31))

@@ -67,6 +67,7 @@ def split_groups(colour_counts: tuple[int, ...], jokers: int) -> tuple[tuple[tup
     return None
 
 
+@lru_cache(maxsize=None)
 def group_meld(number: int, colours: tuple[int, ...], jokers: int) -> Meld:
     """The group of ``number`` holding ``colours``; its jokers stand for the lowest missing colours."""
     missing = [c for c in range(len(COLOURS)) if c not in colours][:jokers]

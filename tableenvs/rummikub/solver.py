@@ -31,8 +31,8 @@ rack, an unknown objective, a negative ``min_initial``, or a table that is not a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -49,22 +49,33 @@ _VALUE_FIRST = 128 * TILE_VALUES + 1  # 106 tiles < 128
 _NO_WEIGHT = np.zeros(TILE_TYPES, dtype=np.int64)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Solution:
     """A play and the arrangement it leads to.
 
-    ``played``: count vector of the tiles taken from the rack. ``melds``: the whole table after the
-    play. When opening, the table is untouched: ``melds`` is the table's own arrangement (as ``arrange``
-    gives it) followed by ``opening_melds``, the new melds made only of played tiles; otherwise
-    ``opening_melds`` is empty. ``tiles`` and ``value`` measure ``played`` (value: face points, a joker
-    30).
+    ``played``: count vector of the tiles taken from the rack (read-only). ``tiles`` and ``value``
+    measure it (value: face points, a joker 30). ``melds``: the whole table after the play. When
+    opening, the table is untouched: ``melds`` is the table's own arrangement (as ``arrange`` gives it)
+    followed by ``opening_melds``, the new melds made only of played tiles; otherwise ``opening_melds``
+    is empty. Both meld tuples are built on first access (the sweep's choices are kept until then), so
+    a caller that only needs ``played`` does not pay for them.
     """
 
     played: np.ndarray
-    melds: tuple[Meld, ...]
     tiles: int
     value: int
-    opening_melds: tuple[Meld, ...] = field(default=())
+    _choices: tuple[int, ...]
+    _table_choices: tuple[int, ...] | None = None
+
+    @cached_property
+    def opening_melds(self) -> tuple[Meld, ...]:
+        return () if self._table_choices is None else tuple(_melds_from_choices(self._choices))
+
+    @cached_property
+    def melds(self) -> tuple[Meld, ...]:
+        if self._table_choices is None:
+            return tuple(_melds_from_choices(self._choices))
+        return tuple(_melds_from_choices(self._table_choices)) + self.opening_melds
 
 
 def _sweep(lo, hi, base, weight, value_cap, record_edges):
@@ -72,7 +83,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges):
     sweep, _ = kernel.kernels()
     max_entries, max_edges, hash_bits = 1 << 14, 1 << 16, 13
     while True:
-        result = sweep(lo, hi, base, weight, value_cap, record_edges, kernel.RUN_NEXT, kernel.STILL_NEEDED,
+        result = sweep(lo, hi, base, weight, value_cap, record_edges, kernel.RUN_NEXT, kernel.RUN_SHAPE, kernel.STILL_NEEDED,
                        kernel.ACC_NEXT, kernel.GROUPS_OK, max_entries, max_edges, hash_bits)
         status = result[0]
         if status == kernel.OK:
@@ -96,38 +107,42 @@ def _best_final(result, lo, value_cap):
 
 
 def _melds_from_choices(choices: list[int]) -> list[Meld]:
-    """Rebuild the melds from the per-layer choices of a backtracked sweep path."""
+    """Rebuild the melds from the per-layer choices of a backtracked sweep path.
+
+    Replays the sweep's run rule per colour: open runs shorter than 3 take the number's run pieces
+    first, then runs of length >= 3; runs left without a piece close; leftover pieces start runs.
+    """
     melds: list[Meld] = []
-    open_runs: list[list[list[tuple[int, int]]]] = [[] for _ in range(4)]
+    open_runs: list[list[list[tuple[int, int]]]] = [[], [], [], []]
     for number0 in range(NUMBERS):
-        number = number0 + 1
         group_counts = [0, 0, 0, 0]
         for colour in range(4):
             code = choices[number0 * 5 + colour]
-            used, to_groups, run_jokers = code >> 4, (code >> 2) & 3, code & 3
+            runs = open_runs[colour]
+            if not code and not runs:
+                continue
+            to_groups, run_jokers = (code >> 2) & 3, code & 3
             group_counts[colour] = to_groups
             t = colour * NUMBERS + number0
-            pieces = [(t, t)] * (used - to_groups) + [(JOKER, t)] * run_jokers
-            runs = open_runs[colour]
-            runs.sort(key=lambda run: len(run) >= 3)  # short runs must be extended first
-            kept = runs[: len(pieces)]
+            pieces = [(t, t)] * ((code >> 4) - to_groups) + [(JOKER, t)] * run_jokers
+            if len(runs) > 1:
+                runs.sort(key=len)  # shortest first: runs shorter than 3 must be extended
             for run in runs[len(pieces):]:
-                melds.append(_run_meld(run))
-            kept.extend([] for _ in range(len(pieces) - len(kept)))
-            for run, piece in zip(kept, pieces, strict=True):
-                run.append(piece)
+                melds.append(Meld("run", tuple(p[0] for p in run), tuple(p[1] for p in run)))
+            kept = runs[: len(pieces)]
+            for k, piece in enumerate(pieces):
+                if k < len(kept):
+                    kept[k].append(piece)
+                else:
+                    kept.append([piece])
             open_runs[colour] = kept
         group_jokers = choices[number0 * 5 + 4]
-        groups = split_groups(tuple(group_counts), group_jokers)
-        for colours, jokers in groups:
-            melds.append(group_meld(number, colours, jokers))
+        if group_jokers or any(group_counts):
+            for colours, jokers in split_groups(tuple(group_counts), group_jokers):
+                melds.append(group_meld(number0 + 1, colours, jokers))
     for runs in open_runs:
-        melds.extend(_run_meld(run) for run in runs)
+        melds.extend(Meld("run", tuple(p[0] for p in run), tuple(p[1] for p in run)) for run in runs)
     return melds
-
-
-def _run_meld(run: list[tuple[int, int]]) -> Meld:
-    return Meld("run", tuple(t for t, _ in run), tuple(s for _, s in run))
 
 
 def _path(result, final: int) -> tuple[list[int], int]:
@@ -151,21 +166,21 @@ def _played_from_choices(choices: list[int], jokers_used: int, base: np.ndarray)
 
 
 @lru_cache(maxsize=256)
-def _arrangement(table_bytes: bytes) -> tuple[Meld, ...] | None:
+def _arrangement(table_bytes: bytes) -> tuple[int, ...] | None:
+    """Sweep choices of one partition of the table (given as int64 bytes), or ``None`` if it has none."""
     table = np.frombuffer(table_bytes, dtype=np.int64)
     result = _sweep(table, table, table, _NO_WEIGHT, 0, False)
     final = _best_final(result, table, 0)
     if final < 0:
         return None
-    choices, _ = _path(result, final)
-    return tuple(_melds_from_choices(choices))
+    return tuple(_path(result, final)[0])
 
 
-def _valid_table(table: np.ndarray) -> tuple[Meld, ...]:
-    melds = _arrangement(table.tobytes())
-    if melds is None:
+def _valid_table(table: np.ndarray) -> tuple[int, ...]:
+    choices = _arrangement(table.tobytes())
+    if choices is None:
         raise ValueError("table is not a valid arrangement: its tiles cannot be partitioned into melds")
-    return melds
+    return choices
 
 
 def _check_min_initial(min_initial) -> int:
@@ -184,8 +199,8 @@ def _position(table, rack) -> tuple[np.ndarray, np.ndarray]:
 def arrange(table) -> list[Meld] | None:
     """A partition of ``table`` into melds, or ``None`` if there is none."""
     table = as_counts("table", table)
-    melds = _arrangement(table.tobytes())
-    return None if melds is None else list(melds)
+    choices = _arrangement(table.tobytes())
+    return None if choices is None else _melds_from_choices(choices)
 
 
 def solve(table, rack, *, objective: str = "tiles", opening: bool = False, min_initial: int = 30,
@@ -202,7 +217,7 @@ def solve(table, rack, *, objective: str = "tiles", opening: bool = False, min_i
     min_initial = _check_min_initial(min_initial)
     forced = np.zeros(TILE_TYPES, np.int64) if forced is None else as_counts("forced", forced)
     check_within("forced", forced, "rack", rack)
-    table_melds = _valid_table(table)
+    table_choices = _valid_table(table)
     weight = _TILES_FIRST if objective == "tiles" else _VALUE_FIRST
     if opening:
         base, lo, hi, value_cap = _NO_WEIGHT, forced, rack, min_initial
@@ -216,13 +231,9 @@ def solve(table, rack, *, objective: str = "tiles", opening: bool = False, min_i
     played = _played_from_choices(choices, jokers_used, base)
     if not played.any():
         return None
-    melds = tuple(_melds_from_choices(choices))
     played.setflags(write=False)
-    tiles = int(played.sum())
-    value = int(played @ TILE_VALUES)
-    if opening:
-        return Solution(played, table_melds + melds, tiles, value, melds)
-    return Solution(played, melds, tiles, value)
+    return Solution(played, int(played.sum()), int(played @ TILE_VALUES), tuple(choices),
+                    table_choices if opening else None)
 
 
 def playable(table, rack, staged, *, opening: bool = False, min_initial: int = 30) -> np.ndarray:
