@@ -3,8 +3,9 @@
 Both envs are driven the same way, through the full wrapped AEC API as a user would: ``agent_iter()``,
 ``last()`` (observation built every decision), the action mask read from it, a uniformly random legal action,
 ``step()``, the dead-agent steps at the end, ``reset(seed=...)`` between games. An agent-step is one decision
-(dead steps are not counted but their time is). Rounds of the envs are interleaved and the median of
-``--repeats`` timings is reported, because the machine is shared and noisy.
+(dead steps are not counted but their time is). Time is this process's CPU time (``time.process_time``), so
+other jobs on the shared machine slow neither env down in the figures; rounds of the envs are interleaved and
+the median of ``--repeats`` timings is reported.
 
 Run: ``python benchmarks/bench_llama_party.py [--seconds 2 --repeats 5]``
 (needs ``pip install rlcard pygame`` for PettingZoo's leduc_holdem_v4).
@@ -21,13 +22,13 @@ import numpy as np
 
 
 def run(make_env, seconds: float, seed: int) -> tuple[float, int]:
-    """Agent-steps per second of random play for about ``seconds``; returns (rate, games)."""
+    """Agent-steps per CPU second of random play for about ``seconds`` of CPU; returns (rate, games)."""
     env = make_env()
     rng = np.random.default_rng(seed)
     decisions = games = 0
-    start = time.perf_counter()
+    start = time.process_time()
     deadline = start + seconds
-    while time.perf_counter() < deadline:
+    while time.process_time() < deadline:
         env.reset(seed=seed + games)
         for _ in env.agent_iter():
             observation, _, terminated, truncated, _ = env.last()
@@ -38,7 +39,7 @@ def run(make_env, seconds: float, seed: int) -> tuple[float, int]:
             env.step(int(legal[rng.integers(legal.size)]))
             decisions += 1
         games += 1
-    return decisions / (time.perf_counter() - start), games
+    return decisions / (time.process_time() - start), games
 
 
 def main() -> None:
@@ -67,8 +68,8 @@ def main() -> None:
             games[name] += played
 
     peer = statistics.median(rates["leduc_holdem_v4 (PettingZoo)"])
-    print(f"python {platform.python_version()}, {args.repeats} x {args.seconds:g} s per env, interleaved, median")
-    print("| env | agent-steps/s (median) | min..max | games | vs leduc_holdem_v4 |")
+    print(f"python {platform.python_version()}, {args.repeats} x {args.seconds:g} CPU-s per env, interleaved, median")
+    print("| env | agent-steps per CPU-s (median) | min..max | games | vs leduc_holdem_v4 |")
     print("|---|---:|---:|---:|---:|")
     for name, values in rates.items():
         median = statistics.median(values)
