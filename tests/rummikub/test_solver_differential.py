@@ -20,6 +20,7 @@ LEXICOGRAPHIC = {"tiles": 4096 + TILE_VALUES, "value": 128 * TILE_VALUES + 1}
 BATCHES = 10
 SOLVE_POSITIONS_PER_BATCH = 100
 PLAYABLE_POSITIONS_PER_BATCH = 100
+FULL_ILP_POSITIONS = 40
 
 
 @pytest.fixture(scope="module")
@@ -63,9 +64,10 @@ def test_best_play_matches_ilp_optimum(oracle, batch):
 def test_playable_matches_ilp_feasibility(oracle, batch):
     """Each mask entry equals feasibility of a play using ``staged + e_t``.
 
-    A ``True`` entry is proved by a witness: ``solve(forced=staged + e_t)`` returns a play, checked by the
-    independent validator and ``is_valid_play``. All ``False`` entries of a position are proved together
-    by one ILP: the most tiles of those types beyond ``staged`` over all legal plays is zero.
+    A ``True`` entry is proved by a witness: a play ``>= staged`` holding one more tile of that type, from
+    ``solve(forced=staged + e_t)`` and checked by the independent validator and ``is_valid_play`` (one
+    witness proves every type it plays beyond ``staged``). All ``False`` entries of a position are proved
+    together by one ILP: the most tiles of those types beyond ``staged`` over all legal plays is zero.
     """
     rng = np.random.default_rng(2000 + batch)
     for _ in range(PLAYABLE_POSITIONS_PER_BATCH):
@@ -77,13 +79,18 @@ def test_playable_matches_ilp_feasibility(oracle, batch):
         where = f"table={table.tolist()} rack={rack.tolist()} staged={staged.tolist()} opening={opening}"
         mask = playable(table, rack, staged, opening=opening)
         assert not np.any(mask & (rack <= staged)), where
+        proved = np.zeros(53, dtype=bool)
         for t in np.flatnonzero(mask):
+            if proved[t]:
+                continue
             forced = staged.copy()
             forced[t] += 1
             witness = solve(table, rack, opening=opening, forced=forced)
             assert witness is not None and np.all(witness.played >= forced), f"t={t}: {where}"
             check_arrangement(witness.melds, table + witness.played)
             assert is_valid_play(table, rack, witness.played, opening=opening)
+            proved |= witness.played > staged
+        assert not np.any(proved & ~mask), f"a witness plays types the mask refuses: {where}"
         refused = (rack > staged) & ~mask
         if refused.any():
             score, played = oracle.best(table, rack, refused.astype(np.int64), opening=opening, forced=staged)
@@ -94,7 +101,7 @@ def test_playable_matches_ilp_feasibility(oracle, batch):
 def test_full_ilp_mask_on_some_positions(oracle):
     """On a smaller set, compute every entry with the ILP alone (no solver witnesses) and compare."""
     rng = np.random.default_rng(3000)
-    for _ in range(60):
+    for _ in range(FULL_ILP_POSITIONS):
         table, rack, opening = position(rng)
         staged = np.zeros(53, dtype=np.int64)
         mask = playable(table, rack, staged, opening=opening)
