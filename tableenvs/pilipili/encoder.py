@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from tableenvs.pilipili import rules
 from tableenvs.pilipili.missions import MAX_HAND_SIZE, Mission
-from tableenvs.pilipili.rules import MAX_WILD_VALUE, NUM_CARDS, NUM_PHASES, WILD, Phase, PiliPiliGame, card_name
+from tableenvs.pilipili.rules import MAX_WILD_VALUE, NUM_CARDS, NUM_PHASES, WILD, PiliPiliGame, card_name
 
 MAX_PLAYERS = 8
 MAX_BID = MAX_HAND_SIZE
@@ -171,6 +172,11 @@ class Encoder:
         self.o_played, self.o_others, self.o_seats = o["cards_played_this_round"], o["other_hands"], o["seats"]
         self.o_round, self.o_mission, self.o_positions = o["round"], o["mission"], o["positions_in_hand"]
         self._mission_cache: dict[int, tuple[Mission, np.ndarray]] = {}
+        # hot-path tables: relative <-> absolute seats, block starts, count entries of the seat blocks
+        self._relative = [[(seat + r) % n for r in range(n)] for seat in range(n)]
+        self._to_relative = [[(s - seat) % n for s in range(n)] for seat in range(n)]
+        self._seat_base = [self.o_seats + r * self.seat_size for r in range(n)]
+
         # observation bounds
         self.low = np.zeros(self.size, np.float32)
         self.high = np.ones(self.size, np.float32)
@@ -199,7 +205,7 @@ class Encoder:
     def fill_mask(self, game: PiliPiliGame, mask: np.ndarray) -> None:
         """Set 1 at every legal action id of the player to act (``mask`` arrives zeroed)."""
         phase = game.phase
-        if phase == Phase.PLAY:
+        if phase == rules.PLAY:
             if game.mission.memorise:
                 for p in game.legal_positions():
                     mask[POSITION + p] = 1
@@ -209,23 +215,23 @@ class Encoder:
                     mask[PLAY_WILD : PLAY_WILD + MAX_WILD_VALUE + 1] = 1
                 else:
                     mask[PLAY - 1 + card] = 1
-        elif phase == Phase.BID:
+        elif phase == rules.BID:
             for bid in game.legal_bids():
                 mask[bid] = 1
-        elif phase == Phase.PASS:
+        elif phase == rules.PASS:
             for card in game.legal_pass_picks():
                 mask[PICK + card] = 1
-        elif phase == Phase.SWAP_GIVE:
+        elif phase == rules.SWAP_GIVE:
             for card in game.hands[game.to_act]:
                 mask[PICK + card] = 1
-        elif phase == Phase.SWAP_NAME:
+        elif phase == rules.SWAP_NAME:
             mask[NAME : NAME + self.n - 1] = 1
             mask[DECLINE] = 1
-        elif phase == Phase.DESIGNATE:
+        elif phase == rules.DESIGNATE:
             mask[NAME : NAME + self.n - 1] = 1
-        elif phase == Phase.DECLARE:
+        elif phase == rules.DECLARE:
             mask[PLAY_WILD : PLAY_WILD + MAX_WILD_VALUE + 1] = 1
-        elif phase == Phase.LOOK:
+        elif phase == rules.LOOK:
             mask[READY] = 1
 
     # ------------------------------------------------------------------ actions
@@ -237,7 +243,7 @@ class Encoder:
         elif action < PLAY_WILD:
             game.play(action - PLAY + 1)
         elif action < PICK:
-            if game.phase == Phase.DECLARE:
+            if game.phase == rules.DECLARE:
                 game.declare(action - PLAY_WILD)
             else:
                 game.play(WILD, action - PLAY_WILD)
@@ -245,7 +251,7 @@ class Encoder:
             game.pick(action - PICK)
         elif action < DECLINE:
             target = (game.to_act + action - NAME + 1) % self.n
-            if game.phase == Phase.DESIGNATE:
+            if game.phase == rules.DESIGNATE:
                 game.designate(target)
             else:
                 game.name_swap(target)
@@ -265,14 +271,14 @@ class Encoder:
         if action < PLAY_WILD:
             return f"play {action - PLAY + 1}"
         if action < PICK:
-            verb = "declare the wild as" if game.phase == Phase.DECLARE else "play the wild as"
+            verb = "declare the wild as" if game.phase == rules.DECLARE else "play the wild as"
             return f"{verb} {action - PLAY_WILD}"
         if action < NAME:
-            verb = "give" if game.phase == Phase.SWAP_GIVE else "pass"
+            verb = "give" if game.phase == rules.SWAP_GIVE else "pass"
             return f"{verb} {card_name(action - PICK)}"
         if action < DECLINE:
             target = (game.to_act + action - NAME + 1) % self.n
-            verb = "designate" if game.phase == Phase.DESIGNATE else "swap with"
+            verb = "designate" if game.phase == rules.DESIGNATE else "swap with"
             return f"{verb} player_{target}"
         if action == DECLINE:
             return "decline the swap"
@@ -289,85 +295,89 @@ class Encoder:
         return cached[1]
 
     def fill_observation(self, game: PiliPiliGame, seat: int, out: np.ndarray) -> None:
-        """Write ``seat``'s observation into the zeroed float32 vector ``out``."""
+        """Write ``seat``'s observation into the zeroed, contiguous float32 vector ``out``.
+
+        Hot path: entries are written one by one through a ``memoryview`` (cheaper than numpy scalar
+        writes or fancy indexing for the few dozen nonzero entries), plus one slice copy for the mission.
+        """
+        v = memoryview(out)
         n = self.n
         phase = game.phase
-        if phase != Phase.GAME_OVER:
-            out[self.o_phase + phase] = 1
-        sees_own = game.sees_own_hand(seat)
-        sees_others = game.sees_other_hands()
-        out[self.o_phase + NUM_PHASES] = sees_own
-        out[self.o_phase + NUM_PHASES + 1] = sees_others
+        rel = self._relative[seat]  # absolute seat of each relative seat
+        base = self._seat_base  # start of each relative seat's block
+        to_rel = self._to_relative[seat]  # relative seat of each absolute seat
+        m = game.mission
         hands = game.hands
-        if sees_own:
+        if phase != rules.GAME_OVER:
+            v[self.o_phase + phase] = 1.0
+            v[base[to_rel[game.leader]] + S_LEADER] = 1.0
+            v[base[to_rel[game.to_act]] + S_TO_ACT] = 1.0
+        if game.sees_own_hand(seat):
+            v[self.o_phase + NUM_PHASES] = 1.0
             o = self.o_hand
             for card in hands[seat]:
-                out[o + card] = 1
+                v[o + card] = 1.0
             o = self.o_staged
             for card in game.staged[seat]:
-                out[o + card] = 1
-        o = self.o_played
-        for card in game.played_cards:
-            out[o + card] = 1
-        simultaneous = game.mission.simultaneous
-        for play_seat, card, _ in game.trick:
-            if not simultaneous or play_seat == seat:
-                out[o + card] = 1
-        if sees_others:
+                v[o + card] = 1.0
+        if game.sees_other_hands():
+            v[self.o_phase + NUM_PHASES + 1] = 1.0
             for r in range(1, n):
                 o = self.o_others + (r - 1) * NUM_CARDS
-                for card in hands[(seat + r) % n]:
-                    out[o + card] = 1
-        # per-seat blocks
-        size = self.seat_size
-        base0 = self.o_seats
+                for card in hands[rel[r]]:
+                    v[o + card] = 1.0
+        played = self.o_played
+        for card in game.played_cards:
+            v[played + card] = 1.0
+        v[base[to_rel[game.dealer]] + S_DEALER] = 1.0
         bids, won, chilis, last = game.bids, game.tricks_won, game.chilis, game.last_round_change
-        designations = game.designations
         for r in range(n):
-            s = (seat + r) % n
-            b = base0 + r * size
-            bid = bids[s]
-            if bid >= 0:
-                out[b + S_HAS_BID] = 1
-                out[b + S_BID] = bid
-            out[b + S_WON] = won[s]
-            out[b + S_CHILIS] = chilis[s]
-            out[b + S_HAND] = len(hands[s])
-            out[b + S_LAST] = last[s]
-            target = designations[s]
-            if target >= 0:
-                out[b + len(SEAT_FIELDS) + (target - seat) % n] = 1
-        out[base0 + ((game.dealer - seat) % n) * size + S_DEALER] = 1
-        if phase != Phase.GAME_OVER:
-            out[base0 + ((game.leader - seat) % n) * size + S_LEADER] = 1
-            out[base0 + ((game.to_act - seat) % n) * size + S_TO_ACT] = 1
-        for play_seat, card, value in game.trick:
-            b = base0 + ((play_seat - seat) % n) * size
-            out[b + S_TPLAYED] = 1
-            if not simultaneous or play_seat == seat:
-                out[b + S_TVISIBLE] = 1
-                out[b + S_TVALUE] = value
-                out[b + S_TWILD] = card == WILD
-        for play_seat, card, value in game.last_trick:
-            b = base0 + ((play_seat - seat) % n) * size
-            out[b + S_LVALUE] = value
-            out[b + S_LWILD] = card == WILD
-        if game.last_winner >= 0 and game.last_trick:
-            out[base0 + ((game.last_winner - seat) % n) * size + S_LWON] = 1
-        if phase == Phase.SWAP_GIVE:
-            out[base0 + ((game.swap_winner - seat) % n) * size + S_SWAP] = 1
-            out[base0 + ((game.swap_target - seat) % n) * size + S_SWAP] = 1
-        o = self.o_round
-        out[o] = game.hand_size
-        out[o + 1] = game.tricks_played
-        out[o + 2] = game.total_tricks
-        out[o + 3] = game.rounds_completed
-        if phase == Phase.PASS and game.to_act == seat:
-            out[o + 4] = game.pass_count() - len(game.staged[seat])
-        vector = self._mission_section(game.mission)
-        out[self.o_mission : self.o_mission + vector.size] = vector
-        if game.mission.memorise:
+            s = rel[r]
+            b = base[r]
+            if bids[s] >= 0:
+                v[b + S_HAS_BID] = 1.0
+                v[b + S_BID] = bids[s]
+            v[b + S_WON] = won[s]
+            v[b + S_CHILIS] = chilis[s]
+            v[b + S_HAND] = len(hands[s])
+            v[b + S_LAST] = last[s]
+        if game.trick:
+            simultaneous = m.simultaneous
+            for play_seat, card, value in game.trick:
+                b = base[to_rel[play_seat]]
+                v[b + S_TPLAYED] = 1.0
+                if not simultaneous or play_seat == seat:
+                    v[b + S_TVISIBLE] = 1.0
+                    v[played + card] = 1.0
+                    v[b + S_TVALUE] = value
+                    if card == WILD:
+                        v[b + S_TWILD] = 1.0
+        if game.last_trick:
+            for play_seat, card, value in game.last_trick:
+                b = base[to_rel[play_seat]]
+                v[b + S_LVALUE] = value
+                if card == WILD:
+                    v[b + S_LWILD] = 1.0
+            v[base[to_rel[game.last_winner]] + S_LWON] = 1.0
+        if m.designate:
+            names = len(SEAT_FIELDS)
+            for s, target in enumerate(game.designations):
+                if target >= 0:
+                    v[base[to_rel[s]] + names + to_rel[target]] = 1.0
+        if phase == rules.SWAP_GIVE:
+            v[base[to_rel[game.swap_winner]] + S_SWAP] = 1.0
+            v[base[to_rel[game.swap_target]] + S_SWAP] = 1.0
+        if m.memorise:
             o = self.o_positions
             for p, used in enumerate(game.position_used[seat]):
                 if not used:
-                    out[o + p] = 1
+                    v[o + p] = 1.0
+        o = self.o_round
+        v[o] = game.hand_size
+        v[o + 1] = game.tricks_played
+        v[o + 2] = game.total_tricks
+        v[o + 3] = game.rounds_completed
+        if phase == rules.PASS and game.to_act == seat:
+            v[o + 4] = game.pass_count() - len(game.staged[seat])
+        vector = self._mission_section(m)
+        out[self.o_mission : self.o_mission + vector.size] = vector
