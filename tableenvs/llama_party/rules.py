@@ -222,11 +222,6 @@ class LlamaParty:
     # ------------------------------------------------------------------ queries
 
     @property
-    def picks_per_seat(self) -> int:
-        """Cards each real player picks in the current step (1 for the goal)."""
-        return 1 if self.step == GOAL_STEP else PASS_COUNTS[self.step - 1]
-
-    @property
     def picks_left(self) -> int:
         """Picks the seat to act still has to make in this step."""
         return 1 if self.step == GOAL_STEP else PASS_COUNTS[self.step - 1] - len(self.staged[self.to_act])

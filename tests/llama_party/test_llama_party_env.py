@@ -191,3 +191,18 @@ def test_observation_records_passed_and_received_cards():
     assert passed == set(picks[1]) and received == set(picks[0])
     hand = set(np.flatnonzero(observation[LAYOUT.HAND : LAYOUT.HAND + 32]))
     assert received <= hand and not passed & hand
+
+
+def test_hands_option_accepts_card_ids():
+    e = raw_env(num_players=4)
+    ids = [card.id for card in e.deck]
+    e.reset(seed=0, options={"hands": [ids[slot * 8 : slot * 8 + 8] for slot in range(4)]})
+    assert e.game.hands[2] == list(range(16, 24))
+
+
+def test_cli_plays_a_whole_game(capsys):
+    from tableenvs.cli import main
+
+    assert main(["play", "llama_party_v0", "--players", "3", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "round 1 scored" in out and "game over; winner(s)" in out
