@@ -1,9 +1,11 @@
 """Pili Pili speed against OpenSpiel's ``oh_hell`` (5 players), and the heuristic against random play.
 
 Speed (default): random play through the full wrapped AEC API of ``pilipili_v0`` (``env.last()``, the
-action mask from the observation, ``env.step``), with the standard missions and with ``missions="none"``,
-and OpenSpiel's ``oh_hell`` with 5 players (``information_state_tensor()`` and ``legal_actions()`` built
-at each decision, chance nodes sampled), all in the same run. Each contender runs ``--repeats`` times for
+action mask from the observation, ``env.step``), with the standard missions and with ``missions="none"``;
+the same loop on the unwrapped env (``tableenvs.make_raw``) to show what PettingZoo's wrapper stack
+(``TerminateIllegalWrapper``, ``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``) costs; and
+OpenSpiel's ``oh_hell`` with 5 players (``information_state_tensor()`` and ``legal_actions()`` built at
+each decision, chance nodes sampled), all in the same run. Each contender runs ``--repeats`` times for
 ``--seconds`` seconds, interleaved; the table shows the median agent-steps (decisions) per second and the
 ratio to OpenSpiel. Needs ``pip install open-spiel`` (the ``bench`` extra).
 
@@ -28,8 +30,9 @@ from tableenvs.pilipili.env import raw_env
 from tableenvs.policies import RandomPolicy
 
 
-def pilipili_steps_per_second(seconds: float, missions: str, seed: int = 0) -> float:
-    env = tableenvs.make("pilipili_v0", num_players=5, missions=missions)
+def pilipili_steps_per_second(seconds: float, missions: str, seed: int = 0, wrapped: bool = True) -> float:
+    make = tableenvs.make if wrapped else tableenvs.make_raw
+    env = make("pilipili_v0", num_players=5, missions=missions)
     rng = np.random.default_rng(seed)
     decisions = 0
     game = 0
@@ -73,6 +76,9 @@ def speed(seconds: float, repeats: int) -> None:
     contenders = {
         "pilipili_v0, 5 players, standard missions": lambda: pilipili_steps_per_second(seconds, "standard"),
         'pilipili_v0, 5 players, missions="none"': lambda: pilipili_steps_per_second(seconds, "none"),
+        "pilipili_v0 unwrapped (make_raw), standard missions": lambda: pilipili_steps_per_second(
+            seconds, "standard", wrapped=False
+        ),
         "OpenSpiel oh_hell, 5 players": lambda: oh_hell_steps_per_second(seconds),
     }
     results: dict[str, list[float]] = {name: [] for name in contenders}
