@@ -18,8 +18,11 @@ State of the sweep, packed in one int64 (``_pack``):
 
 Run rules encoded in ``RUN_NEXT``: a run shorter than 3 must be extended; runs of length >= 3 are
 extended while slots remain (closing one and starting another of the same colour at the same number is
-never better); leftover slots start new runs. A state whose short runs cannot reach length 3 by number 13
-is dropped. Every tile placed counts at once, because a run that is started must be finished.
+never better); leftover slots start new runs. A state whose short runs cannot reach length 3 by number 13,
+or cannot get tiles or jokers in the next cells of their colour, is dropped. A run may start with a joker
+only at numbers 8..11: elsewhere the joker can move to the run's high end, or the run can be split with
+the joker ending its first part, keeping the tiles and not lowering the points. Every tile placed counts
+at once, because a run that is started must be finished.
 
 Compiled with numba on first use (``kernels()``), cached on disk, so importing the package stays cheap.
 """
@@ -80,7 +83,7 @@ RUN_NEXT, STILL_NEEDED, ACC_NEXT, GROUPS_OK = _tables()
 
 # Status codes returned by ``sweep``.
 OK = 0
-OUT_OF_ENTRIES = 1
+OUT_OF_ENTRIES = 1  # the entry buffer, or the current layer's half of the hash table, is full
 OUT_OF_EDGES = 2
 
 

@@ -14,7 +14,7 @@ stands for itself).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Literal
 
 from .tiles import COLOURS, JOKER, NUMBERS, number_of, tile_name
@@ -41,7 +41,7 @@ class Meld:
         return f"{self.kind}[{', '.join(parts)}]"
 
 
-@lru_cache(maxsize=None)
+@cache
 def split_groups(colour_counts: tuple[int, ...], jokers: int) -> tuple[tuple[tuple[int, ...], int], ...] | None:
     """Split the tiles of one number into groups, or ``None`` if they cannot be.
 
@@ -67,7 +67,7 @@ def split_groups(colour_counts: tuple[int, ...], jokers: int) -> tuple[tuple[tup
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def group_meld(number: int, colours: tuple[int, ...], jokers: int) -> Meld:
     """The group of ``number`` holding ``colours``; its jokers stand for the lowest missing colours."""
     missing = [c for c in range(len(COLOURS)) if c not in colours][:jokers]

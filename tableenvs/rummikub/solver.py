@@ -83,8 +83,8 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges):
     sweep, _ = kernel.kernels()
     max_entries, max_edges, hash_bits = 1 << 14, 1 << 16, 13
     while True:
-        result = sweep(lo, hi, base, weight, value_cap, record_edges, kernel.RUN_NEXT, kernel.RUN_SHAPE, kernel.STILL_NEEDED,
-                       kernel.ACC_NEXT, kernel.GROUPS_OK, max_entries, max_edges, hash_bits)
+        result = sweep(lo, hi, base, weight, value_cap, record_edges, kernel.RUN_NEXT, kernel.RUN_SHAPE,
+                       kernel.STILL_NEEDED, kernel.ACC_NEXT, kernel.GROUPS_OK, max_entries, max_edges, hash_bits)
         status = result[0]
         if status == kernel.OK:
             return result

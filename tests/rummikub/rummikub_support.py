@@ -71,7 +71,7 @@ def meld_problem(kind: str, tiles, stands_for) -> str | None:
         return "tiles and stand-ins differ in length"
     if not all(0 <= s < 52 for s in stands_for):
         return "a tile stands for a non-numbered type"
-    if any(t != JOKER and t != s for t, s in zip(tiles, stands_for)):
+    if any(t != JOKER and t != s for t, s in zip(tiles, stands_for, strict=True)):
         return "a real tile stands for another tile"
     if tiles.count(JOKER) == len(tiles):
         return "no real tile"
