@@ -105,5 +105,11 @@ for _game in (
         "tableenvs/LlamaParty-v0",
         "tableenvs.llama_party.agents:HeuristicPolicy",
     ),
+    GameSpec(
+        "rummikub_v0",
+        "tableenvs.rummikub.env",
+        "tableenvs/Rummikub-v0",
+        "tableenvs.rummikub.agents:HeuristicPolicy",
+    ),
 ):
     register_game(_game)
