@@ -14,8 +14,9 @@ Where you are: shared training plumbing (needs the ``train`` extra), used by ``t
    trained agent's reward against each other occupant of the seat.
 
 :func:`evaluate` plays games between a policy in one seat and opponents in the others, for any game.
-A game's winners are the seats with the highest total reward (ties share the win): with the games' default
-rewards that is fewest chilis (Pili Pili), highest score (Llama Party) and the game winner (Rummikub).
+A game's winners are those its rules engine names (``env.game.winners``, tie-breaks included) or else the seats
+with the highest total reward; ties share the win. Games whose engine counts ``rounds_completed`` (Pili Pili)
+also get the reward per round (minus chilis per round with Pili Pili's default reward).
 """
 
 from __future__ import annotations
@@ -133,10 +134,15 @@ class EvalResult:
 
     rewards: np.ndarray
     wins: np.ndarray
+    rounds: np.ndarray | None = None  # rounds played per game, for games that count rounds (Pili Pili)
 
     def summary(self) -> dict[str, float]:
         reward, reward_low, reward_high = mean_interval(self.rewards)
         win, win_low, win_high = wilson_interval(self.wins)
+        extra = {}
+        if self.rounds is not None and (self.rounds > 0).all():
+            per_round, low, high = mean_interval(self.rewards / self.rounds)
+            extra = {"reward_per_round": per_round, "reward_per_round_low": low, "reward_per_round_high": high}
         return {
             "games": int(self.rewards.size),
             "win_rate": win,
@@ -145,6 +151,7 @@ class EvalResult:
             "mean_reward": reward,
             "mean_reward_low": reward_low,
             "mean_reward_high": reward_high,
+            **extra,
         }
 
 
@@ -177,6 +184,7 @@ def evaluate(
     opponent_policies = [cache[_key(spec)] for spec in specs]
     rewards = np.zeros(games)
     wins = np.zeros(games)
+    rounds = np.zeros(games)
     for i in range(games):
         seat = i % n
         seats: dict[int, Policy] = {seat: agent_policy}
@@ -185,10 +193,19 @@ def evaluate(
         rng = np.random.default_rng([seed, i, 1])
         totals = _play(game, seats, seed + i, rng)
         rewards[i] = totals[seat]
-        best = totals.max()
-        if totals[seat] == best:
-            wins[i] = 1.0 / np.count_nonzero(totals == best)
-    return EvalResult(rewards, wins)
+        winners = _winners(game, totals)
+        if seat in winners:
+            wins[i] = 1.0 / len(winners)
+        rounds[i] = getattr(getattr(game, "game", None), "rounds_completed", -1)
+    return EvalResult(rewards, wins, rounds if (rounds >= 0).all() else None)
+
+
+def _winners(game, totals: np.ndarray) -> list[int]:
+    """The game's own winners when its engine names them (tie-breaks included), else the highest totals."""
+    named = getattr(getattr(game, "game", None), "winners", None)
+    if named and not any(game.truncations.values()):
+        return [int(s) for s in named]
+    return np.flatnonzero(totals == totals.max()).tolist()
 
 
 def _key(spec: PolicySpec) -> Any:
@@ -414,6 +431,7 @@ def plot_curve(history: list[dict[str, Any]], path: str | Path, *, title: str = 
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     steps = [h["timesteps"] for h in history]
     fig, (ax_reward, ax_win) = plt.subplots(1, 2, figsize=(10, 4))
@@ -431,6 +449,9 @@ def plot_curve(history: list[dict[str, Any]], path: str | Path, *, title: str = 
     )
     ax_win.set_xlabel("learner decisions (timesteps)")
     ax_win.set_ylabel("win rate")
+    for ax in (ax_reward, ax_win):
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x / 1000:g}k"))
+        ax.grid(alpha=0.3)
     games = history[0]["games"] if history else 0
     fig.suptitle(f"{title} ({games} evaluation games per point)")
     fig.tight_layout()

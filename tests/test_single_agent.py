@@ -234,3 +234,13 @@ def test_real_game_single_agent_view(name):
             obs, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(mask))))
             done = terminated or truncated
         assert len(info["episode_rewards"]) == env.unwrapped.num_players
+
+
+@pytest.mark.parametrize("script", ["random_rollout.py", "make_by_name.py"])
+def test_smallest_examples_run(script, monkeypatch, capsys):
+    import runpy
+    from pathlib import Path
+
+    monkeypatch.setattr("sys.argv", [script])
+    runpy.run_path(str(Path(__file__).resolve().parent.parent / "examples" / script), run_name="__main__")
+    assert "pilipili_v0" in capsys.readouterr().out

@@ -217,3 +217,19 @@ def test_real_game_by_id_in_subprocess_workers(env_id):
             vec.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
     finally:
         vec.close()
+
+
+def test_cli_train_runs_the_job(tmp_path, capsys):
+    from tableenvs.cli import main
+
+    out = tmp_path / "cli"
+    code = main(
+        ["train", "nim_gym_v0", "--timesteps", "128", "--option", "pile=5", "--players", "3", "--envs", "2"]
+        + ["--eval-every", "128", "--eval-games", "10", "--final-games", "10", "--no-progress", "--out", str(out)]
+    )
+    assert code == 0
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["config"]["options"] == {"pile": 5, "num_players": 3}
+    assert (out / "model.zip").is_file() and (out / "curve.png").is_file()
+    assert main(["train", "nim_gym_v0", "--option", "pile"]) == 2
+    assert "--option expects KEY=VALUE" in capsys.readouterr().err
