@@ -309,7 +309,9 @@ class Encoder:
         m = game.mission
         hands = game.hands
         if phase != rules.GAME_OVER:
-            v[self.o_phase + phase] = 1.0
+            # Only the declarer sees the DECLARE phase: to the others the wild is still being chosen
+            # (under simultaneous play they must not learn that it is the wild).
+            v[self.o_phase + (rules.PLAY if phase == rules.DECLARE and seat != game.to_act else phase)] = 1.0
             v[base[to_rel[game.leader]] + S_LEADER] = 1.0
             v[base[to_rel[game.to_act]] + S_TO_ACT] = 1.0
         if game.sees_own_hand(seat):

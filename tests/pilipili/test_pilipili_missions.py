@@ -307,6 +307,15 @@ def test_memorise_plays_by_hand_position_blind_and_declares_a_wild():
     assert all(a >= POSITION for a in env.legal_actions())
 
 
+def test_declaring_a_memorised_wild_is_seen_only_by_the_declarer():
+    env = scripted(2, [[33, 0, 12], [5, 40, 20]], effect("memorise"), effect("simultaneous_play"))
+    run(env, LOOK, LOOK, bid(0), bid(0), position(0))  # player_0's position 0 is the wild
+    assert env.game.phase == Phase.DECLARE
+    enc = env.encoder
+    phase_of = {a: int(env.observe(a)["observation"][enc.o_phase : enc.o_phase + 8].argmax()) for a in env.agents}
+    assert phase_of == {"player_0": Phase.DECLARE, "player_1": Phase.PLAY}
+
+
 def test_highest_or_lowest_only_and_the_wild_is_always_playable():
     env = scripted(2, [[0, 10, 20, 30], [11, 21, 31, 41]], effect("highest_or_lowest"))
     run(env, bid(0), bid(0))
