@@ -1,0 +1,177 @@
+"""Rummikub (《拉密》) as a PettingZoo AEC environment: ``rummikub_v0``.
+
+Where you are: the thin AEC adapter of ``tableenvs/rummikub`` (rules in ``rules.py``, vectors and action ids in
+``encoder.py``, legal plays from the solver in ``solver.py``). Rules and every rules decision: ``docs/rummikub.md``.
+
+====================  ===========================================================================================
+Import                ``tableenvs.make("rummikub_v0")`` or ``from tableenvs.rummikub.env import env``
+Agents                ``player_0 .. player_{n-1}``, n = ``num_players`` (2..4); play passes to the next seat
+Action space          ``Discrete(55)``: ``0..52`` stage one rack tile of that type (52 = joker), ``53`` commit
+                      (end the turn placing the staged tiles), ``54`` draw one tile (pass when the pool is empty)
+Observation space     ``Dict(observation=Box(float32, (235,)), action_mask=Box(int8, (55,)))`` seen from the
+                      agent's seat: own rack, own staged tiles, table, previous turn's placed tiles (53 counts
+                      each), rack sizes, opened flags, player to act, scores by relative seat, pool size, passes
+                      in a row, player count, games done, turns done (layout: ``tableenvs.rummikub.encoder``)
+Action mask           stage ``t``: some legal play holds the staged tiles plus ``t`` (solver); commit: something
+                      is staged and it is a legal play (always, once staged, with ``strict_commit=False``);
+                      draw: nothing staged. Every staged prefix can be completed, so an agent never gets stuck
+Agent order           one player acts until its turn ends (commit or draw), then the next seat
+Rewards               at the end of each game its scores: the player who empties its rack gets the others'
+                      rack totals, each other player minus its own (joker 30); pool exhausted: see
+                      ``pool_exhausted``; 0 otherwise. An illegal move ends the game with -1 (wrapped env)
+Termination           after ``games_per_episode`` games; truncation after ``max_turns`` turns in the episode
+Infos                 after a successful commit every agent's info holds ``arrangement`` (the solver's melds of
+                      the table, tuple of ``Meld``); after a game ends, ``game_result`` (``GameResult``)
+Options               ``num_players`` (2..4, default 4), ``min_initial`` (opening points, 30),
+                      ``draw_after_play`` (False), ``strict_commit`` (True), ``pool_exhausted`` ("lowest_rack"
+                      or "draw"), ``games_per_episode`` (1), ``max_turns`` (1000), ``render_mode``
+Reset options         ``racks`` (one tile list per seat, ids or names like "red 7"), ``table`` (tiles of a valid
+                      table), ``pool`` (drawing order, exactly the remaining tiles), ``first_player``, ``opened``
+                      (per-seat flags); they script the first game only
+====================  ===========================================================================================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tableenvs.aec import TableEnv, wrap
+
+from .encoder import ACTION_TEXT, COMMIT, DRAW, NUM_ACTIONS, OBSERVATION_SIZE, Encoder, observation_bounds
+from .rules import Rummikub
+from .tiles import TILE_TYPES, tile_name
+
+
+class RummikubEnv(TableEnv):
+    """PettingZoo AEC env of Rummikub; see the module docstring."""
+
+    metadata = {**TableEnv.metadata, "name": "rummikub_v0"}
+    num_actions = NUM_ACTIONS
+    reset_option_keys = ("racks", "table", "pool", "first_player", "opened")
+
+    def __init__(
+        self,
+        num_players: int = 4,
+        min_initial: int = 30,
+        draw_after_play: bool = False,
+        strict_commit: bool = True,
+        pool_exhausted: str = "lowest_rack",
+        games_per_episode: int = 1,
+        max_turns: int = 1000,
+        render_mode: str | None = None,
+    ):
+        self.game = Rummikub(
+            num_players,
+            min_initial=min_initial,
+            draw_after_play=draw_after_play,
+            strict_commit=strict_commit,
+            pool_exhausted=pool_exhausted,
+            games_per_episode=games_per_episode,
+            max_turns=max_turns,
+        )
+        low, high = observation_bounds(self.game.games_per_episode)
+        super().__init__(
+            self.game.num_players,
+            OBSERVATION_SIZE,
+            observation_low=low,
+            observation_high=high,
+            render_mode=render_mode,
+        )
+        self.encoder = Encoder(self.num_players)
+
+    # ------------------------------------------------------------------ hooks
+
+    def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> None:
+        self.game.start(rng, **options)
+        self._drain_log()
+
+    def _current_seat(self) -> int:
+        return self.game.to_act
+
+    def _fill_mask(self, mask: np.ndarray) -> None:
+        if not (self.game.over or self.game.truncated):
+            self.encoder.fill_mask(self.game, mask)
+
+    def _fill_observation(self, seat: int, out: np.ndarray) -> None:
+        self.encoder.fill(self.game, seat, out)
+
+    def _apply(self, action: int) -> list[float] | None:
+        game = self.game
+        commits, games = game.commits, len(game.results)
+        if action < TILE_TYPES:
+            game.stage(action)
+            scores = None
+        elif action == COMMIT:
+            scores = game.commit()
+        else:
+            scores = game.draw()
+        if game.commits != commits or len(game.results) != games:
+            info: dict[str, Any] = {}
+            if game.commits != commits:
+                info["arrangement"] = game.arrangement
+            if len(game.results) != games:
+                info["game_result"] = game.results[-1]
+            self.infos = {agent: dict(info) for agent in self.agents}
+        elif any(self.infos.values()):
+            self.infos = {agent: {} for agent in self.agents}
+        if game.log:
+            self._drain_log()
+        return scores
+
+    def _is_over(self) -> bool:
+        return self.game.over
+
+    def _is_truncated(self) -> bool:
+        return self.game.truncated
+
+    def _describe_action(self, action: int) -> str:
+        if action == DRAW and self.game.pool_size == 0:
+            return "pass (pool empty)"
+        if action == COMMIT:
+            return f"commit {int(self.game.staged.sum())} tile(s)"
+        return ACTION_TEXT[action]
+
+    def _render_text(self) -> str:
+        game = self.game
+        if game.over:
+            status = "episode over"
+        elif game.truncated:
+            status = f"truncated after {game.turn} turns"
+        else:
+            status = f"player_{game.to_act} to act"
+        lines = [
+            f"Rummikub, {self.num_players} players, game {game.game_number}/{game.games_per_episode}, "
+            f"turn {game.turn}: {status}; pool {game.pool_size} tiles"
+            + (f", {game.passes} pass(es) in a row" if game.passes else "")
+        ]
+        lines.append("table: " + ("  ".join(str(meld) for meld in game.arrangement) or "(empty)"))
+        for seat in range(self.num_players):
+            rack = game.racks[seat]
+            flags = "opened" if game.opened[seat] else "not opened"
+            lines.append(
+                f"player_{seat}: score {game.scores[seat]:+g}, {flags}, {int(rack.sum())} tiles: {_tiles_text(rack)}"
+            )
+        if game.staged.any() and not (game.over or game.truncated):
+            lines.append(f"staged by player_{game.to_act}: {_tiles_text(game.staged)}")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _drain_log(self) -> None:
+        for line in self.game.log:
+            self._log(line)
+        self.game.log.clear()
+
+
+def _tiles_text(counts: np.ndarray) -> str:
+    return ", ".join(tile_name(t) for t in np.repeat(np.arange(TILE_TYPES), counts)) or "-"
+
+
+raw_env = RummikubEnv
+
+
+def env(**options: Any):
+    """The wrapped env (illegal move ends the game with -1 to the mover), as PettingZoo classic envs are."""
+    return wrap(raw_env(**options))

@@ -1,0 +1,129 @@
+"""rummikub_v0 through PettingZoo's own checks, options and their errors, rendering, infos and spaces."""
+
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+import tableenvs
+from tableenvs.aec import IllegalActionError
+from tableenvs.rummikub.encoder import COMMIT, DRAW, NUM_ACTIONS, OBSERVATION_SIZE
+from tableenvs.rummikub.env import env, raw_env
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_api_test(num_players):
+    api_test(env(num_players=num_players), num_cycles=300)
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_seed_test(num_players):
+    seed_test(lambda **kw: env(num_players=num_players, **kw), num_cycles=300)
+
+
+def test_api_test_options():
+    api_test(env(num_players=3, strict_commit=False, draw_after_play=True, games_per_episode=2), num_cycles=300)
+
+
+def test_render_test():
+    render_test(lambda render_mode=None: env(num_players=2, render_mode=render_mode))
+
+
+def test_ansi_render_shows_table_racks_and_staged():
+    e = raw_env(num_players=2, render_mode="ansi")
+    e.reset(
+        seed=0,
+        options={
+            "racks": [["red 5", "red 6", "red 7", "red 8", "red 9", "black 1"], ["blue 1", "blue 2"]],
+            "table": ["orange 1", "orange 2", "orange 3"],
+            "first_player": 0,
+            "opened": [True, False],
+        },
+    )
+    e.step(4 * 0 + 13 + 4)  # stage red 5
+    text = e.render()
+    assert "game 1/1, turn 0: player_0 to act" in text
+    assert "table: run[orange 1, orange 2, orange 3]" in text
+    assert "player_0: score +0, opened, 6 tiles: black 1, red 5, red 6, red 7, red 8, red 9" in text
+    assert "staged by player_0: red 5" in text
+
+
+def test_registry_make_and_pettingzoo_registry():
+    import pettingzoo
+
+    e = tableenvs.make("rummikub_v0", num_players=3)
+    assert e.unwrapped.num_players == 3
+    e2 = pettingzoo.make("aec", "tableenvs/Rummikub-v0", num_players=2)
+    assert e2.unwrapped.num_players == 2
+
+
+def test_spaces():
+    e = raw_env(num_players=4)
+    space = e.observation_space("player_0")
+    assert space["observation"].shape == (OBSERVATION_SIZE,) == (235,)
+    assert e.action_space("player_0").n == NUM_ACTIONS == 55
+    assert space is e.observation_space("player_0")
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"num_players": 5}, r"num_players must be in 2\.\.4, got 5"),
+        ({"min_initial": -1}, r"min_initial must be in >= 0, got -1"),
+        ({"draw_after_play": 1}, "draw_after_play must be True or False"),
+        ({"strict_commit": "yes"}, "strict_commit must be True or False"),
+        ({"pool_exhausted": "tie"}, r"pool_exhausted must be one of 'lowest_rack', 'draw'; got 'tie'"),
+        ({"games_per_episode": 0}, r"games_per_episode must be in >= 1, got 0"),
+        ({"max_turns": 0}, r"max_turns must be in >= 1, got 0"),
+        ({"render_mode": "rgb"}, "render_mode must be one of"),
+    ],
+)
+def test_bad_options(options, message):
+    with pytest.raises(ValueError, match=message):
+        raw_env(**options)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"racks": [["red 5"]]}, "racks must list 2 tile lists"),
+        ({"racks": [["purple 5"], []]}, "unknown tile name 'purple 5'"),
+        ({"racks": [[53], []]}, r"racks\[0\] tile id must be in 0\.\.52, got 53"),
+        ({"racks": [["joker", "joker"], ["joker"]]}, "racks and table hold 3 of joker; the game has 2"),
+        ({"table": ["red 1", "red 2"]}, "table is not valid"),
+        ({"pool": ["red 1"]}, "a scripted pool needs scripted racks"),
+        ({"racks": [["red 1"], ["red 2"]], "pool": ["red 3"]}, "pool must hold exactly the 104 tiles"),
+        ({"first_player": 2}, r"first_player must be in 0\.\.1, got 2"),
+        ({"opened": [True]}, "opened must list 2 booleans"),
+    ],
+)
+def test_bad_reset_options(options, message):
+    e = raw_env(num_players=2)
+    with pytest.raises(ValueError, match=message):
+        e.reset(seed=0, options=options)
+
+
+def test_illegal_action_raw_and_wrapped():
+    e = raw_env(num_players=2)
+    e.reset(seed=0, options={"racks": [["red 1"], ["red 2"]], "first_player": 0})
+    with pytest.raises(IllegalActionError, match=r"illegal action 53 \(commit 0 tile\(s\)\)"):
+        e.step(COMMIT)
+    w = env(num_players=2)
+    w.reset(seed=0, options={"racks": [["red 1"], ["red 2"]], "first_player": 0})
+    w.step(13)  # red 1 alone is no play: staging it is illegal, the wrapped env ends the game
+    assert w.rewards["player_0"] == -1 and all(w.terminations.values())
+
+
+def test_infos_arrangement_at_commit_only():
+    e = raw_env(num_players=2)
+    e.reset(
+        seed=0,
+        options={"racks": [["red 10", "red 11", "red 12", "blue 1"], ["blue 2"]], "first_player": 0},
+    )
+    for t in (13 + 9, 13 + 10, 13 + 11):
+        e.step(t)
+        assert e.infos["player_1"] == {}
+    e.step(COMMIT)
+    melds = e.infos["player_1"]["arrangement"]
+    assert [str(m) for m in melds] == ["run[red 10, red 11, red 12]"]
+    assert e.infos["player_0"]["arrangement"] == melds
+    e.step(DRAW)
+    assert e.infos == {"player_0": {}, "player_1": {}}
