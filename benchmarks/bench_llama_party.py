@@ -3,7 +3,8 @@
 Both envs are driven the same way, through the full wrapped AEC API as a user would: ``agent_iter()``,
 ``last()`` (observation built every decision), the action mask read from it, a uniformly random legal action,
 ``step()``, the dead-agent steps at the end, ``reset(seed=...)`` between games. An agent-step is one decision
-(dead steps are not counted but their time is). Time is this process's CPU time (``time.process_time``), so
+(dead steps are not counted but their time is); a second figure leaves out the time spent in ``reset``,
+which dominates leduc's 2..3-decision games. Time is this process's CPU time (``time.process_time``), so
 other jobs on the shared machine slow neither env down in the figures; rounds of the envs are interleaved and
 the median of ``--repeats`` timings is reported.
 
@@ -21,15 +22,19 @@ import time
 import numpy as np
 
 
-def run(make_env, seconds: float, seed: int) -> tuple[float, int]:
-    """Agent-steps per CPU second of random play for about ``seconds`` of CPU; returns (rate, games)."""
+def run(make_env, seconds: float, seed: int) -> tuple[float, float, int, int]:
+    """Random play for about ``seconds`` of CPU; returns (agent-steps per CPU-s, the same excluding the time
+    spent in ``reset``, games, agent-steps)."""
     env = make_env()
     rng = np.random.default_rng(seed)
     decisions = games = 0
-    start = time.process_time()
-    deadline = start + seconds
-    while time.process_time() < deadline:
+    in_reset = 0.0
+    clock = time.process_time
+    start = clock()
+    while clock() - start < seconds:
+        before = clock()
         env.reset(seed=seed + games)
+        in_reset += clock() - before
         for _ in env.agent_iter():
             observation, _, terminated, truncated, _ = env.last()
             if terminated or truncated:
@@ -39,7 +44,8 @@ def run(make_env, seconds: float, seed: int) -> tuple[float, int]:
             env.step(int(legal[rng.integers(legal.size)]))
             decisions += 1
         games += 1
-    return decisions / (time.process_time() - start), games
+    elapsed = clock() - start
+    return decisions / elapsed, decisions / (elapsed - in_reset), games, decisions
 
 
 def main() -> None:
@@ -60,21 +66,31 @@ def main() -> None:
         },
     }
     rates: dict[str, list[float]] = {name: [] for name in candidates}
+    play_rates: dict[str, list[float]] = {name: [] for name in candidates}
     games: dict[str, int] = dict.fromkeys(candidates, 0)
+    decisions: dict[str, int] = dict.fromkeys(candidates, 0)
     for repeat in range(args.repeats):
         for name, make_env in candidates.items():
-            rate, played = run(make_env, args.seconds, seed=1000 * repeat)
+            rate, play_rate, played, steps = run(make_env, args.seconds, seed=1000 * repeat)
             rates[name].append(rate)
+            play_rates[name].append(play_rate)
             games[name] += played
+            decisions[name] += steps
 
     peer = statistics.median(rates["leduc_holdem_v4 (PettingZoo)"])
+    peer_play = statistics.median(play_rates["leduc_holdem_v4 (PettingZoo)"])
     print(f"python {platform.python_version()}, {args.repeats} x {args.seconds:g} CPU-s per env, interleaved, median")
-    print("| env | agent-steps per CPU-s (median) | min..max | games | vs leduc_holdem_v4 |")
-    print("|---|---:|---:|---:|---:|")
+    print("| env | agent-steps per CPU-s | min..max | vs leduc | excluding reset | vs leduc | games | steps/game |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, values in rates.items():
         median = statistics.median(values)
+        play = statistics.median(play_rates[name])
         spread = f"{min(values):,.0f}..{max(values):,.0f}"
-        print(f"| {name} | {median:,.0f} | {spread} | {games[name]} | {median / peer:.2f}x |")
+        per_game = decisions[name] / games[name]
+        print(
+            f"| {name} | {median:,.0f} | {spread} | {median / peer:.2f}x | {play:,.0f} | {play / peer_play:.2f}x "
+            f"| {games[name]} | {per_game:.1f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -95,7 +95,8 @@ def observation_bounds(deck: Deck) -> tuple[np.ndarray, np.ndarray]:
 class Encoder:
     """Writes observations of a :class:`LlamaParty` game; one per env.
 
-    Hot path (profiled): scalar writes for the few set entries (faster here than fancy indexing from lists);
+    Hot path (profiled): item writes through a memoryview for the few set entries (faster here than numpy
+    scalar writes or fancy indexing from lists);
     the table block (round, player count, ring, totals, round scores), which changes only when a round is dealt
     or scored, is cached per seat under ``game.version`` and copied in as one slice.
     """
@@ -110,39 +111,40 @@ class Encoder:
         self._table_blocks: list[np.ndarray | None] = [None] * num_players
 
     def fill(self, game: LlamaParty, seat: int, out: np.ndarray) -> None:
-        """Write ``seat``'s observation into the zeroed vector ``out``."""
+        """Write ``seat``'s observation into ``out``, a zeroed, contiguous float32 vector."""
+        view = memoryview(out)  # item writes through a memoryview are cheaper than numpy scalar writes
         hand = game.hands[seat]
         letters = self.letters
         counts = [0] * NUM_LETTERS
         for card in hand:
-            out[card] = 1.0
+            view[card] = 1.0
             counts[letters[card]] += 1
         for letter, count in enumerate(counts):
             if count:
-                out[Layout.HAND_LETTERS + letter] = count / DEAL_SIZE
+                view[Layout.HAND_LETTERS + letter] = count / DEAL_SIZE
         for card in game.staged[seat]:
-            out[Layout.STAGED + card] = 1.0
+            view[Layout.STAGED + card] = 1.0
         goal = game.goal_of_slot[seat]
         if goal >= 0:
-            out[Layout.OWN_GOAL + goal] = 1.0
+            view[Layout.OWN_GOAL + goal] = 1.0
         step = game.step
         display = game.display
         for position in range(step):
-            out[Layout.REVEALED + position * DECK_SIZE + display[position]] = 1.0
+            view[Layout.REVEALED + position * DECK_SIZE + display[position]] = 1.0
         for card in game.passed[seat]:
-            out[Layout.PASSED + card] = 1.0
+            view[Layout.PASSED + card] = 1.0
         for card in game.received[seat]:
-            out[Layout.RECEIVED + card] = 1.0
-        out[Layout.STEP + step] = 1.0
+            view[Layout.RECEIVED + card] = 1.0
+        view[Layout.STEP + step] = 1.0
         if game.to_act == seat and not game.over:
-            out[Layout.PICKS_LEFT] = game.picks_left / 4.0
+            view[Layout.PICKS_LEFT] = game.picks_left / 4.0
         if game.version != self._table_version:
             self._table_version = game.version
             self._table_blocks = [None] * self.num_players
         block = self._table_blocks[seat]
         if block is None:
             block = self._table_blocks[seat] = self._table_block(game, seat)
-        out[Layout.ROUND :] = block
+        view[Layout.ROUND :] = block
 
     def _table_block(self, game: LlamaParty, seat: int) -> np.ndarray:
         """The ``round`` .. ``round_scores`` blocks of ``seat``'s observation."""
