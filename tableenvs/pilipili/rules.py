@@ -215,6 +215,10 @@ class PiliPiliGame:
         hook = h - sum(b for b in self.bids if b >= 0) if self.bids_made == self.n - 1 else -1
         copy = self.last_bid if m.no_copy_bid and self.bids_made > 0 else -1
         forbidden = m.forbidden_bids
+        if not forbidden:  # the common case: at most two excluded values
+            legal = [b for b in range(h + 1) if b != hook and b != copy]
+            if legal:
+                return legal
         for use_hook, use_copy, use_forbidden in ((1, 1, 1), (0, 1, 1), (0, 0, 1), (0, 0, 0)):
             legal = [
                 b
