@@ -21,7 +21,7 @@ from tableenvs.train import TrainConfig, train
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("env", nargs="?", default="pilipili_v0", help=f"one of {', '.join(tableenvs.names())}")
-    parser.add_argument("--timesteps", type=int, default=100_000)
+    parser.add_argument("--timesteps", type=int, default=50_000)
     parser.add_argument("--opponents", default="random", help="random, heuristic or a saved model .zip")
     parser.add_argument("--players", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)

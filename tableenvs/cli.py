@@ -10,6 +10,9 @@ Where you are: the console script. Sub-commands:
   on one seat against the given opponents (needs the ``train`` extra): a progress bar, periodic evaluation, the
   saved model, a learning-curve PNG and a final table against random and heuristic play
   (see :mod:`tableenvs.train`).
+* ``tableenvs eval ENV --players random,heuristic,model.zip [--games N] [--workers W] [--out DIR] ...`` — a
+  tournament between policies with rotating seats: a progress bar, a printed table, results as JSON and CSV and a
+  ratings PNG under ``--out`` (see :mod:`tableenvs.evaluation` and ``docs/evaluation.md``).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     play.add_argument("--quiet", action="store_true", help="print only the final table and result")
 
     _add_train_parser(commands)
+    _add_eval_parser(commands)
 
     args = parser.parse_args(argv)
     try:
@@ -49,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "train":
             return _train(args)
+        if args.command == "eval":
+            return _eval(args)
         return _play(args)
     except (ValueError, TypeError) as error:
         print(f"tableenvs: error: {error}", file=sys.stderr)
@@ -63,7 +69,7 @@ def _add_train_parser(commands) -> None:
         "model, a learning-curve PNG and results.json under --out and print the final evaluation table.",
     )
     train.add_argument("env", help=f"environment name ({', '.join(names())})")
-    train.add_argument("--timesteps", type=int, default=100_000, help="learner decisions to train (default 100000)")
+    train.add_argument("--timesteps", type=int, default=50_000, help="learner decisions to train (default 50000)")
     train.add_argument(
         "--opponents",
         default="random",
@@ -133,6 +139,81 @@ def _train(args: argparse.Namespace) -> int:
         progress_bar=not args.no_progress,
     )
     train(config)
+    return 0
+
+
+def _add_eval_parser(commands) -> None:
+    evaluate = commands.add_parser(
+        "eval",
+        help="a tournament between policies: table, JSON, CSV and a ratings PNG",
+        description="Play --games games of ENV between the listed policies, rotating seats so that each policy "
+        "sits in each seat equally often; print a table (win rate, reward, final score, OpenSkill and Elo ratings "
+        "with 95%% intervals) and write results.json, policies.csv, games.csv, head_to_head.csv and ratings.png "
+        "under --out. See docs/evaluation.md.",
+    )
+    evaluate.add_argument("env", help=f"environment name ({', '.join(names())})")
+    evaluate.add_argument(
+        "--players",
+        required=True,
+        help="comma-separated POLICIES (not a count): random, heuristic or saved SB3 model paths (.zip); the env "
+        "gets one seat per policy unless --num-players says otherwise",
+    )
+    evaluate.add_argument(
+        "--num-players",
+        type=int,
+        default=None,
+        help="seats per game (default: number of policies); more seats than policies: game g gives seat s the "
+        "policy (s + g) mod k of the list; fewer: every ordered choice of distinct policies in turn",
+    )
+    evaluate.add_argument("--games", type=int, default=1000, help="games to play (default 1000)")
+    evaluate.add_argument("--workers", type=int, default=1, help="worker processes or Ray tasks in flight (default 1)")
+    evaluate.add_argument("--backend", choices=("local", "ray"), default="local", help="local processes or Ray")
+    evaluate.add_argument(
+        "--ray-address",
+        default=None,
+        help="with --backend ray: cluster address for ray.init (default: RAY_ADDRESS or a local Ray instance)",
+    )
+    evaluate.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
+    evaluate.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a game option (repeatable), VALUE read as JSON when it parses, e.g. --option missions=none",
+    )
+    evaluate.add_argument("--sample", action="store_true", help="saved models sample actions instead of argmax")
+    evaluate.add_argument("--out", default="runs/eval", help="output directory (default runs/eval)")
+    evaluate.add_argument("--no-plot", action="store_true", help="skip ratings.png")
+    evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from tableenvs.evaluation import evaluate
+
+    options = dict(_parse_option(text) for text in args.option)
+    policies = [name.strip() for name in args.players.split(",") if name.strip()]
+    try:
+        result = evaluate(
+            args.env,
+            policies,
+            args.games,
+            num_players=args.num_players,
+            options=options,
+            seed=args.seed,
+            workers=args.workers,
+            backend=args.backend,
+            ray_address=args.ray_address,
+            deterministic=not args.sample,
+            progress=not args.no_progress,
+        )
+    except (ImportError, OSError) as error:
+        raise ValueError(str(error)) from None
+    print(result.format_table())
+    paths = result.save(args.out, plot=not args.no_plot)
+    print(
+        f"\n{result.games} games in {result.seconds:.1f} s ({result.games_per_second:.1f} games/s); wrote "
+        + ", ".join(str(path) for path in paths.values())
+    )
     return 0
 
 

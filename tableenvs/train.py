@@ -55,7 +55,7 @@ class TrainConfig:
 
     env: str
     out: str | Path = "runs/train"
-    timesteps: int = 100_000
+    timesteps: int = 50_000
     opponents: PolicySpec | list[PolicySpec] = "random"
     seat: int | str = "rotate"
     options: dict[str, Any] = field(default_factory=dict)  # game options, e.g. {"num_players": 4}
@@ -403,25 +403,48 @@ def final_table(config: TrainConfig, model: Any) -> list[dict[str, Any]]:
         for label, result in results.items():
             row = {"opponents": opponents, "agent": label, **result.summary()}
             if label != "trained":
-                row["p_reward_vs_trained"] = welch_p_value(results["trained"].rewards, result.rewards)
-                row["p_win_vs_trained"] = welch_p_value(results["trained"].wins, result.wins)
+                trained = results["trained"]
+                row["p_reward_vs_trained"] = welch_p_value(trained.rewards, result.rewards)
+                row["p_win_vs_trained"] = welch_p_value(trained.wins, result.wins)
+                if trained.rounds is not None and result.rounds is not None:
+                    row["p_reward_per_round_vs_trained"] = welch_p_value(
+                        trained.rewards / trained.rounds, result.rewards / result.rounds
+                    )
             rows.append(row)
     return rows
 
 
 def format_table(rows: list[dict[str, Any]], games: int) -> str:
-    """The final table as text."""
-    header = (
-        f"{'opponents':<10} {'agent in seat':<14} {'win rate [95% CI]':<24} {'mean reward [95% CI]':<30} "
-        f"{'p (reward, vs trained)':>22}"
-    )
-    lines = [f"final evaluation: {games} games per row, seats rotating, same deals in every row", header]
-    lines.append("-" * len(header))
+    """The final table as text (with a reward-per-round column for games that count rounds)."""
+    per_round = all("reward_per_round" in row for row in rows)
+
+    def interval(row: dict[str, Any], key: str, signed: bool = True) -> str:
+        f = "+.3f" if signed else ".3f"
+        return f"{row[key]:{f}} [{row[key + '_low']:{f}}, {row[key + '_high']:{f}}]"
+
+    columns = [("opponents", 10), ("agent in seat", 14), ("win rate [95% CI]", 24), ("reward/game [95% CI]", 26)]
+    if per_round:
+        columns.append(("reward/round [95% CI]", 26))
+    columns += [("p win", 8), ("p reward", 9)]
+    header = " ".join(f"{name:<{width}}" for name, width in columns)
+    lines = [
+        f"final evaluation: {games} games per row, seats rotating, same deals in every row; "
+        "p: Welch's t-test against the trained agent",
+        header,
+        "-" * len(header),
+    ]
     for row in rows:
-        win = f"{row['win_rate']:.3f} [{row['win_rate_low']:.3f}, {row['win_rate_high']:.3f}]"
-        reward = f"{row['mean_reward']:+.3f} [{row['mean_reward_low']:+.3f}, {row['mean_reward_high']:+.3f}]"
-        p = f"{row['p_reward_vs_trained']:.2g}" if "p_reward_vs_trained" in row else ""
-        lines.append(f"{row['opponents']:<10} {row['agent']:<14} {win:<24} {reward:<30} {p:>22}")
+        cells = [row["opponents"], row["agent"], interval(row, "win_rate", False), interval(row, "mean_reward")]
+        if per_round:
+            cells.append(interval(row, "reward_per_round"))
+        p_reward = row.get("p_reward_per_round_vs_trained" if per_round else "p_reward_vs_trained")
+        cells += [
+            f"{row['p_win_vs_trained']:.2g}" if "p_win_vs_trained" in row else "",
+            f"{p_reward:.2g}" if p_reward is not None else "",
+        ]
+        lines.append(" ".join(f"{cell:<{width}}" for cell, (_, width) in zip(cells, columns, strict=True)))
+    if per_round:
+        lines.append("(p reward: on reward per round)")
     return "\n".join(lines)
 
 
