@@ -20,11 +20,9 @@ import numpy as np
 
 from tableenvs.pilipili.encoder import (
     MISSION_FLAGS,
-    NAME,
     PICK,
     PLAY,
     PLAY_WILD,
-    POSITION,
     S_BID,
     S_TPLAYED,
     S_TVALUE,
@@ -88,13 +86,9 @@ class HeuristicPolicy:
             return int(legal[-1])  # decline
         if phase == Phase.DECLARE:
             return PLAY_WILD + (self._wild_value(need > 0, reversed_values))
-        if phase == Phase.PLAY and legal[0] < PLAY_WILD + MAX_WILD_VALUE + 1 and legal[-1] < PICK:
+        if phase == Phase.PLAY and legal[-1] < PICK:  # playing by card (not by memorised position)
             return self._play(observation, legal, need > 0, strength, reversed_values)
-        if phase == Phase.PLAY and legal[0] >= POSITION:
-            return int(rng.choice(legal))
-        if legal[0] >= NAME:
-            return int(rng.choice(legal))
-        return int(rng.choice(legal))
+        return int(rng.choice(legal))  # designation, memorised positions
 
     @staticmethod
     def _wild_value(win: bool, reversed_values: bool) -> int:

@@ -156,7 +156,6 @@ class PiliPiliGame:
         self.staged: list[list[int]] = [[] for _ in range(n)]
         self.position_cards: list[list[int]] = [[] for _ in range(n)]
         self.position_used: list[list[bool]] = [[] for _ in range(n)]
-        self.looked = [False] * n
         self.revealed = False
         self.trick: list[tuple[int, int, int]] = []  # (seat, card, value) in play order
         self.last_trick: list[tuple[int, int, int]] = []
@@ -203,10 +202,6 @@ class PiliPiliGame:
         if self.phase == BID:
             return self.mission.forehead
         return self.revealed
-
-    def trick_visible_to(self, seat: int, play_seat: int) -> bool:
-        """Whether ``seat`` sees the card ``play_seat`` put in the current trick (simultaneous play hides it)."""
-        return not self.mission.simultaneous or seat == play_seat
 
     def legal_bids(self) -> list[int]:
         """Bids open to the bidder; restrictions are lifted in order (hook, no-copy, forbidden) if none is legal."""
@@ -270,7 +265,6 @@ class PiliPiliGame:
         """LOOK phase: the player to act looks at its hand (its observation shows it during this decision)."""
         self._require(LOOK)
         seat = self.to_act
-        self.looked[seat] = True
         if self.mission.memorise:
             self.position_cards[seat] = sorted(self.hands[seat])
             self.position_used[seat] = [False] * len(self.hands[seat])
