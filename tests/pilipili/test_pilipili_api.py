@@ -115,3 +115,21 @@ def test_max_rounds_truncates():
         e.step(int(rng.choice(np.flatnonzero(e.action_masks()))))
     assert e.game.rounds_completed == 1
     assert all(e.truncations.values()) != all(e.terminations.values())
+
+
+def test_cli_plays_a_whole_game_between_heuristics(capsys):
+    from tableenvs.cli import main
+
+    assert main(["play", "pilipili_v0", "--players", "5", "--seed", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "round 1: dealer" in out and "trick 1:" in out and "round scored:" in out
+    assert "game over:" in out and "winner(s): player_" in out
+
+
+def test_same_seed_same_game_and_different_seeds_differ():
+    deals = []
+    for seed in (1, 1, 2):
+        e = raw_env(num_players=4)
+        e.reset(seed=seed)
+        deals.append((e.game.dealer, e.game.mission.id, [sorted(h) for h in e.game.hands]))
+    assert deals[0] == deals[1] and deals[0] != deals[2]
