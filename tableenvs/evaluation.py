@@ -30,8 +30,10 @@ Winners               the game's own winners (``env.unwrapped.game.winners``, ti
                       by its rules; for a truncated game or a game that names none: the best final score (below)
                       or, without one, the highest total reward. A win shared by ``w`` seats counts ``1/w`` each
 Final score           read from the engine at the end: ``pilipili_v0`` -> ``game.chilis`` (chilis held, lower is
-                      better); ``llama_party_v0`` -> ``game.totals`` (points, higher is better); other envs: none
-                      (see :data:`FINAL_SCORES`). Total reward is the sum of the env's rewards for the seat
+                      better); ``llama_party_v0`` -> ``game.totals`` (points, higher is better); ``rummikub_v0``
+                      -> ``game.scores`` (episode points, higher is better; the engine names no episode winner,
+                      so the best score wins); other envs: none (see :data:`FINAL_SCORES`). Total reward is the
+                      sum of the env's rewards for the seat
 Ranks                 winners rank 1; the others by final score (or total reward), ties sharing a rank
 ====================  ==========================================================================================
 
@@ -88,6 +90,7 @@ class FinalScore:
 FINAL_SCORES: dict[str, FinalScore] = {
     "pilipili_v0": FinalScore("chilis", "chilis", higher_is_better=False),
     "llama_party_v0": FinalScore("totals", "points", higher_is_better=True),
+    "rummikub_v0": FinalScore("scores", "points", higher_is_better=True),
 }
 
 #: Most games handed to a worker at once (smaller batches balance load and move the progress bar more often).
