@@ -105,3 +105,35 @@ def test_action_masks_method_matches_observation_mask():
     env.reset(seed=0)
     assert env.action_masks().tolist() == [True, True, False]
     assert env.legal_actions() == [0, 1]
+
+
+def test_wrapped_env_is_pettingzoo_classic_stack():
+    from pettingzoo.utils import wrappers
+
+    env = wrap(NimEnv())
+    assert isinstance(env, wrappers.OrderEnforcingWrapper)
+    assert isinstance(env.env, wrappers.AssertOutOfBoundsWrapper)
+    assert isinstance(env.env.env, wrappers.TerminateIllegalWrapper)
+
+
+def test_wrapped_env_refuses_state_before_reset_and_out_of_bounds_actions():
+    env = wrap(NimEnv())
+    for name in ("agents", "agent_selection", "rewards", "terminations", "truncations", "infos"):
+        with pytest.raises(AttributeError, match=f"{name} cannot be accessed before reset"):
+            getattr(env, name)
+    assert env.possible_agents == ["player_0", "player_1"]
+    env.reset(seed=0)
+    with pytest.raises(AssertionError, match="not in action space"):
+        env.step(3)
+    with pytest.raises(AssertionError, match="not in action space"):
+        env.step(-1)
+
+
+def test_wrapped_env_state_tracks_the_raw_env():
+    env = wrap(NimEnv(num_players=3, pile=1))
+    env.reset(seed=5)
+    raw = env.unwrapped
+    assert env.agent_selection == raw.agent_selection
+    env.step(np.int64(0))  # numpy integers take the checked path and are accepted
+    assert env.terminations is raw.terminations and all(env.terminations.values())
+    assert env.rewards == raw.rewards and env._cumulative_rewards == raw._cumulative_rewards
