@@ -50,6 +50,7 @@ appearances as independent, which they are across games, not within a game where
 from __future__ import annotations
 
 import csv
+import inspect
 import itertools
 import json
 import math
@@ -247,7 +248,8 @@ def evaluate(
     shows a tqdm bar, a callable receives the number of games just finished.
 
     Everything is checked before the first game: the env name and options, every policy (built against the env,
-    so a saved model with another observation or action size fails here), ``games``, ``workers``, ``backend``.
+    so a saved model with another observation or action size fails here, and so does one whose ``results.json``
+    from ``tableenvs train`` names another game or player count), ``games``, ``workers``, ``backend``.
     """
     options = dict(options or {})
     game_spec(env)  # unknown name: ValueError listing the names
@@ -269,6 +271,7 @@ def evaluate(
     for index, spec in enumerate(specs):
         try:
             make_policy(spec, raw_env, deterministic=deterministic)
+            _check_training_record(spec, raw_env)
         except (ValueError, TypeError, FileNotFoundError) as error:
             raise type(error)(f"policy #{index + 1} ({_label(spec)}): {error}") from None
     if backend == "local" and workers > 1:
@@ -329,6 +332,34 @@ def evaluate(
         backend=backend,
         seconds=elapsed,
     )
+
+
+def _check_training_record(spec: Any, raw_env: Any) -> None:
+    """A saved model's game and player count, when ``tableenvs train``'s ``results.json`` lies beside it.
+
+    A ``.zip`` does not name its game; :class:`~tableenvs.sb3_policy.SB3Policy` checks the observation and action
+    sizes, but Llama Party's and Rummikub's sizes do not depend on the player count. ``tableenvs train`` writes
+    ``results.json`` (``config.env``, ``config.options``) next to ``model.zip``: when it is there, both must match.
+    """
+    if not isinstance(spec, (str, Path)) or not str(spec).endswith(".zip"):
+        return
+    record = Path(spec).with_name("results.json")
+    try:
+        config = json.loads(record.read_text())["config"]
+        trained_env, trained_options = config["env"], dict(config.get("options") or {})
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # no readable training record: the size check is all there is
+    name = raw_env.metadata["name"]
+    if trained_env != name:
+        raise ValueError(f"{record} says this model was trained on {trained_env}, not {name}")
+    players = trained_options.get("num_players")
+    if players is None:
+        default = inspect.signature(type(raw_env).__init__).parameters.get("num_players")
+        players = None if default is None else default.default
+    if players is not None and players != raw_env.num_players:
+        raise ValueError(
+            f"{record} says this model was trained with {players} players; this tournament has {raw_env.num_players}"
+        )
 
 
 def _label(spec: Any) -> str:

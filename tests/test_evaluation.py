@@ -146,6 +146,17 @@ def test_model_for_another_game_or_player_count_is_refused_and_a_matching_one_pl
         evaluate("llama_party_v0", ["random", model, "heuristic"], games=2)
 
 
+def test_training_record_beside_the_model_catches_a_player_count_the_sizes_cannot(tmp_path, no_games):
+    model = _saved_model(tmp_path, "llama_party_v0", 4)  # Llama Party's observation size is the same for 2..4
+    record = tmp_path / "results.json"
+    record.write_text(json.dumps({"config": {"env": "llama_party_v0", "options": {}}}))  # default: 4 players
+    with pytest.raises(ValueError, match=r"policy #2 .*trained with 4 players; this tournament has 2"):
+        evaluate("llama_party_v0", ["random", model], games=2)
+    record.write_text(json.dumps({"config": {"env": "rummikub_v0", "options": {"num_players": 2}}}))
+    with pytest.raises(ValueError, match="trained on rummikub_v0, not llama_party_v0"):
+        evaluate("llama_party_v0", ["random", model], games=2)
+
+
 # ---------------------------------------------------------------------------------------------- statistics
 
 
