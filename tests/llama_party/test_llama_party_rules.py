@@ -1,7 +1,11 @@
 """Scripted Llama Party rules: scoring, passing (with dummies), goal placement, game end and tie-break."""
 
+import itertools
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tableenvs.llama_party.cards import LETTERS, load_cards
 from tableenvs.llama_party.env import raw_env
@@ -344,3 +348,24 @@ def test_win_rewards_with_ties(totals, expected):
     env = raw_env(num_players=4, deck=FLAT_DECK, reward="win")
     rewards = play_to_end(env, options={"totals": totals, "round": 4})
     assert [rewards[a] for a in env.possible_agents] == expected
+
+
+def _max_disjoint_copies(cards, combo):
+    """Independent reference: search over actual cards for the most disjoint copies of ``combo``."""
+    best = 0
+    for first in itertools.combinations(range(len(cards)), len(combo)):
+        if sorted(cards[i] for i in first) == sorted(combo):
+            rest = [card for i, card in enumerate(cards) if i not in first]
+            best = max(best, 1 + _max_disjoint_copies(rest, combo))
+            break  # every copy is interchangeable: one choice suffices
+    return best
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    hand=st.lists(st.sampled_from("ABCDEF"), min_size=0, max_size=7),
+    combo=st.lists(st.sampled_from("ABCDEF"), min_size=2, max_size=4),
+)
+def test_combo_copies_matches_a_search_over_cards(hand, combo):
+    need = [combo.count(letter) for letter in LETTERS]
+    assert combo_copies(need, counts("".join(hand))) == _max_disjoint_copies(hand, combo)
