@@ -340,6 +340,10 @@ def train(config: TrainConfig) -> TrainResult:
     vec_env = make_training_env(config)
     model = make_model(config, vec_env)
     history: list[dict[str, Any]] = []
+    # The curve's baseline: a random agent on the periodic evaluation's deals and seats.
+    baseline = evaluate(
+        config.env, "random", config.opponents, config.eval_games, seed=10_000_000 + config.seed, options=config.options
+    ).summary()
     started = time.perf_counter()
     model.learn(
         total_timesteps=config.timesteps,
@@ -351,7 +355,7 @@ def train(config: TrainConfig) -> TrainResult:
     model_path = out / "model.zip"
     model.save(model_path)
     curve_path = out / "curve.png"
-    plot_curve(history, curve_path, title=f"MaskablePPO on {config.env} vs {config.opponents}")
+    plot_curve(history, curve_path, title=f"MaskablePPO on {config.env} vs {config.opponents}", baseline=baseline)
     say(f"trained in {train_seconds:.0f} s; model saved to {model_path}, learning curve to {curve_path}")
 
     started = time.perf_counter()
@@ -371,6 +375,7 @@ def train(config: TrainConfig) -> TrainResult:
                 "train_seconds": train_seconds,
                 "eval_seconds": eval_seconds,
                 "history": history,
+                "curve_baseline": baseline,
                 "final": table,
             },
             indent=2,
@@ -448,8 +453,16 @@ def format_table(rows: list[dict[str, Any]], games: int) -> str:
     return "\n".join(lines)
 
 
-def plot_curve(history: list[dict[str, Any]], path: str | Path, *, title: str = "") -> None:
-    """Learning curve PNG: evaluation mean reward (95% band) and win rate against timesteps."""
+def plot_curve(
+    history: list[dict[str, Any]],
+    path: str | Path,
+    *,
+    title: str = "",
+    baseline: dict[str, Any] | None = None,
+) -> None:
+    """Learning curve PNG against timesteps: evaluation reward per game (and per round, for games that count
+    rounds) and win rate, each with its 95% band; ``baseline`` (an :meth:`EvalResult.summary` of a random agent
+    in the same seats) is drawn as a dotted line."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -457,24 +470,27 @@ def plot_curve(history: list[dict[str, Any]], path: str | Path, *, title: str = 
     import matplotlib.ticker
 
     steps = [h["timesteps"] for h in history]
-    fig, (ax_reward, ax_win) = plt.subplots(1, 2, figsize=(10, 4))
-    ax_reward.plot(steps, [h["mean_reward"] for h in history], marker="o", label="evaluation")
-    ax_reward.fill_between(
-        steps, [h["mean_reward_low"] for h in history], [h["mean_reward_high"] for h in history], alpha=0.25
-    )
-    ax_reward.plot(steps, [h["train_episode_reward"] for h in history], linestyle="--", label="training episodes")
-    ax_reward.set_xlabel("learner decisions (timesteps)")
-    ax_reward.set_ylabel("reward per game")
-    ax_reward.legend()
-    ax_win.plot(steps, [h["win_rate"] for h in history], marker="o", color="C2")
-    ax_win.fill_between(
-        steps, [h["win_rate_low"] for h in history], [h["win_rate_high"] for h in history], alpha=0.25, color="C2"
-    )
-    ax_win.set_xlabel("learner decisions (timesteps)")
-    ax_win.set_ylabel("win rate")
-    for ax in (ax_reward, ax_win):
+    panels = [("mean_reward", "reward per game")]
+    if history and all("reward_per_round" in h for h in history):
+        panels.append(("reward_per_round", "reward per round"))
+    panels.append(("win_rate", "win rate"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4))
+    for index, (ax, (key, label)) in enumerate(zip(axes, panels, strict=True)):
+        colour = f"C{index}"
+        ax.plot(steps, [h[key] for h in history], marker="o", color=colour, label="trained agent (evaluation)")
+        low, high = [h[key + "_low"] for h in history], [h[key + "_high"] for h in history]
+        ax.fill_between(steps, low, high, alpha=0.25, color=colour)
+        if key == "mean_reward":
+            train_rewards = [h["train_episode_reward"] for h in history]
+            ax.plot(steps, train_rewards, linestyle="--", color="C7", label="training episodes (mean of last 200)")
+        if baseline is not None and key in baseline:
+            ax.axhline(baseline[key], linestyle=":", color="k", label="random agent in the same seats")
+        ax.set_xlabel("learner decisions (timesteps)")
+        ax.set_ylabel(label)
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x / 1000:g}k"))
         ax.grid(alpha=0.3)
+        if index == 0:
+            ax.legend(fontsize=8)
     games = history[0]["games"] if history else 0
     fig.suptitle(f"{title} ({games} evaluation games per point)")
     fig.tight_layout()
