@@ -377,6 +377,11 @@ def _labels(specs: Sequence[Any]) -> list[str]:
     return labels
 
 
+def _finite_or_none(value: Any) -> Any:
+    """NaN (e.g. the win rate of an entrant that never got a seat in a short run) as None: strict JSON."""
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
 def _jsonable(value: Any) -> bool:
     try:
         json.dumps(value)
@@ -439,7 +444,7 @@ class EvaluationResult:
             else {"name": self.final_score.label, "higher_is_better": self.final_score.higher_is_better},
             "truncated_games": sum(r.truncated for r in self.records),
             "mean_decisions": float(np.mean([r.decisions for r in self.records])),
-            "policies": self.policies,
+            "policies": [{key: _finite_or_none(value) for key, value in row.items()} for row in self.policies],
             "head_to_head": self.head_to_head,
             "seat_counts": self.seat_counts().tolist(),
         }

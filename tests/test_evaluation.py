@@ -254,6 +254,14 @@ def test_save_writes_json_csv_and_png(tmp_path):
     assert paths["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_an_entrant_without_a_seat_gets_empty_statistics_and_strict_json(tmp_path):
+    result = evaluate("llama_party_v0", ["random", "heuristic", "random"], games=1, num_players=2)
+    assert [row["appearances"] for row in result.policies] == [1, 1, 0]  # game 0 seats entrants 0 and 1
+    paths = result.save(tmp_path, plot=False)
+    data = json.loads(paths["json"].read_text(), parse_constant=lambda name: pytest.fail(f"{name} in JSON"))
+    assert data["policies"][2]["win_rate"] is None and data["policies"][2]["elo"] is None
+
+
 def test_cli_eval_prints_the_table_and_writes_the_files(tmp_path, capsys):
     out = tmp_path / "eval"
     code = main(
