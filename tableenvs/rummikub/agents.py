@@ -34,12 +34,10 @@ class HeuristicPolicy:
 
     def plan(self, rack: np.ndarray, table: np.ndarray, staged: np.ndarray, opened: bool) -> np.ndarray | None:
         """Count vector of the play to make this turn (containing ``staged``), or ``None`` to draw."""
-        key = rack.tobytes() + table.tobytes() + staged.tobytes() + bytes([opened])
-        if key == self._key:
-            return self._plan
-        if self._plan is not None and self._key is not None and self._key[: 2 * rack.nbytes] == key[: 2 * rack.nbytes]:
-            if np.all(self._plan >= staged):  # same turn, still on the cached plan
-                return self._plan
+        key = rack.tobytes() + table.tobytes() + bytes([opened])
+        if key == self._key and (self._plan is None or np.all(self._plan >= staged)):
+            if self._plan is not None or not staged.any():
+                return self._plan  # same position, still on the cached plan (or still no play)
         solution = solve(
             table,
             rack,

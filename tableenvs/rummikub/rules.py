@@ -172,6 +172,9 @@ class Rummikub:
             if not isinstance(racks, (list, tuple)) or len(racks) != n:
                 raise ValueError(f"racks must list {n} tile lists (one per seat), got {racks!r}")
             rack_counts = np.array([parse_tiles(f"racks[{s}]", r) for s, r in enumerate(racks)], np.int64)
+            empty = [s for s in range(n) if not rack_counts[s].any()]
+            if empty:
+                raise ValueError(f"racks[{empty[0]}] is empty; every rack needs at least one tile at the start")
         used = table_counts + (rack_counts.sum(axis=0) if rack_counts is not None else 0)
         over_supply = np.flatnonzero(used > FULL_SET)
         if over_supply.size:

@@ -85,6 +85,7 @@ def test_bad_options(options, message):
     ("options", "message"),
     [
         ({"racks": [["red 5"]]}, "racks must list 2 tile lists"),
+        ({"racks": [["red 5"], []]}, r"racks\[1\] is empty"),
         ({"racks": [["purple 5"], []]}, "unknown tile name 'purple 5'"),
         ({"racks": [[53], []]}, r"racks\[0\] tile id must be in 0\.\.52, got 53"),
         ({"racks": [["joker", "joker"], ["joker"]]}, "racks and table hold 3 of joker; the game has 2"),
