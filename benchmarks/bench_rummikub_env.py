@@ -165,7 +165,8 @@ def leduc_row(seconds: float = 2.0) -> str | None:
             decisions += 1
         games += 1
     elapsed = CLOCK() - start
-    return f"| peer: PettingZoo leduc_holdem_v4, random | {games / elapsed:,.0f} | {decisions / elapsed:,.0f} | - | - | - |"
+    label = "peer: PettingZoo leduc_holdem_v4, random"
+    return f"| {label} | {games / elapsed:,.0f} | {decisions / elapsed:,.0f} | - | - | - |"
 
 
 def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
