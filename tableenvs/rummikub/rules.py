@@ -81,6 +81,14 @@ def parse_tiles(name: str, tiles: Any) -> np.ndarray:
     return np.bincount(np.array(tile_ids(name, tiles), np.int64), minlength=TILE_TYPES).astype(np.int64)
 
 
+_BOUND_VALUES = np.array(list(TILE_VALUES[:-1]) + [13], dtype=np.int64)  # a joker stands for at most a 13
+
+
+def _opening_bound(tiles: np.ndarray) -> int:
+    """Upper bound on the opening points of ``tiles`` (a joker at most 13); 0 below 3 tiles (no meld)."""
+    return int(tiles @ _BOUND_VALUES) if tiles.sum() >= 3 else 0
+
+
 def rack_total(rack: np.ndarray) -> int:
     """Points on a rack: face values, a joker 30."""
     return int(rack @ TILE_VALUES)
@@ -250,13 +258,18 @@ class Rummikub:
             opening = not self.opened[seat]
             rack = self.racks[seat]
             staged = self.staged
-            stage_mask = playable(self.table, rack, staged, opening=opening, min_initial=self.min_initial)
+            if opening and _opening_bound(rack) < max(self.min_initial, 1):
+                stage_mask = np.zeros(TILE_TYPES, bool)  # exact shortcut: the rack cannot reach min_initial
+            else:
+                stage_mask = playable(self.table, rack, staged, opening=opening, min_initial=self.min_initial)
             anything_staged = bool(staged.any())
             if not anything_staged:
                 can_commit = False
             elif not self.strict_commit or not stage_mask.any():
                 # strict: a feasible staged set that no tile extends is itself a legal play
                 can_commit = True
+            elif opening and (staged.sum() < 3 or _opening_bound(staged) < self.min_initial):
+                can_commit = False  # exact shortcut: an opening needs a meld (3 tiles) and min_initial points
             else:
                 can_commit = is_valid_play(self.table, rack, staged, opening=opening, min_initial=self.min_initial)
             self._legal = (stage_mask, can_commit, not anything_staged)

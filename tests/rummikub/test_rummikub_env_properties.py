@@ -10,6 +10,7 @@ from rummikub_support import check_arrangement
 from tableenvs.rummikub.encoder import COMMIT, DRAW, OBSERVATION_SIZE, Encoder
 from tableenvs.rummikub.env import raw_env
 from tableenvs.rummikub.rules import FULL_SET, rack_total
+from tableenvs.rummikub.solver import is_valid_play, playable
 from tableenvs.rummikub.tiles import TILE_TYPES
 
 OPTIONS = st.fixed_dictionaries(
@@ -81,6 +82,17 @@ def test_random_games_conserve_tiles_keep_tables_valid_and_score_right(options, 
         game = e.game
         assert np.array_equal(tiles_in_play(game), FULL_SET), "106 tiles not conserved"
         assert (game.staged <= game.racks[game.to_act]).all()
+        if not (game.over or game.truncated) and rng.random() < 0.1:
+            # the engine's cached mask (with its exact shortcuts) equals the solver's answers
+            seat = game.to_act
+            opening = not game.opened[seat]
+            stage, commit, draw = game.legal()
+            rack, staged = game.racks[seat], game.staged
+            kw = {"opening": opening, "min_initial": game.min_initial}
+            assert np.array_equal(stage, playable(game.table, rack, staged, **kw))
+            valid = bool(staged.any()) and is_valid_play(game.table, rack, staged, **kw)
+            assert commit == (valid if game.strict_commit else bool(staged.any()))
+            assert draw == (not staged.any())
         if game.commits != last_commits[0]:
             last_commits[0] = game.commits
             check_arrangement(game.arrangement, game.table)

@@ -305,3 +305,13 @@ def test_observation_is_seen_from_the_own_seat():
     assert obs[LAYOUT.TO_ACT : LAYOUT.TO_ACT + 4].tolist() == [0, 0, 1, 0]
     assert obs[LAYOUT.RACK + t("blue 1")] == 1 and obs[LAYOUT.RACK : LAYOUT.STAGED].sum() == 1
     assert obs[LAYOUT.NUM_PLAYERS + 1] == 1
+
+
+def test_min_initial_zero_still_needs_a_meld_of_own_tiles():
+    e = make([["red 1", "blue 1"], ["black 5"]], min_initial=0)
+    assert not mask_of(e)[:TILE_TYPES].any() and mask_of(e)[DRAW]
+    e = make([["red 1", "blue 1", "black 1"], ["black 5"]], min_initial=0)
+    stage_all(e, ["red 1", "blue 1"])
+    assert not mask_of(e)[COMMIT]
+    stage_all(e, ["black 1"])
+    assert mask_of(e)[COMMIT]
