@@ -10,9 +10,14 @@ timed by the wall clock (worker start-up included, as a user sees it):
 * ``evaluate(workers=2)``: two local worker processes (``spawn``).
 
 The two ``evaluate`` runs must return identical records (checked). Ratios are to the peer loop of the same run.
-The machine is shared: the load average is printed with the table; each figure is the median of ``--repeats``.
+Besides wall-clock games/s, games per CPU-second (this process plus its worker processes, from ``getrusage``)
+shows what the work costs whatever else runs on the machine: on a shared machine with no idle core, two workers
+cannot be faster by the wall clock, but the CPU figure still shows their overhead (start-up, imports).
+One untimed warm-up game per env is played in this process first; worker processes pay their own warm-up
+(imports; Rummikub's numba kernels loaded from the cache) inside the timing. The load average is printed with
+the table; each figure is the median of ``--repeats``.
 
-Run: ``python benchmarks/bench_evaluation.py [--games 200,400,40 --repeats 3]`` (``--games``: one count per env,
+Run: ``python benchmarks/bench_evaluation.py [--games 300,1000,60 --repeats 3]`` (``--games``: one count per env,
 in the order of ``--envs``, by default the sorted names).
 """
 
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import statistics
 import time
 
@@ -32,15 +38,22 @@ from tableenvs.policies import make_policy
 
 POLICIES = ["heuristic", "random"]
 NUM_PLAYERS = 4
-DEFAULT_GAMES = {"pilipili_v0": 400, "llama_party_v0": 200, "rummikub_v0": 40}
+DEFAULT_GAMES = {"pilipili_v0": 1000, "llama_party_v0": 300, "rummikub_v0": 60}
 
 
-def peer_loop(env_name: str, games: int, seed: int) -> float:
-    """Wall seconds for ``games`` games through the wrapped AEC API, seats rotated like ``evaluate``."""
+def cpu_seconds() -> float:
+    """CPU time (user + system) of this process and its finished child processes."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def peer_loop(env_name: str, games: int, seed: int) -> tuple[float, float]:
+    """(wall s, CPU s) for ``games`` games through the wrapped AEC API, seats rotated like ``evaluate``."""
     env = tableenvs.make(env_name, num_players=NUM_PLAYERS)
     policies = [make_policy(spec, env) for spec in POLICIES]
     rng = np.random.default_rng(seed)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_seconds()
     for game in range(games):
         table = seating(game, len(POLICIES), NUM_PLAYERS)
         env.reset(seed=seed + game)
@@ -51,19 +64,20 @@ def peer_loop(env_name: str, games: int, seed: int) -> float:
                 policy = policies[table[env.unwrapped.agent_name_mapping[agent]]]
                 action = policy.act(observation["observation"], observation["action_mask"], rng)
             env.step(action)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, cpu_seconds() - cpu
 
 
 def timed_evaluate(env_name: str, games: int, seed: int, workers: int):
-    start = time.perf_counter()
+    """(wall s, CPU s, result) of one ``evaluate`` call."""
+    start, cpu = time.perf_counter(), cpu_seconds()
     result = evaluate(env_name, POLICIES, games, num_players=NUM_PLAYERS, seed=seed, workers=workers)
-    return time.perf_counter() - start, result
+    return time.perf_counter() - start, cpu_seconds() - cpu, result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--envs", default=",".join(tableenvs.names()), help="comma-separated env names")
-    parser.add_argument("--games", default=None, help="games per run, one per env (default 200, 400, 40)")
+    parser.add_argument("--games", default=None, help="games per run, one per env (default 300, 1000, 60)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -76,26 +90,33 @@ def main() -> None:
 
     print(f"Python {platform.python_version()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     print(f"{NUM_PLAYERS} players, policies {','.join(POLICIES)}; median of {args.repeats} runs (wall clock)\n")
-    print("| env | games | decisions/game | peer loop games/s | evaluate 1 worker | ratio | 2 workers | ratio | "
-          "2 vs 1 |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| env | games | decisions/game | wall games/s: peer loop | evaluate 1 worker | ratio | 2 workers | ratio | "
+          "2 vs 1 | games per CPU-s: peer | 1 worker | 2 workers |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in envs:
         games = games_of[name]
-        peer, one, two = [], [], []
+        wall: dict[str, list[float]] = {"peer": [], "one": [], "two": []}
+        cpu: dict[str, list[float]] = {"peer": [], "one": [], "two": []}
         decisions = 0.0
+        peer_loop(name, 1, args.seed)  # warm-up in this process (Rummikub's solver loads its compiled kernels)
         for repeat in range(args.repeats):
             seed = args.seed + repeat
-            peer.append(games / peer_loop(name, games, seed))
-            seconds_one, result_one = timed_evaluate(name, games, seed, 1)
-            seconds_two, result_two = timed_evaluate(name, games, seed, 2)
+            seconds, cpu_used = peer_loop(name, games, seed)
+            wall["peer"].append(games / seconds)
+            cpu["peer"].append(games / cpu_used)
+            seconds, cpu_used, result_one = timed_evaluate(name, games, seed, 1)
+            wall["one"].append(games / seconds)
+            cpu["one"].append(games / cpu_used)
+            seconds, cpu_used, result_two = timed_evaluate(name, games, seed, 2)
+            wall["two"].append(games / seconds)
+            cpu["two"].append(games / cpu_used)
             if result_one.records != result_two.records:
                 raise SystemExit(f"{name}: 1 and 2 workers disagree (seed {seed})")
-            one.append(games / seconds_one)
-            two.append(games / seconds_two)
             decisions = result_one.to_dict()["mean_decisions"]
-        p, a, b = statistics.median(peer), statistics.median(one), statistics.median(two)
+        p, a, b = (statistics.median(wall[key]) for key in ("peer", "one", "two"))
+        cp, ca, cb = (statistics.median(cpu[key]) for key in ("peer", "one", "two"))
         print(f"| {name} | {games} | {decisions:.0f} | {p:.1f} | {a:.1f} | {a / p:.2f}x | {b:.1f} | {b / p:.2f}x | "
-              f"{b / a:.2f}x |")  # fmt: skip
+              f"{b / a:.2f}x | {cp:.1f} | {ca:.1f} | {cb:.1f} |")  # fmt: skip
     print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
 
 

@@ -199,16 +199,50 @@ class _Batch:
     seed: int
     num_entrants: int
     games: tuple[int, ...]
+    in_worker: bool  # played in a worker process or Ray task, not in the caller's process
+
+
+#: ``(key, raw env, policies)`` of the last batch this process played, reused by the next batch with the same key.
+_LAST_SETUP: tuple[Any, Any, list[Any]] | None = None
 
 
 def _play_batch(batch: _Batch) -> list[GameRecord]:
-    """Worker entry point: build the env and the policies once, play the batch's games."""
-    raw_env = make_raw(batch.env, **batch.options)
-    policies = _build_policies(batch.specs, raw_env, batch.deterministic)
-    if "torch" in sys.modules:  # an SB3 model: one thread per worker, or workers fight over the cores
+    """Worker entry point: build the env and the policies (or reuse the last batch's), play the batch's games."""
+    global _LAST_SETUP
+    key = _setup_key(batch)
+    if key is not None and _LAST_SETUP is not None and _LAST_SETUP[0] == key:
+        _, raw_env, policies = _LAST_SETUP
+    else:
+        raw_env = make_raw(batch.env, **batch.options)
+        policies = _build_policies(batch.specs, raw_env, batch.deterministic)
+        _LAST_SETUP = None if key is None else (key, raw_env, policies)
+    if batch.in_worker and "torch" in sys.modules:  # SB3 models: one thread per worker, or workers fight for cores
         sys.modules["torch"].set_num_threads(1)
     n = raw_env.num_players
     return [play_game(raw_env, policies, g, seating(g, batch.num_entrants, n), batch.seed) for g in batch.games]
+
+
+def _setup_key(batch: _Batch) -> Any:
+    """What identifies a batch's env and policies, or None when they must be built afresh.
+
+    Only specs given by name or path qualify (an object arriving in a worker is a new copy each batch); a saved
+    model's key includes its file's modification time and size, so a model saved again is loaded again.
+    """
+    files = []
+    for spec in batch.specs:
+        if not isinstance(spec, (str, Path)):
+            return None
+        if isinstance(spec, Path) or str(spec).endswith(".zip"):
+            try:
+                stat = Path(spec).stat()
+            except OSError:
+                return None
+            files.append((str(Path(spec).resolve()), stat.st_mtime_ns, stat.st_size))
+    try:
+        options = json.dumps(batch.options, sort_keys=True)
+    except (TypeError, ValueError):
+        return None
+    return (batch.env, options, tuple(map(str, batch.specs)), tuple(files), batch.deterministic)
 
 
 def _build_policies(specs: Sequence[Any], raw_env: Any, deterministic: bool) -> list[Any]:
@@ -291,7 +325,16 @@ def evaluate(
     k, n = len(specs), raw_env.num_players
     batch_size = max(1, min(MAX_BATCH, math.ceil(games / (workers * 8))))
     batches = [
-        _Batch(env, options, tuple(specs), deterministic, seed, k, tuple(range(start, min(games, start + batch_size))))
+        _Batch(
+            env,
+            options,
+            tuple(specs),
+            deterministic,
+            seed,
+            k,
+            tuple(range(start, min(games, start + batch_size))),
+            in_worker=backend == "ray" or workers > 1,
+        )
         for start in range(0, games, batch_size)
     ]
     bar = None

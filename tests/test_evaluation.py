@@ -99,6 +99,22 @@ def test_local_and_ray_backends_give_identical_results():
     assert local.to_dict() == remote.to_dict()
 
 
+def test_setup_is_reused_only_for_the_same_names_options_and_model_files(tmp_path):
+    def batch(specs, options=None):
+        return evaluation._Batch("pilipili_v0", options or {"num_players": 2}, tuple(specs), True, 0, 2, (0,), False)
+
+    key = evaluation._setup_key
+    assert key(batch(["random", "heuristic"])) == key(batch(["random", "heuristic"]))
+    assert key(batch(["random", "heuristic"])) != key(batch(["heuristic", "random"]))
+    assert key(batch(["random", "heuristic"], {"num_players": 3})) != key(batch(["random", "heuristic"]))
+    assert key(batch(["random", lambda o, m, r: 0])) is None  # objects are built afresh for every batch
+    model = tmp_path / "model.zip"
+    model.write_bytes(b"first")
+    first = key(batch(["random", str(model)]))
+    model.write_bytes(b"second save")  # saved again (other size): the model must be loaded again
+    assert first is not None and key(batch(["random", str(model)])) != first
+
+
 # ---------------------------------------------------------------------------------------------- bad inputs
 
 
