@@ -5,7 +5,6 @@ policies, self-play snapshots feed the opponent pool, and the training job write
 These test plumbing on the toy Nim game, not learning (docs/training.md records the learning evidence).
 """
 
-import importlib.util
 import json
 
 import gymnasium
@@ -74,27 +73,6 @@ def test_a_few_hundred_steps_train_save_and_reload(tmp_path):
     a1, _ = model.predict(obs, action_masks=mask, deterministic=True)
     a2, _ = loaded.predict(obs, action_masks=mask, deterministic=True)
     assert a1 == a2 and mask[a1]
-
-
-def test_make_vec_env_subproc_carries_masks():
-    vec = make_vec_env(
-        # "module:id": each fresh worker process imports the module first (here this one, which registers the toy
-        # game; for the real games "tableenvs:tableenvs/PiliPili-v0")
-        "tests.test_training:" + NIM_ID,
-        n_envs=2,
-        seed=0,
-        vec_env_cls=SubprocVecEnv,
-        env_kwargs={"num_players": 2, "pile": 2, "opponents": "random"},
-    )
-    try:
-        vec.reset()
-        masks = get_action_masks(vec)
-        assert masks.shape == (2, 3) and masks.dtype == bool
-        assert not masks[:, 2].any() and masks.any(axis=1).all()  # pile 2: "take 3" is never legal
-        model = nim_model(vec)
-        model.learn(256)
-    finally:
-        vec.close()
 
 
 def test_saved_model_plays_as_a_policy_and_as_an_opponent(tmp_path):
@@ -188,33 +166,23 @@ def test_train_config_errors():
         TrainConfig("nim_gym_v0", hyperparameters={"lr": 1})
 
 
-def _importable(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
-
-
-# The first real game that has landed (one is enough: this checks the "tableenvs:" id prefix in fresh workers).
-REAL_IDS = [
-    tableenvs.spec(name).registry_id
-    for name in tableenvs.names()
-    if not name.startswith("nim") and _importable(tableenvs.spec(name).module)
-][:1]
-
-
-@pytest.mark.parametrize("env_id", REAL_IDS)
-def test_real_game_by_id_in_subprocess_workers(env_id):
+def test_make_vec_env_subproc_by_gymnasium_id_carries_masks_to_maskable_ppo():
+    # "tableenvs:<id>": each fresh worker process imports tableenvs (registering the ids) before gymnasium.make.
     vec = make_vec_env(
-        "tableenvs:" + env_id, n_envs=2, seed=0, vec_env_cls=SubprocVecEnv, env_kwargs={"opponents": "heuristic"}
+        "tableenvs:tableenvs/PiliPili-v0",
+        n_envs=2,
+        seed=0,
+        vec_env_cls=SubprocVecEnv,
+        env_kwargs={"num_players": 3, "opponents": "heuristic"},
     )
     try:
         vec.reset()
-        rng = np.random.default_rng(0)
-        for _ in range(20):
-            masks = get_action_masks(vec)
-            assert masks.any(axis=1).all()
-            vec.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+        masks = get_action_masks(vec)
+        assert masks.shape == (2, vec.action_space.n) and masks.dtype == bool
+        assert masks.any(axis=1).all() and not masks.all(axis=1).any()
+        # An unmasked (illegal) action would raise IllegalActionError in a worker and fail this test.
+        model = nim_model(vec)
+        model.learn(256)
     finally:
         vec.close()
 
