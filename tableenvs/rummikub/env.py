@@ -146,7 +146,16 @@ class RummikubEnv(TableEnv):
             f"turn {game.turn}: {status}; pool {game.pool_size} tiles"
             + (f", {game.passes} pass(es) in a row" if game.passes else "")
         ]
-        lines.append("table: " + ("  ".join(str(meld) for meld in game.arrangement) or "(empty)"))
+        melds = [str(meld) for meld in game.arrangement]
+        lines.append(f"table ({len(melds)} melds, {int(game.table.sum())} tiles):" if melds else "table: (empty)")
+        row: list[str] = []
+        for meld in melds:  # pack whole melds into lines of at most ~116 characters
+            if row and sum(len(m) + 2 for m in row) + len(meld) > 116:
+                lines.append("  " + "  ".join(row))
+                row = []
+            row.append(meld)
+        if row:
+            lines.append("  " + "  ".join(row))
         for seat in range(self.num_players):
             rack = game.racks[seat]
             flags = "opened" if game.opened[seat] else "not opened"

@@ -41,7 +41,7 @@ def test_ansi_render_shows_table_racks_and_staged():
     e.step(4 * 0 + 13 + 4)  # stage red 5
     text = e.render()
     assert "game 1/1, turn 0: player_0 to act" in text
-    assert "table: run[orange 1, orange 2, orange 3]" in text
+    assert "table (1 melds, 3 tiles):\n  run[orange 1, orange 2, orange 3]\n" in text
     assert "player_0: score +0, opened, 6 tiles: black 1, red 5, red 6, red 7, red 8, red 9" in text
     assert "staged by player_0: red 5" in text
 
