@@ -73,7 +73,7 @@ def play(options, seed, check):
     return e, rewards, steps
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(options=OPTIONS, seed=st.integers(0, 2**31 - 1))
 def test_random_games_conserve_tiles_keep_tables_valid_and_score_right(options, seed):
     last_commits = [0]
