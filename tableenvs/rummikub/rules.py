@@ -243,9 +243,6 @@ class Rummikub:
     def pool_size(self) -> int:
         return len(self.pool) - self._drawn
 
-    def rack(self, seat: int) -> np.ndarray:
-        return self.racks[seat]
-
     def legal(self) -> tuple[np.ndarray, bool, bool]:
         """``(stage_mask, can_commit, can_draw)`` of the player to act, computed once per decision.
 

@@ -315,3 +315,37 @@ def test_min_initial_zero_still_needs_a_meld_of_own_tiles():
     assert not mask_of(e)[COMMIT]
     stage_all(e, ["black 1"])
     assert mask_of(e)[COMMIT]
+
+
+def test_engine_refuses_illegal_transitions_with_clear_errors():
+    from tableenvs.rummikub.rules import Rummikub
+
+    game = Rummikub(2)
+    game.start(np.random.default_rng(0), racks=[["red 9", "red 10", "red 11"], ["black 1"]], first_player=0)
+    with pytest.raises(ValueError, match="cannot stage black 1: no legal play contains it"):
+        game.stage(t("black 1"))
+    with pytest.raises(ValueError, match="cannot commit: nothing staged"):
+        game.commit()
+    game.stage(t("red 9"))
+    with pytest.raises(ValueError, match="cannot draw with tiles staged"):
+        game.draw()
+    with pytest.raises(ValueError, match="staged tiles are no legal play"):
+        game.commit()
+    game.stage(t("red 10"))
+    game.stage(t("red 11"))
+    assert game.commit() == [1.0, -1.0]
+    assert game.over and game.results[-1].end == "out"
+    with pytest.raises(ValueError, match="the episode is over"):
+        game.draw()
+
+
+def test_engine_seeded_deals_are_reproducible_and_complete():
+    from tableenvs.rummikub.rules import Rummikub
+
+    a, b = Rummikub(3), Rummikub(3)
+    a.start(np.random.default_rng(7))
+    b.start(np.random.default_rng(7))
+    assert np.array_equal(a.racks, b.racks) and np.array_equal(a.pool, b.pool) and a.to_act == b.to_act
+    assert a.racks.sum(axis=1).tolist() == [14, 14, 14] and a.pool_size == 106 - 42
+    total = a.racks.sum(axis=0) + np.bincount(a.pool, minlength=TILE_TYPES)
+    assert np.array_equal(total, FULL_SET)
