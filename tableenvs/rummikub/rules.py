@@ -281,6 +281,8 @@ class Rummikub:
         """Stage one tile of type ``t`` from the acting player's rack."""
         self._check_live()
         if not self.legal()[0][t]:
+            if self.racks[self.to_act][t] <= self.staged[t]:
+                raise ValueError(f"cannot stage {tile_name(t)}: the rack holds no more of it")
             raise ValueError(f"cannot stage {tile_name(t)}: no legal play contains it with the staged tiles")
         self.staged[t] += 1
         self._legal = None

@@ -321,9 +321,11 @@ def test_engine_refuses_illegal_transitions_with_clear_errors():
     from tableenvs.rummikub.rules import Rummikub
 
     game = Rummikub(2)
-    game.start(np.random.default_rng(0), racks=[["red 9", "red 10", "red 11"], ["black 1"]], first_player=0)
-    with pytest.raises(ValueError, match="cannot stage black 1: no legal play contains it"):
+    game.start(np.random.default_rng(0), racks=[["red 9", "red 10", "red 11", "blue 1"], ["black 1"]], first_player=0)
+    with pytest.raises(ValueError, match="cannot stage black 1: the rack holds no more of it"):
         game.stage(t("black 1"))
+    with pytest.raises(ValueError, match="cannot stage blue 1: no legal play contains it"):
+        game.stage(t("blue 1"))
     with pytest.raises(ValueError, match="cannot commit: nothing staged"):
         game.commit()
     game.stage(t("red 9"))
@@ -333,6 +335,16 @@ def test_engine_refuses_illegal_transitions_with_clear_errors():
         game.commit()
     game.stage(t("red 10"))
     game.stage(t("red 11"))
+    assert game.commit() is None and game.to_act == 1 and game.opened == [True, False]
+
+
+def test_engine_game_over_refuses_moves():
+    from tableenvs.rummikub.rules import Rummikub
+
+    game = Rummikub(2)
+    game.start(np.random.default_rng(0), racks=[["red 9", "red 10", "red 11"], ["black 1"]], first_player=0)
+    for name in ("red 9", "red 10", "red 11"):
+        game.stage(t(name))
     assert game.commit() == [1.0, -1.0]
     assert game.over and game.results[-1].end == "out"
     with pytest.raises(ValueError, match="the episode is over"):
