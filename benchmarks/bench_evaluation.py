@@ -1,15 +1,16 @@
 """Benchmark: tournament throughput (games per second) of ``tableenvs.evaluation.evaluate`` for every game.
 
 For each env in ``tableenvs.names()``: 4 players, policies ``heuristic,random`` (seats filled by rotation), the
-same number of games played three ways (the peer loop deals from ``seed + game``, so its deals differ), each
-timed by the wall clock (worker start-up included, as a user sees it):
+same games (same seats, deal seeds and policy generators) played three ways, each timed by the wall clock
+(worker start-up included, as a user sees it):
 
 * peer: the loop a user would write without tableenvs.evaluation: the wrapped env (``tableenvs.make``),
   ``agent_iter()``, ``last()``, ``policy.act``, ``step()``, dead steps, in this process;
 * ``evaluate(workers=1)``: the raw env, in this process;
 * ``evaluate(workers=2)``: two local worker processes (``spawn``).
 
-The two ``evaluate`` runs must return identical records (checked). Ratios are to the peer loop of the same run.
+The two ``evaluate`` runs must return identical records and the peer loop the same total rewards (checked).
+Ratios are to the peer loop of the same run.
 Besides wall-clock games/s, games per CPU-second (this process plus its worker processes, from ``getrusage``)
 shows what the work costs whatever else runs on the machine: on a shared machine with no idle core, two workers
 cannot be faster by the wall clock, but the CPU figure still shows their overhead (start-up, imports).
@@ -33,7 +34,7 @@ import time
 import numpy as np
 
 import tableenvs
-from tableenvs.evaluation import evaluate, seating
+from tableenvs.evaluation import evaluate, game_seeds, seating
 from tableenvs.policies import make_policy
 
 POLICIES = ["heuristic", "random"]
@@ -48,23 +49,27 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def peer_loop(env_name: str, games: int, seed: int) -> tuple[float, float]:
-    """(wall s, CPU s) for ``games`` games through the wrapped AEC API, seats rotated like ``evaluate``."""
+def peer_loop(env_name: str, games: int, seed: int) -> tuple[float, float, np.ndarray]:
+    """(wall s, CPU s, total reward per game and seat) for ``games`` games through the wrapped AEC API, with the
+    seats and seeds ``evaluate`` uses, so both play the very same games."""
     env = tableenvs.make(env_name, num_players=NUM_PLAYERS)
     policies = [make_policy(spec, env) for spec in POLICIES]
-    rng = np.random.default_rng(seed)
+    seat_of = env.unwrapped.agent_name_mapping
+    totals = np.zeros((games, NUM_PLAYERS))
     start, cpu = time.perf_counter(), cpu_seconds()
     for game in range(games):
         table = seating(game, len(POLICIES), NUM_PLAYERS)
-        env.reset(seed=seed + game)
+        deal_seed, rng = game_seeds(seed, game)
+        env.reset(seed=deal_seed)
         for agent in env.agent_iter():
-            observation, _, terminated, truncated, _ = env.last()
+            observation, reward, terminated, truncated, _ = env.last()
+            totals[game, seat_of[agent]] += reward
             action = None
             if not (terminated or truncated):
-                policy = policies[table[env.unwrapped.agent_name_mapping[agent]]]
+                policy = policies[table[seat_of[agent]]]
                 action = policy.act(observation["observation"], observation["action_mask"], rng)
             env.step(action)
-    return time.perf_counter() - start, cpu_seconds() - cpu
+    return time.perf_counter() - start, cpu_seconds() - cpu, totals
 
 
 def timed_evaluate(env_name: str, games: int, seed: int, workers: int):
@@ -101,7 +106,7 @@ def main() -> None:
         peer_loop(name, 1, args.seed)  # warm-up in this process (Rummikub's solver loads its compiled kernels)
         for repeat in range(args.repeats):
             seed = args.seed + repeat
-            seconds, cpu_used = peer_loop(name, games, seed)
+            seconds, cpu_used, peer_totals = peer_loop(name, games, seed)
             wall["peer"].append(games / seconds)
             cpu["peer"].append(games / cpu_used)
             seconds, cpu_used, result_one = timed_evaluate(name, games, seed, 1)
@@ -112,6 +117,8 @@ def main() -> None:
             cpu["two"].append(games / cpu_used)
             if result_one.records != result_two.records:
                 raise SystemExit(f"{name}: 1 and 2 workers disagree (seed {seed})")
+            if not np.array_equal(peer_totals, [record.rewards for record in result_one.records]):
+                raise SystemExit(f"{name}: the peer loop and evaluate played different games (seed {seed})")
             decisions = result_one.to_dict()["mean_decisions"]
         p, a, b = (statistics.median(wall[key]) for key in ("peer", "one", "two"))
         cp, ca, cb = (statistics.median(cpu[key]) for key in ("peer", "one", "two"))
