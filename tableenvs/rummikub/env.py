@@ -109,10 +109,10 @@ class RummikubEnv(TableEnv):
             scores = game.draw()
         if game.commits != commits or len(game.results) != games:
             info: dict[str, Any] = {}
-            if game.commits != commits:
-                info["arrangement"] = game.arrangement
             if len(game.results) != games:
                 info["game_result"] = game.results[-1]
+            if game.commits != commits:  # the table after this commit (of the game it ended, if it did)
+                info["arrangement"] = game.results[-1].arrangement if "game_result" in info else game.arrangement
             self.infos = {agent: dict(info) for agent in self.agents}
         elif any(self.infos.values()):
             self.infos = {agent: {} for agent in self.agents}

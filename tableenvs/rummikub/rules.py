@@ -47,7 +47,8 @@ class GameResult:
 
     ``end``: ``"out"`` (a player emptied its rack), ``"lowest_rack"`` or ``"draw"`` (the pool ran out and
     every player passed). ``winners``: winning seats (empty for a draw). ``scores``: points of this game
-    by seat (they sum to 0). ``rack_totals``: points left on each rack (a joker 30).
+    by seat (they sum to 0). ``rack_totals``: points left on each rack (a joker 30). ``arrangement``: the
+    table's melds at the end of the game.
     """
 
     number: int
@@ -55,6 +56,7 @@ class GameResult:
     winners: tuple[int, ...]
     scores: tuple[float, ...]
     rack_totals: tuple[int, ...]
+    arrangement: tuple[Meld, ...] = ()
 
 
 def tile_ids(name: str, tiles: Any) -> list[int]:
@@ -371,7 +373,9 @@ class Rummikub:
 
     def _finish(self, end: str, winners, scores: list[float], totals: list[int]) -> list[float]:
         self.scores += scores
-        self.results.append(GameResult(self.game_number, end, tuple(winners), tuple(scores), tuple(totals)))
+        self.results.append(
+            GameResult(self.game_number, end, tuple(winners), tuple(scores), tuple(totals), self.arrangement)
+        )
         self.log.append(f"game {self.game_number} scores: " + ", ".join(f"{s:+g}" for s in scores))
         if self.game_number >= self.games_per_episode:
             self.over = True

@@ -254,6 +254,8 @@ def test_games_per_episode_sums_scores_and_deals_again():
     assert not any(e.terminations.values())
     assert e.rewards == {"player_0": 5.0, "player_1": -5.0}
     assert e.infos["player_0"]["game_result"].number == 1
+    assert [str(m) for m in e.infos["player_1"]["arrangement"]] == ["run[red 9, red 10, red 11]"]
+    assert e.infos["player_1"]["game_result"].arrangement == e.infos["player_1"]["arrangement"]
     game = e.game
     assert game.game_number == 2 and not game.table.any() and game.racks.sum(axis=1).tolist() == [14, 14]
     assert game.opened == [False, False] and game.pool_size == 78
