@@ -140,15 +140,24 @@ class SingleAgentEnv(gymnasium.Env):
                 )
             opponents = list(opponents)
         if isinstance(opponents, OpponentPool):
+            keys = {self._policy_key(spec, opponents.deterministic) for spec in opponents.members}
             for spec in opponents.members:
                 self._policy(spec, opponents.deterministic)
         else:
-            for spec in opponents if isinstance(opponents, list) else [opponents]:
+            specs = opponents if isinstance(opponents, list) else [opponents]
+            keys = {self._policy_key(spec, True) for spec in specs}
+            for spec in specs:
                 self._policy(spec, True)
+        # Forget policies no longer used (e.g. snapshots that left a self-play pool) so memory stays bounded.
+        self._policy_cache = {key: policy for key, policy in self._policy_cache.items() if key in keys}
         self.opponents = opponents
 
+    @staticmethod
+    def _policy_key(spec: PolicySpec, deterministic: bool) -> tuple[Any, bool]:
+        return (spec, deterministic) if isinstance(spec, (str, Path)) else (id(spec), deterministic)
+
     def _policy(self, spec: PolicySpec, deterministic: bool) -> Policy:
-        key = (spec, deterministic) if isinstance(spec, (str, Path)) else (id(spec), deterministic)
+        key = self._policy_key(spec, deterministic)
         policy = self._policy_cache.get(key)
         if policy is None:
             policy = make_policy(spec, self.game, deterministic=deterministic)

@@ -244,3 +244,10 @@ def test_smallest_examples_run(script, monkeypatch, capsys):
     monkeypatch.setattr("sys.argv", [script])
     runpy.run_path(str(Path(__file__).resolve().parent.parent / "examples" / script), run_name="__main__")
     assert "pilipili_v0" in capsys.readouterr().out
+
+
+def test_policies_that_leave_the_opponents_are_forgotten():
+    env = SingleAgentEnv("nim_gym_v0", num_players=2, opponents=OpponentPool(["random", take_one]))
+    assert len(env._policy_cache) == 2
+    env.set_opponents("random")
+    assert list(env._policy_cache) == [("random", True)]
