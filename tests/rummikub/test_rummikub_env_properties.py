@@ -52,7 +52,7 @@ def hidden_shuffle(game, seat: int, rng: np.random.Generator):
     return other
 
 
-MAX_TURNS = 100  # random games mostly end within 60 turns; the cap bounds the slow late-game positions
+MAX_TURNS = 60  # random games mostly end within 40 turns; the cap bounds the slow late-game positions
 
 
 def play(options, seed, check):
