@@ -13,7 +13,9 @@ The two ``evaluate`` runs must return identical records and the peer loop the sa
 Ratios are to the peer loop of the same run.
 Besides wall-clock games/s, games per CPU-second (this process plus its worker processes, from ``getrusage``)
 shows what the work costs whatever else runs on the machine: on a shared machine with no idle core, two workers
-cannot be faster by the wall clock, but the CPU figure still shows their overhead (start-up, imports).
+cannot be faster by the wall clock, but the CPU figure still shows their overhead (start-up, imports). The
+"parallel headroom" printed before and after the table (two busy-loop processes against one) says how much a
+second process could gain on the machine at that moment.
 One untimed warm-up game per env is played in this process first; worker processes pay their own warm-up
 (imports; Rummikub's numba kernels loaded from the cache) inside the timing. The load average is printed with
 the table; each figure is the median of ``--repeats``.
@@ -40,6 +42,29 @@ from tableenvs.policies import make_policy
 POLICIES = ["heuristic", "random"]
 NUM_PLAYERS = 4
 DEFAULT_GAMES = {"pilipili_v0": 1000, "llama_party_v0": 300, "rummikub_v0": 60}
+
+
+def burn(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+def parallel_headroom(n: int = 10_000_000) -> float:
+    """Throughput of two busy-loop processes relative to one, right now: about 2 on two idle cores, about 1 when
+    other jobs already use both cores. No workers setting can beat this figure."""
+    import multiprocessing
+
+    start = time.perf_counter()
+    burn(n)
+    one = time.perf_counter() - start
+    context = multiprocessing.get_context("fork" if platform.system() == "Linux" else "spawn")
+    with context.Pool(2) as pool:
+        start = time.perf_counter()
+        pool.map(burn, [n, n])
+        two = time.perf_counter() - start
+    return 2 * one / two
 
 
 def cpu_seconds() -> float:
@@ -94,7 +119,8 @@ def main() -> None:
         games_of = {name: DEFAULT_GAMES.get(name, 100) for name in envs}
 
     print(f"Python {platform.python_version()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
-    print(f"{NUM_PLAYERS} players, policies {','.join(POLICIES)}; median of {args.repeats} runs (wall clock)\n")
+    print(f"{NUM_PLAYERS} players, policies {','.join(POLICIES)}; median of {args.repeats} runs (wall clock)")
+    print(f"parallel headroom (2 busy loops vs 1, throughput): {parallel_headroom():.2f}x\n")
     print("| env | games | decisions/game | wall games/s: peer loop | evaluate 1 worker | ratio | 2 workers | ratio | "
           "2 vs 1 | games per CPU-s: peer | 1 worker | 2 workers |")  # fmt: skip
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -124,7 +150,7 @@ def main() -> None:
         cp, ca, cb = (statistics.median(cpu[key]) for key in ("peer", "one", "two"))
         print(f"| {name} | {games} | {decisions:.0f} | {p:.1f} | {a:.1f} | {a / p:.2f}x | {b:.1f} | {b / p:.2f}x | "
               f"{b / a:.2f}x | {cp:.1f} | {ca:.1f} | {cb:.1f} |")  # fmt: skip
-    print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
+    print(f"\nload average at the end {os.getloadavg()[0]:.1f}; parallel headroom {parallel_headroom():.2f}x")
 
 
 if __name__ == "__main__":
