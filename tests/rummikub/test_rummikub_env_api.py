@@ -20,7 +20,7 @@ def test_seed_test(num_players):
 
 
 def test_api_test_options():
-    api_test(env(num_players=3, strict_commit=False, draw_after_play=True, games_per_episode=2), num_cycles=300)
+    api_test(env(num_players=3, strict_commit=False, draw_after_play=True, games_per_episode=2), num_cycles=100)
 
 
 def test_render_test():
