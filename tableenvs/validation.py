@@ -22,8 +22,8 @@ def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
         raise ValueError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
     value = int(value)
     if value < low or (high is not None and value > high):
-        allowed = f"{low}..{high}" if high is not None else f">= {low}"
-        raise ValueError(f"{name} must be in {allowed}, got {value}")
+        allowed = f"in {low}..{high}" if high is not None else f">= {low}"
+        raise ValueError(f"{name} must be {allowed}, got {value}")
     return value
 
 

@@ -54,7 +54,7 @@ def test_registry_and_pettingzoo_make():
         ({"num_players": 1}, r"num_players must be in 2\.\.8"),
         ({"reward": "score"}, r"reward must be one of 'penalty', 'win'; got 'score'"),
         ({"expert": "yes"}, r"expert must be True or False"),
-        ({"max_rounds": 0}, r"max_rounds must be in >= 1, got 0"),
+        ({"max_rounds": 0}, r"max_rounds must be >= 1, got 0"),
         ({"missions": 7}, r"missions must be 'standard', 'none', a deck file path"),
         ({"missions": "no/such/deck.toml"}, r"does not exist"),
         ({"render_mode": "rgb"}, r"render_mode must be one of"),

@@ -67,12 +67,12 @@ def test_spaces():
     ("options", "message"),
     [
         ({"num_players": 5}, r"num_players must be in 2\.\.4, got 5"),
-        ({"min_initial": -1}, r"min_initial must be in >= 0, got -1"),
+        ({"min_initial": -1}, r"min_initial must be >= 0, got -1"),
         ({"draw_after_play": 1}, "draw_after_play must be True or False"),
         ({"strict_commit": "yes"}, "strict_commit must be True or False"),
         ({"pool_exhausted": "tie"}, r"pool_exhausted must be one of 'lowest_rack', 'draw'; got 'tie'"),
-        ({"games_per_episode": 0}, r"games_per_episode must be in >= 1, got 0"),
-        ({"max_turns": 0}, r"max_turns must be in >= 1, got 0"),
+        ({"games_per_episode": 0}, r"games_per_episode must be >= 1, got 0"),
+        ({"max_turns": 0}, r"max_turns must be >= 1, got 0"),
         ({"render_mode": "rgb"}, "render_mode must be one of"),
     ],
 )
