@@ -81,10 +81,13 @@ def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 RUN_NEXT, STILL_NEEDED, ACC_NEXT, GROUPS_OK = _tables()
 
-# Status codes returned by ``sweep``.
-OK = 0
-OUT_OF_ENTRIES = 1  # the entry buffer, or the current layer's half of the hash table, is full
-OUT_OF_EDGES = 2
+
+
+def _grow(array, size):
+    """A copy of ``array`` with room for ``size`` items (the first ``len(array)`` kept)."""
+    bigger = np.empty(size, array.dtype)
+    bigger[: array.shape[0]] = array
+    return bigger
 
 
 def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, run_shape, still_needed, acc_next, groups_ok,
@@ -97,7 +100,9 @@ def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, run_shape, st
     With ``record_edges``, also lists every transition (parent, child, tile type whose use exceeds
     ``lo`` on it or -1) for the backward pass of ``playable``.
 
-    Returns ``(status, n_entries, layer_start, keys, score, parent, choice, n_edges, edge_parent,
+    ``max_entries``, ``max_edges`` and ``hash_bits`` are starting sizes: each buffer doubles in place when
+    full (the hash table, which holds one layer, when that layer fills half of it), so one pass always
+    finishes. Returns ``(n_entries, layer_start, keys, score, parent, choice, n_edges, edge_parent,
     edge_child, edge_tile)``. Choices: cell layers ``used * 16 + to_groups * 4 + run_jokers``, group
     layers the number of group jokers.
     """
@@ -179,9 +184,26 @@ def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, run_shape, st
                                 while True:
                                     idx = slots[h]
                                     if idx < 0:
-                                        if n_entries >= max_entries or n_entries - end >= max_layer:
-                                            return (OUT_OF_ENTRIES, n_entries, layer_start, keys, score, parent,
-                                                    choice, n_edges, edge_parent, edge_child, edge_tile)
+                                        if n_entries - end >= max_layer:
+                                            table_size *= 2
+                                            hash_mask = table_size - 1
+                                            max_layer = table_size >> 1
+                                            slots = np.full(table_size, -1, np.int32)
+                                            for old in range(end, n_entries):
+                                                h = ((keys[old] * 0x7F4A7C159E3779B1) >> 17) & hash_mask
+                                                while slots[h] >= 0:
+                                                    h = (h + 1) & hash_mask
+                                                slots[h] = old
+                                                slot_of[old] = h
+                                            h = ((key2 * 0x7F4A7C159E3779B1) >> 17) & hash_mask
+                                            continue  # probe again for key2 in the bigger table
+                                        if n_entries >= max_entries:
+                                            max_entries *= 2
+                                            keys = _grow(keys, max_entries)
+                                            score = _grow(score, max_entries)
+                                            parent = _grow(parent, max_entries)
+                                            choice = _grow(choice, max_entries)
+                                            slot_of = _grow(slot_of, max_entries)
                                         idx = n_entries
                                         n_entries += 1
                                         slots[h] = idx
@@ -200,8 +222,10 @@ def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, run_shape, st
                                     h = (h + 1) & hash_mask
                                 if record_edges:
                                     if n_edges >= max_edges:
-                                        return (OUT_OF_EDGES, n_entries, layer_start, keys, score, parent,
-                                                choice, n_edges, edge_parent, edge_child, edge_tile)
+                                        max_edges *= 2
+                                        edge_parent = _grow(edge_parent, max_edges)
+                                        edge_child = _grow(edge_child, max_edges)
+                                        edge_tile = _grow(edge_tile, max_edges)
                                     edge_parent[n_edges] = e
                                     edge_child[n_edges] = idx
                                     edge_tile[n_edges] = t if used > low else -1
@@ -218,9 +242,26 @@ def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, run_shape, st
                         while True:
                             idx = slots[h]
                             if idx < 0:
-                                if n_entries >= max_entries or n_entries - end >= max_layer:
-                                    return (OUT_OF_ENTRIES, n_entries, layer_start, keys, score, parent,
-                                            choice, n_edges, edge_parent, edge_child, edge_tile)
+                                if n_entries - end >= max_layer:
+                                    table_size *= 2
+                                    hash_mask = table_size - 1
+                                    max_layer = table_size >> 1
+                                    slots = np.full(table_size, -1, np.int32)
+                                    for old in range(end, n_entries):
+                                        h = ((keys[old] * 0x7F4A7C159E3779B1) >> 17) & hash_mask
+                                        while slots[h] >= 0:
+                                            h = (h + 1) & hash_mask
+                                        slots[h] = old
+                                        slot_of[old] = h
+                                    h = ((key2 * 0x7F4A7C159E3779B1) >> 17) & hash_mask
+                                    continue  # probe again for key2 in the bigger table
+                                if n_entries >= max_entries:
+                                    max_entries *= 2
+                                    keys = _grow(keys, max_entries)
+                                    score = _grow(score, max_entries)
+                                    parent = _grow(parent, max_entries)
+                                    choice = _grow(choice, max_entries)
+                                    slot_of = _grow(slot_of, max_entries)
                                 idx = n_entries
                                 n_entries += 1
                                 slots[h] = idx
@@ -239,8 +280,10 @@ def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, run_shape, st
                             h = (h + 1) & hash_mask
                         if record_edges:
                             if n_edges >= max_edges:
-                                return (OUT_OF_EDGES, n_entries, layer_start, keys, score, parent,
-                                        choice, n_edges, edge_parent, edge_child, edge_tile)
+                                max_edges *= 2
+                                edge_parent = _grow(edge_parent, max_edges)
+                                edge_child = _grow(edge_child, max_edges)
+                                edge_tile = _grow(edge_tile, max_edges)
                             edge_parent[n_edges] = e
                             edge_child[n_edges] = idx
                             edge_tile[n_edges] = -1
@@ -249,19 +292,23 @@ def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, run_shape, st
                 slots[slot_of[idx]] = -1
             layer += 1
             layer_start[layer + 1] = n_entries
-    return (OK, n_entries, layer_start, keys, score, parent, choice, n_edges, edge_parent, edge_child,
-            edge_tile)
+    return n_entries, layer_start, keys, score, parent, choice, n_edges, edge_parent, edge_child, edge_tile
 
 
 def backward(lo, value_cap, n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile):
-    """Mark tile types some accepted path uses above ``lo``: the ``playable`` mask of a recorded sweep.
+    """The ``playable`` mask of a recorded sweep, and whether using exactly ``lo`` is itself accepted.
 
     A final state is accepted when it used at least ``lo[52]`` jokers and reached ``value_cap``. Walking
     the edges backwards marks every entry from which an accepted state is reachable; a cell edge into such
     an entry that uses more than ``lo`` of its tile type makes that type playable. The joker is playable
-    when an accepted final state used more than ``lo[52]`` jokers.
+    when an accepted final state used more than ``lo[52]`` jokers. The same walk follows the edges that use
+    exactly ``lo`` (tile -1) from the accepted final states with exactly ``lo[52]`` jokers: the root is
+    reached that way iff ``lo`` itself can be arranged (the test of ``is_valid_play``).
+
+    Returns ``(mask, exact)``.
     """
     alive = np.zeros(n_entries, np.bool_)
+    alive_exact = np.zeros(n_entries, np.bool_)
     mask = np.zeros(53, np.bool_)
     for idx in range(layer_start[65], layer_start[66]):
         key = keys[idx]
@@ -270,12 +317,17 @@ def backward(lo, value_cap, n_entries, layer_start, keys, n_edges, edge_parent, 
             alive[idx] = True
             if jokers > lo[52]:
                 mask[52] = True
+            else:
+                alive_exact[idx] = True
     for k in range(n_edges - 1, -1, -1):
-        if alive[edge_child[k]]:
+        child = edge_child[k]
+        if alive[child]:
             alive[edge_parent[k]] = True
             if edge_tile[k] >= 0:
                 mask[edge_tile[k]] = True
-    return mask
+            elif alive_exact[child]:
+                alive_exact[edge_parent[k]] = True
+    return mask, alive_exact[0]
 
 
 _COMPILED = None
@@ -287,5 +339,7 @@ def kernels():
     if _COMPILED is None:
         import numba
 
+        global _grow
+        _grow = numba.njit(cache=True)(_grow)
         _COMPILED = (numba.njit(cache=True)(sweep), numba.njit(cache=True)(backward))
     return _COMPILED

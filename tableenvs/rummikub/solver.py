@@ -79,25 +79,15 @@ class Solution:
 
 
 def _sweep(lo, hi, base, weight, value_cap, record_edges):
-    """Run the compiled sweep, growing its buffers until the position fits."""
+    """Run the compiled sweep once; its buffers start at these sizes and double in place when full."""
     sweep, _ = kernel.kernels()
-    max_entries, max_edges, hash_bits = 1 << 14, 1 << 16, 13
-    while True:
-        result = sweep(lo, hi, base, weight, value_cap, record_edges, kernel.RUN_NEXT, kernel.RUN_SHAPE,
-                       kernel.STILL_NEEDED, kernel.ACC_NEXT, kernel.GROUPS_OK, max_entries, max_edges, hash_bits)
-        status = result[0]
-        if status == kernel.OK:
-            return result
-        if status == kernel.OUT_OF_ENTRIES:
-            max_entries *= 4
-            hash_bits += 2
-        else:
-            max_edges *= 4
+    return sweep(lo, hi, base, weight, value_cap, record_edges, kernel.RUN_NEXT, kernel.RUN_SHAPE,
+                 kernel.STILL_NEEDED, kernel.ACC_NEXT, kernel.GROUPS_OK, 1 << 14, 1 << 16 if record_edges else 1, 12)
 
 
 def _best_final(result, lo, value_cap):
     """Index of the best accepted final state, or -1."""
-    _, _, layer_start, keys, score, *_ = result
+    _, layer_start, keys, score, *_ = result
     final = np.arange(layer_start[65], layer_start[66])
     final_keys = keys[final]
     accepted = final[(((final_keys >> 24) & 3) >= lo[JOKER]) & ((final_keys >> 31) >= value_cap)]
@@ -147,7 +137,7 @@ def _melds_from_choices(choices: list[int]) -> list[Meld]:
 
 def _path(result, final: int) -> tuple[list[int], int]:
     """Choices along the parent chain to ``final`` and the jokers used there."""
-    _, _, _, keys, _, parent, choice, *_ = result
+    _, _, keys, _, parent, choice, *_ = result
     choices = [0] * 65
     idx = final
     for layer in range(64, -1, -1):
@@ -248,14 +238,25 @@ def playable(table, rack, staged, *, opening: bool = False, min_initial: int = 3
     check_within("staged", staged, "rack", rack)
     min_initial = _check_min_initial(min_initial)
     _valid_table(table)
+    return _playable_and_exact(table, rack, staged, opening, min_initial)[0]
+
+
+def _playable_and_exact(table, rack, staged, opening: bool, min_initial: int) -> tuple[np.ndarray, bool]:
+    """``playable``'s mask and whether ``staged`` itself is a legal play (if non-empty), from one sweep.
+
+    Unchecked entry point for the rules engine, which keeps its positions valid: int64 count vectors of
+    shape (53,), ``staged <= rack``, a valid ``table``, an int ``min_initial >= 0``. The second value is
+    ``is_valid_play(table, rack, staged, ...)`` for a non-empty ``staged``.
+    """
     if opening:
         base, lo, hi, value_cap = _NO_WEIGHT, staged, rack, min_initial
     else:
         base, lo, hi, value_cap = table, table + staged, table + rack, 0
     _, backward = kernel.kernels()
-    status, n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile = _sweep(
+    n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile = _sweep(
         lo, hi, base, _NO_WEIGHT, value_cap, True)
-    return backward(lo, value_cap, n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile)
+    mask, exact = backward(lo, value_cap, n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile)
+    return mask, bool(exact)
 
 
 def is_valid_play(table, rack, played, *, opening: bool = False, min_initial: int = 30) -> bool:
