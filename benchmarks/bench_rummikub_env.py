@@ -45,11 +45,14 @@ class SolverTimer:
 
     def __enter__(self):
         for module, name in (
-            (rules_module, "playable"),
+            (rules_module, "_playable_and_exact"),  # the engine's unchecked mask + commit check
+            (rules_module, "playable"),  # older engines (before the unchecked entry point)
             (rules_module, "is_valid_play"),
             (rules_module, "arrange"),
             (agents_module, "solve"),
         ):
+            if not hasattr(module, name):
+                continue
             original = getattr(module, name)
             self._saved.append((module, name, original))
             setattr(module, name, self._timed(original))

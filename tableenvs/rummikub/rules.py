@@ -29,7 +29,7 @@ import numpy as np
 from tableenvs.validation import check_bool, check_choice, check_int
 
 from .melds import Meld
-from .solver import arrange, is_valid_play, playable
+from .solver import _playable_and_exact, arrange, is_valid_play
 from .tiles import COLOURS, COPIES, JOKERS, TILE_TYPES, TILE_VALUES, tile_name
 
 RACK_SIZE = 14  # tiles dealt to each player
@@ -145,6 +145,7 @@ class Rummikub:
         self.log: list[str] = []
         self._rng: np.random.Generator | None = None
         self._legal: tuple[np.ndarray, bool, bool] | None = None  # cached per decision
+        self._staged_is_play: bool | None = None  # set with ``_legal`` when the solver was asked
         self.commits = 0  # successful plays in the episode (the adapter reads it to publish the arrangement)
 
     # ------------------------------------------------------------------ setup
@@ -257,10 +258,13 @@ class Rummikub:
             opening = not self.opened[seat]
             rack = self.racks[seat]
             staged = self.staged
+            staged_is_play = None  # whether the staged tiles are a legal play, when the solver was asked
             if opening and _opening_bound(rack) < max(self.min_initial, 1):
                 stage_mask = np.zeros(TILE_TYPES, bool)  # exact shortcut: the rack cannot reach min_initial
             else:
-                stage_mask = playable(self.table, rack, staged, opening=opening, min_initial=self.min_initial)
+                # one sweep gives the mask and is_valid_play(staged); the engine's positions are valid by
+                # construction, so the unchecked entry point skips the public API's input validation
+                stage_mask, staged_is_play = _playable_and_exact(self.table, rack, staged, opening, self.min_initial)
             anything_staged = bool(staged.any())
             if not anything_staged:
                 can_commit = False
@@ -270,7 +274,8 @@ class Rummikub:
             elif opening and (staged.sum() < 3 or _opening_bound(staged) < self.min_initial):
                 can_commit = False  # exact shortcut: an opening needs a meld (3 tiles) and min_initial points
             else:
-                can_commit = is_valid_play(self.table, rack, staged, opening=opening, min_initial=self.min_initial)
+                can_commit = staged_is_play
+            self._staged_is_play = staged_is_play if anything_staged else None
             self._legal = (stage_mask, can_commit, not anything_staged)
         return self._legal
 
@@ -300,7 +305,7 @@ class Rummikub:
         opening = not self.opened[seat]
         staged = self.staged
         rack = self.racks[seat]
-        if self.strict_commit or is_valid_play(self.table, rack, staged, opening=opening, min_initial=self.min_initial):
+        if self.strict_commit or self._staged_valid(rack, opening):
             self.table += staged
             rack -= staged
             self.last_placed[:] = staged
@@ -334,6 +339,12 @@ class Rummikub:
         return self._end_turn(None)
 
     # ------------------------------------------------------------------ internals
+
+    def _staged_valid(self, rack: np.ndarray, opening: bool) -> bool:
+        """Whether the (non-empty) staged tiles are a legal play: from the decision's sweep when it ran."""
+        if self._staged_is_play is not None:
+            return self._staged_is_play
+        return is_valid_play(self.table, rack, self.staged, opening=opening, min_initial=self.min_initial)
 
     def _check_live(self) -> None:
         if self.over or self.truncated:
