@@ -86,6 +86,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--positions", type=int, default=300)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--no-peer", action="store_true", help="skip the rummikub-solver row")
     args = parser.parse_args()
     cases = positions(args.positions, args.seed)
     empty = np.zeros(TILE_TYPES, dtype=np.int64)
@@ -93,7 +94,7 @@ def main() -> None:
         "solve(objective='tiles')": timed(lambda t, r: solve(t, r), cases),
         "playable(staged=0)": timed(lambda t, r: playable(t, r, empty), cases),
     }
-    peer = peer_solver()
+    peer = None if args.no_peer else peer_solver()
     if peer is not None:
         rows[f"rummikub-solver TILE_COUNT ({peer[1]})"] = timed(peer[0], cases)
     tables = np.array([t.sum() for t, _ in cases])
@@ -107,7 +108,7 @@ def main() -> None:
     for name, ms in rows.items():
         print(f"| {name} | {np.median(ms):.3f} | {np.percentile(ms, 90):.3f} | {ms.max():.3f} |")
     if peer is None:
-        print("rummikub-solver is not installed (pip install rummikub-solver): no peer row")
+        print("no peer row (--no-peer, or rummikub-solver is not installed: pip install rummikub-solver)")
     else:
         peer_ms = rows[next(name for name in rows if name.startswith("rummikub-solver"))]
         solve_ms = rows["solve(objective='tiles')"]

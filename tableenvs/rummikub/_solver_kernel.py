@@ -81,17 +81,16 @@ def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 RUN_NEXT, STILL_NEEDED, ACC_NEXT, GROUPS_OK = _tables()
 
-
-
-def _grow(array, size):
-    """A copy of ``array`` with room for ``size`` items (the first ``len(array)`` kept)."""
-    bigger = np.empty(size, array.dtype)
-    bigger[: array.shape[0]] = array
-    return bigger
+# Status codes returned by ``sweep``.
+OK = 0
+OUT_OF_ENTRIES = 1  # the entry buffers are full
+OUT_OF_EDGES = 2  # the edge buffers are full
+OUT_OF_HASH = 3  # the layer being built fills half of the hash table
 
 
 def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, run_shape, still_needed, acc_next, groups_ok,
-          max_entries, max_edges, hash_bits):
+          keys, score, parent, choice, slot_of, layer_start, edge_parent, edge_child, edge_tile, edge_mark,
+          hash_bits, resume_layer):
     """Forward pass over the 65 layers (13 numbers x (4 cells + 1 group step)).
 
     ``lo``/``hi``: per tile type the least/most tiles used on the table after the play (joker entry:
@@ -100,199 +99,160 @@ def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, run_shape, st
     With ``record_edges``, also lists every transition (parent, child, tile type whose use exceeds
     ``lo`` on it or -1) for the backward pass of ``playable``.
 
-    ``max_entries``, ``max_edges`` and ``hash_bits`` are starting sizes: each buffer doubles in place when
-    full (the hash table, which holds one layer, when that layer fills half of it), so one pass always
-    finishes. Returns ``(n_entries, layer_start, keys, score, parent, choice, n_edges, edge_parent,
-    edge_child, edge_tile)``. Choices: cell layers ``used * 16 + to_groups * 4 + run_jokers``, group
-    layers the number of group jokers.
+    The caller owns the buffers: entries (``keys``, ``score``, ``parent``, ``choice``, ``slot_of``, all
+    of one length), ``layer_start`` (67), edges (``edge_parent``, ``edge_child``, ``edge_tile``, of one
+    length; unused without ``record_edges``) and ``edge_mark`` (66: the edge count when each layer began);
+    the hash table holds ``2 ** hash_bits`` slots. When a buffer is full the sweep stops and returns its
+    status and the layer it was building; the caller grows that buffer (keeping the contents) and calls
+    again with ``resume_layer`` set to that layer, which is rebuilt from its start: no earlier work is lost.
+
+    Returns ``(status, layer, n_entries, n_edges)``. Choices: cell layers ``used * 16 + to_groups * 4 +
+    run_jokers``, group layers the number of group jokers.
     """
     max_jokers = hi[52]
     joker_weight = weight[52]
-    keys = np.empty(max_entries, np.int64)
-    score = np.empty(max_entries, np.int64)
-    parent = np.empty(max_entries, np.int32)
-    choice = np.empty(max_entries, np.int32)
-    slot_of = np.empty(max_entries, np.int64)
-    layer_start = np.zeros(67, np.int64)
-    edge_parent = np.empty(max_edges if record_edges else 1, np.int32)
-    edge_child = np.empty(max_edges if record_edges else 1, np.int32)
-    edge_tile = np.empty(max_edges if record_edges else 1, np.int8)
+    max_entries = keys.shape[0]
+    max_edges = edge_parent.shape[0]
     table_size = 1 << hash_bits
     hash_mask = table_size - 1
     max_layer = table_size >> 1
     slots = np.full(table_size, -1, np.int32)
-    keys[0] = 0
-    score[0] = 0
-    parent[0] = -1
-    choice[0] = -1
-    n_entries = 1
-    n_edges = 0
-    layer_start[1] = 1
-    layer = 0
-    for number0 in range(13):
+    if resume_layer == 0:
+        keys[0] = 0
+        score[0] = 0
+        parent[0] = -1
+        choice[0] = -1
+        layer_start[0] = 0
+        layer_start[1] = 1
+    n_entries = layer_start[resume_layer + 1]
+    n_edges = edge_mark[resume_layer]
+    for layer in range(resume_layer, 65):
+        number0 = layer // 5
         number = number0 + 1
-        for step in range(5):
-            start = layer_start[layer]
-            end = layer_start[layer + 1]
+        step = layer - 5 * number0
+        edge_mark[layer] = n_edges
+        start = layer_start[layer]
+        end = layer_start[layer + 1]
+        if step < 4:
+            t = step * 13 + number0
+            shift = 6 * step
+            low = lo[t]
+            high = hi[t]
+            on_table = base[t]
+            tile_weight = weight[t]
+        for e in range(start, end):
+            key = keys[e]
+            sc = score[e]
+            jokers = (key >> 24) & 3
+            acc = (key >> 26) & 31
+            value = key >> 31
+            free_jokers = max_jokers - jokers
             if step < 4:
-                t = step * 13 + number0
-                shift = 6 * step
-                low = lo[t]
-                high = hi[t]
-                on_table = base[t]
-                tile_weight = weight[t]
-            for e in range(start, end):
-                key = keys[e]
-                sc = score[e]
-                jokers = (key >> 24) & 3
-                acc = (key >> 26) & 31
-                value = key >> 31
-                free_jokers = max_jokers - jokers
-                if step < 4:
-                    run_state = (key >> shift) & 63
-                    cleared = key & ~((63 << shift) | (3 << 24) | (31 << 26) | (2147483647 << 31))
-                    for used in range(low, high + 1):
-                        for to_groups in range(used + 1):
-                            acc2 = acc_next[acc, to_groups]
-                            if acc2 < 0:
+                run_state = (key >> shift) & 63
+                cleared = key & ~((63 << shift) | (3 << 24) | (31 << 26) | (2147483647 << 31))
+                for used in range(low, high + 1):
+                    for to_groups in range(used + 1):
+                        acc2 = acc_next[acc, to_groups]
+                        if acc2 < 0:
+                            continue
+                        for run_jokers in range(min(2, free_jokers) + 1):
+                            run_slots = used - to_groups + run_jokers
+                            if run_slots > 4:
+                                break
+                            run_state2 = run_next[run_state, run_slots]
+                            if run_state2 < 0 or number + still_needed[run_state2] > 13:
                                 continue
-                            for run_jokers in range(min(2, free_jokers) + 1):
-                                run_slots = used - to_groups + run_jokers
-                                if run_slots > 4:
-                                    break
-                                run_state2 = run_next[run_state, run_slots]
-                                if run_state2 < 0 or number + still_needed[run_state2] > 13:
+                            started = run_shape[run_state2, 0]
+                            if number < 8 and started > used - to_groups:
+                                continue  # a run needs to start with a joker only at numbers 8..11
+                            short = started + run_shape[run_state2, 1]
+                            if short:
+                                # short runs need tiles (or jokers) in this colour's next cells
+                                missing = max(0, short - hi[t + 1])
+                                if started:
+                                    missing += max(0, started - hi[t + 2])
+                                if missing > free_jokers - run_jokers:
                                     continue
-                                started = run_shape[run_state2, 0]
-                                if number < 8 and started > used - to_groups:
-                                    continue  # a run needs to start with a joker only at numbers 8..11
-                                short = started + run_shape[run_state2, 1]
-                                if short:
-                                    # short runs need tiles (or jokers) in this colour's next cells
-                                    missing = max(0, short - hi[t + 1])
-                                    if started:
-                                        missing += max(0, started - hi[t + 2])
-                                    if missing > free_jokers - run_jokers:
-                                        continue
-                                value2 = min(value_cap, value + number * (used + run_jokers))
-                                key2 = (cleared | (run_state2 << shift) | ((jokers + run_jokers) << 24)
-                                        | (acc2 << 26) | (value2 << 31))
-                                sc2 = sc + tile_weight * (used - on_table) + joker_weight * run_jokers
-                                code = used * 16 + to_groups * 4 + run_jokers
-                                # insert or improve key2 in the new layer
-                                h = ((key2 * 0x7F4A7C159E3779B1) >> 17) & hash_mask
-                                while True:
-                                    idx = slots[h]
-                                    if idx < 0:
-                                        if n_entries - end >= max_layer:
-                                            table_size *= 2
-                                            hash_mask = table_size - 1
-                                            max_layer = table_size >> 1
-                                            slots = np.full(table_size, -1, np.int32)
-                                            for old in range(end, n_entries):
-                                                h = ((keys[old] * 0x7F4A7C159E3779B1) >> 17) & hash_mask
-                                                while slots[h] >= 0:
-                                                    h = (h + 1) & hash_mask
-                                                slots[h] = old
-                                                slot_of[old] = h
-                                            h = ((key2 * 0x7F4A7C159E3779B1) >> 17) & hash_mask
-                                            continue  # probe again for key2 in the bigger table
-                                        if n_entries >= max_entries:
-                                            max_entries *= 2
-                                            keys = _grow(keys, max_entries)
-                                            score = _grow(score, max_entries)
-                                            parent = _grow(parent, max_entries)
-                                            choice = _grow(choice, max_entries)
-                                            slot_of = _grow(slot_of, max_entries)
-                                        idx = n_entries
-                                        n_entries += 1
-                                        slots[h] = idx
-                                        slot_of[idx] = h
-                                        keys[idx] = key2
+                            value2 = min(value_cap, value + number * (used + run_jokers))
+                            key2 = (cleared | (run_state2 << shift) | ((jokers + run_jokers) << 24)
+                                    | (acc2 << 26) | (value2 << 31))
+                            sc2 = sc + tile_weight * (used - on_table) + joker_weight * run_jokers
+                            code = used * 16 + to_groups * 4 + run_jokers
+                            # insert or improve key2 in the new layer
+                            h = ((key2 * 0x7F4A7C159E3779B1) >> 17) & hash_mask
+                            while True:
+                                idx = slots[h]
+                                if idx < 0:
+                                    if n_entries >= max_entries:
+                                        return OUT_OF_ENTRIES, layer, n_entries, n_edges
+                                    if n_entries - end >= max_layer:
+                                        return OUT_OF_HASH, layer, n_entries, n_edges
+                                    idx = n_entries
+                                    n_entries += 1
+                                    slots[h] = idx
+                                    slot_of[idx] = h
+                                    keys[idx] = key2
+                                    score[idx] = sc2
+                                    parent[idx] = e
+                                    choice[idx] = code
+                                    break
+                                if keys[idx] == key2:
+                                    if sc2 > score[idx]:
                                         score[idx] = sc2
                                         parent[idx] = e
                                         choice[idx] = code
-                                        break
-                                    if keys[idx] == key2:
-                                        if sc2 > score[idx]:
-                                            score[idx] = sc2
-                                            parent[idx] = e
-                                            choice[idx] = code
-                                        break
-                                    h = (h + 1) & hash_mask
-                                if record_edges:
-                                    if n_edges >= max_edges:
-                                        max_edges *= 2
-                                        edge_parent = _grow(edge_parent, max_edges)
-                                        edge_child = _grow(edge_child, max_edges)
-                                        edge_tile = _grow(edge_tile, max_edges)
-                                    edge_parent[n_edges] = e
-                                    edge_child[n_edges] = idx
-                                    edge_tile[n_edges] = t if used > low else -1
-                                    n_edges += 1
-                else:
-                    cleared = key & ~((3 << 24) | (31 << 26) | (2147483647 << 31))
-                    for group_jokers in range(free_jokers + 1):
-                        if not groups_ok[acc, group_jokers]:
-                            continue
-                        value2 = min(value_cap, value + number * group_jokers)
-                        key2 = cleared | ((jokers + group_jokers) << 24) | (value2 << 31)
-                        sc2 = sc + joker_weight * group_jokers
-                        h = ((key2 * 0x7F4A7C159E3779B1) >> 17) & hash_mask
-                        while True:
-                            idx = slots[h]
-                            if idx < 0:
-                                if n_entries - end >= max_layer:
-                                    table_size *= 2
-                                    hash_mask = table_size - 1
-                                    max_layer = table_size >> 1
-                                    slots = np.full(table_size, -1, np.int32)
-                                    for old in range(end, n_entries):
-                                        h = ((keys[old] * 0x7F4A7C159E3779B1) >> 17) & hash_mask
-                                        while slots[h] >= 0:
-                                            h = (h + 1) & hash_mask
-                                        slots[h] = old
-                                        slot_of[old] = h
-                                    h = ((key2 * 0x7F4A7C159E3779B1) >> 17) & hash_mask
-                                    continue  # probe again for key2 in the bigger table
-                                if n_entries >= max_entries:
-                                    max_entries *= 2
-                                    keys = _grow(keys, max_entries)
-                                    score = _grow(score, max_entries)
-                                    parent = _grow(parent, max_entries)
-                                    choice = _grow(choice, max_entries)
-                                    slot_of = _grow(slot_of, max_entries)
-                                idx = n_entries
-                                n_entries += 1
-                                slots[h] = idx
-                                slot_of[idx] = h
-                                keys[idx] = key2
+                                    break
+                                h = (h + 1) & hash_mask
+                            if record_edges:
+                                if n_edges >= max_edges:
+                                    return OUT_OF_EDGES, layer, n_entries, n_edges
+                                edge_parent[n_edges] = e
+                                edge_child[n_edges] = idx
+                                edge_tile[n_edges] = t if used > low else -1
+                                n_edges += 1
+            else:
+                cleared = key & ~((3 << 24) | (31 << 26) | (2147483647 << 31))
+                for group_jokers in range(free_jokers + 1):
+                    if not groups_ok[acc, group_jokers]:
+                        continue
+                    value2 = min(value_cap, value + number * group_jokers)
+                    key2 = cleared | ((jokers + group_jokers) << 24) | (value2 << 31)
+                    sc2 = sc + joker_weight * group_jokers
+                    h = ((key2 * 0x7F4A7C159E3779B1) >> 17) & hash_mask
+                    while True:
+                        idx = slots[h]
+                        if idx < 0:
+                            if n_entries >= max_entries:
+                                return OUT_OF_ENTRIES, layer, n_entries, n_edges
+                            if n_entries - end >= max_layer:
+                                return OUT_OF_HASH, layer, n_entries, n_edges
+                            idx = n_entries
+                            n_entries += 1
+                            slots[h] = idx
+                            slot_of[idx] = h
+                            keys[idx] = key2
+                            score[idx] = sc2
+                            parent[idx] = e
+                            choice[idx] = group_jokers
+                            break
+                        if keys[idx] == key2:
+                            if sc2 > score[idx]:
                                 score[idx] = sc2
                                 parent[idx] = e
                                 choice[idx] = group_jokers
-                                break
-                            if keys[idx] == key2:
-                                if sc2 > score[idx]:
-                                    score[idx] = sc2
-                                    parent[idx] = e
-                                    choice[idx] = group_jokers
-                                break
-                            h = (h + 1) & hash_mask
-                        if record_edges:
-                            if n_edges >= max_edges:
-                                max_edges *= 2
-                                edge_parent = _grow(edge_parent, max_edges)
-                                edge_child = _grow(edge_child, max_edges)
-                                edge_tile = _grow(edge_tile, max_edges)
-                            edge_parent[n_edges] = e
-                            edge_child[n_edges] = idx
-                            edge_tile[n_edges] = -1
-                            n_edges += 1
-            for idx in range(end, n_entries):
-                slots[slot_of[idx]] = -1
-            layer += 1
-            layer_start[layer + 1] = n_entries
-    return n_entries, layer_start, keys, score, parent, choice, n_edges, edge_parent, edge_child, edge_tile
+                            break
+                        h = (h + 1) & hash_mask
+                    if record_edges:
+                        if n_edges >= max_edges:
+                            return OUT_OF_EDGES, layer, n_entries, n_edges
+                        edge_parent[n_edges] = e
+                        edge_child[n_edges] = idx
+                        edge_tile[n_edges] = -1
+                        n_edges += 1
+        for idx in range(end, n_entries):
+            slots[slot_of[idx]] = -1
+        layer_start[layer + 2] = n_entries
+    return OK, 65, n_entries, n_edges
 
 
 def backward(lo, value_cap, n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile):
@@ -339,7 +299,5 @@ def kernels():
     if _COMPILED is None:
         import numba
 
-        global _grow
-        _grow = numba.njit(cache=True)(_grow)
         _COMPILED = (numba.njit(cache=True)(sweep), numba.njit(cache=True)(backward))
     return _COMPILED

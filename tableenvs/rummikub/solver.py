@@ -47,6 +47,11 @@ OBJECTIVES = ("tiles", "value")
 _TILES_FIRST = 4096 + TILE_VALUES  # total value of all 106 tiles (1516) < 4096
 _VALUE_FIRST = 128 * TILE_VALUES + 1  # 106 tiles < 128
 _NO_WEIGHT = np.zeros(TILE_TYPES, dtype=np.int64)
+# Starting buffer sizes of the sweep per ``record_edges`` flag: (entries, edges, hash bits). They grow to
+# what positions needed, up to the caps (unused buffer space costs address space, not time).
+_START_SIZES = {False: [1 << 12, 1, 11], True: [1 << 14, 1 << 16, 12]}
+_MAX_START_ENTRIES = 1 << 20
+_MAX_START_HASH_BITS = 15
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,11 +83,53 @@ class Solution:
         return tuple(_melds_from_choices(self._table_choices)) + self.opening_melds
 
 
+def _grown(array: np.ndarray, size: int) -> np.ndarray:
+    bigger = np.empty(size, array.dtype)
+    bigger[: len(array)] = array
+    return bigger
+
+
 def _sweep(lo, hi, base, weight, value_cap, record_edges):
-    """Run the compiled sweep once; its buffers start at these sizes and double in place when full."""
+    """Run the compiled sweep; when a buffer fills, grow it and resume at the layer being built.
+
+    Buffers start at the sizes the last big position needed (capped), so a run of similar positions,
+    as in one game, grows them once. Returns ``(n_entries, layer_start, keys, score, parent, choice,
+    n_edges, edge_parent, edge_child, edge_tile)``.
+    """
     sweep, _ = kernel.kernels()
-    return sweep(lo, hi, base, weight, value_cap, record_edges, kernel.RUN_NEXT, kernel.RUN_SHAPE,
-                 kernel.STILL_NEEDED, kernel.ACC_NEXT, kernel.GROUPS_OK, 1 << 14, 1 << 16 if record_edges else 1, 12)
+    sizes = _START_SIZES[record_edges]
+    entries, edges, hash_bits = sizes
+    keys = np.empty(entries, np.int64)
+    score = np.empty(entries, np.int64)
+    parent = np.empty(entries, np.int32)
+    choice = np.empty(entries, np.int32)
+    slot_of = np.empty(entries, np.int64)
+    layer_start = np.zeros(67, np.int64)
+    edge_parent = np.empty(edges, np.int32)
+    edge_child = np.empty(edges, np.int32)
+    edge_tile = np.empty(edges, np.int8)
+    edge_mark = np.zeros(66, np.int64)
+    layer = 0
+    while True:
+        status, layer, n_entries, n_edges = sweep(
+            lo, hi, base, weight, value_cap, record_edges, kernel.RUN_NEXT, kernel.RUN_SHAPE, kernel.STILL_NEEDED,
+            kernel.ACC_NEXT, kernel.GROUPS_OK, keys, score, parent, choice, slot_of, layer_start, edge_parent,
+            edge_child, edge_tile, edge_mark, hash_bits, layer)
+        if status == kernel.OK:
+            break
+        if status == kernel.OUT_OF_ENTRIES:
+            entries *= 4
+            keys, score, parent, choice, slot_of = (
+                _grown(a, entries) for a in (keys, score, parent, choice, slot_of))
+        elif status == kernel.OUT_OF_EDGES:
+            edges *= 4
+            edge_parent, edge_child, edge_tile = (_grown(a, edges) for a in (edge_parent, edge_child, edge_tile))
+        else:
+            hash_bits += 1
+    sizes[0] = min(max(sizes[0], entries), _MAX_START_ENTRIES)
+    sizes[1] = min(max(sizes[1], edges), 2 * _MAX_START_ENTRIES) if record_edges else 1
+    sizes[2] = min(max(sizes[2], hash_bits), _MAX_START_HASH_BITS)
+    return n_entries, layer_start, keys, score, parent, choice, n_edges, edge_parent, edge_child, edge_tile
 
 
 def _best_final(result, lo, value_cap):
