@@ -10,6 +10,8 @@ from itertools import permutations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tableenvs.evaluation as evaluation
 from tableenvs.cli import main
@@ -45,6 +47,43 @@ def test_every_entrant_sits_in_every_seat_equally_over_a_cycle(k, n):
         assert all(len(set(t)) == n for t in tables)
     else:  # rotation, documented formula
         assert all(t[s] == (s + g) % k for g, t in enumerate(tables) for s in range(n))
+
+
+@settings(max_examples=60, deadline=None)
+@given(k=st.integers(1, 5), n=st.integers(1, 6), start=st.integers(0, 10_000))
+def test_any_whole_cycle_is_balanced_wherever_it_starts(k, n, start):
+    cycle = cycle_length(k, n)
+    counts = np.zeros((k, n), dtype=int)
+    for g in range(start, start + cycle):
+        table = seating(g, k, n)
+        assert all(0 <= e < k for e in table)
+        for seat, entrant in enumerate(table):
+            counts[entrant, seat] += 1
+    assert (counts == counts[0, 0]).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    meetings=st.one_of(st.integers(1, 40).map(lambda m: [m] * 3), st.lists(st.integers(1, 40), min_size=3, max_size=3)),
+    fractions=st.lists(st.floats(0.0, 1.0), min_size=3, max_size=3),
+    order=st.permutations([0, 1, 2]),
+)
+def test_elo_is_centred_follows_pairwise_scores_and_ignores_labels(meetings, fractions, order):
+    counts, scores = np.zeros((3, 3)), np.zeros((3, 3))
+    for (i, j), count, fraction in zip([(0, 1), (0, 2), (1, 2)], meetings, fractions, strict=True):
+        won = round(count * fraction * 2) / 2  # whole and half points
+        counts[i, j] = counts[j, i] = count
+        scores[i, j], scores[j, i] = won, count - won
+    ratings, errors = elo_ratings(scores, counts)
+    assert ratings.mean() == pytest.approx(1500.0) and (errors > 0).all()
+    permuted, _ = elo_ratings(scores[np.ix_(order, order)], counts[np.ix_(order, order)])
+    assert permuted == pytest.approx(ratings[list(order)], abs=1e-6)
+    if len(set(meetings)) == 1:  # a balanced round robin: Bradley-Terry ranks as the total scores do
+        totals = scores.sum(axis=1)
+        for a in range(3):
+            for b in range(3):
+                if totals[a] > totals[b] + 1e-9:
+                    assert ratings[a] > ratings[b]
 
 
 def test_more_seats_than_policies_cycle_through_the_list():
