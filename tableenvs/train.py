@@ -334,7 +334,8 @@ def train(config: TrainConfig) -> TrainResult:
     out.mkdir(parents=True, exist_ok=True)
     say = print if config.verbose else (lambda *a, **k: None)
     say(
-        f"training MaskablePPO on {config.env} {config.options or ''} against {config.opponents!r}, "
+        f"training MaskablePPO on {config.env}{f' {config.options}' if config.options else ''} "
+        f"against {config.opponents!r}, "
         f"seat {config.seat}, {config.timesteps} steps, {config.num_envs} envs, seed {config.seed}"
     )
     vec_env = make_training_env(config)
