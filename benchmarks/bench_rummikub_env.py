@@ -31,6 +31,7 @@ import numpy as np
 import tableenvs
 import tableenvs.rummikub.agents as agents_module
 import tableenvs.rummikub.rules as rules_module
+import tableenvs.rummikub.solver as solver_module
 from tableenvs.policies import make_policy
 
 CLOCK = time.process_time
@@ -45,13 +46,14 @@ class SolverTimer:
 
     def __enter__(self):
         for module, name in (
-            (rules_module, "_playable_and_exact"),  # the engine's unchecked mask + commit check
-            (rules_module, "playable"),  # older engines (before the unchecked entry point)
+            (getattr(solver_module, "_TurnSweep", None), "legal"),  # the engine's mask + commit check, per turn
+            (rules_module, "_playable_and_exact"),  # older engines: the unchecked entry point without reuse
+            (rules_module, "playable"),  # older engines: the public call
             (rules_module, "is_valid_play"),
             (rules_module, "arrange"),
             (agents_module, "solve"),
         ):
-            if not hasattr(module, name):
+            if module is None or not hasattr(module, name):
                 continue
             original = getattr(module, name)
             self._saved.append((module, name, original))

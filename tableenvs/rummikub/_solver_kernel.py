@@ -89,19 +89,20 @@ OUT_OF_HASH = 3  # the layer being built fills half of the hash table
 
 
 def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, run_shape, still_needed, acc_next, groups_ok,
-          keys, score, parent, choice, slot_of, layer_start, edge_parent, edge_child, edge_tile, edge_mark,
-          hash_bits, resume_layer):
+          keys, score, parent, choice, slot_of, layer_start, edge_parent, edge_child, edge_tile, edge_extra,
+          edge_mark, hash_bits, resume_layer):
     """Forward pass over the 65 layers (13 numbers x (4 cells + 1 group step)).
 
     ``lo``/``hi``: per tile type the least/most tiles used on the table after the play (joker entry:
     jokers in total). ``base``: tiles already on the table, subtracted before weighting. ``weight``: score
     per played tile. Keeps, per state, the best score and the parent entry and choice that reached it.
-    With ``record_edges``, also lists every transition (parent, child, tile type whose use exceeds
-    ``lo`` on it or -1) for the backward pass of ``playable``.
+    With ``record_edges``, also lists every transition (parent, child, the cell's tile type or -1 on a
+    group step, and how many tiles of that type it uses above ``lo``) for ``backward``.
 
     The caller owns the buffers: entries (``keys``, ``score``, ``parent``, ``choice``, ``slot_of``, all
     of one length), ``layer_start`` (67), edges (``edge_parent``, ``edge_child``, ``edge_tile``, of one
-    length; unused without ``record_edges``) and ``edge_mark`` (66: the edge count when each layer began);
+    length; unused without ``record_edges``: ``edge_parent``, ``edge_child``, ``edge_tile``, ``edge_extra``)
+    and ``edge_mark`` (66: the edge count when each layer began);
     the hash table holds ``2 ** hash_bits`` slots. When a buffer is full the sweep stops and returns its
     status and the layer it was building; the caller grows that buffer (keeping the contents) and calls
     again with ``resume_layer`` set to that layer, which is rebuilt from its start: no earlier work is lost.
@@ -208,7 +209,8 @@ def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, run_shape, st
                                     return OUT_OF_EDGES, layer, n_entries, n_edges
                                 edge_parent[n_edges] = e
                                 edge_child[n_edges] = idx
-                                edge_tile[n_edges] = t if used > low else -1
+                                edge_tile[n_edges] = t
+                                edge_extra[n_edges] = used - low
                                 n_edges += 1
             else:
                 cleared = key & ~((3 << 24) | (31 << 26) | (2147483647 << 31))
@@ -248,6 +250,7 @@ def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, run_shape, st
                         edge_parent[n_edges] = e
                         edge_child[n_edges] = idx
                         edge_tile[n_edges] = -1
+                        edge_extra[n_edges] = 0
                         n_edges += 1
         for idx in range(end, n_entries):
             slots[slot_of[idx]] = -1
@@ -255,38 +258,67 @@ def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, run_shape, st
     return OK, 65, n_entries, n_edges
 
 
-def backward(lo, value_cap, n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile):
-    """The ``playable`` mask of a recorded sweep, and whether using exactly ``lo`` is itself accepted.
+def backward(delta, lo_jokers, value_cap, n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile,
+             edge_extra):
+    """The ``playable`` mask of a recorded sweep, and whether a play of exactly the lower bounds is accepted.
 
-    A final state is accepted when it used at least ``lo[52]`` jokers and reached ``value_cap``. Walking
-    the edges backwards marks every entry from which an accepted state is reachable; a cell edge into such
-    an entry that uses more than ``lo`` of its tile type makes that type playable. The joker is playable
-    when an accepted final state used more than ``lo[52]`` jokers. The same walk follows the edges that use
-    exactly ``lo`` (tile -1) from the accepted final states with exactly ``lo[52]`` jokers: the root is
-    reached that way iff ``lo`` itself can be arranged (the test of ``is_valid_play``).
+    The sweep was recorded with lower bounds ``lo``; the question is asked for ``lo + delta`` (``delta``
+    >= 0 on the numbered types, zero for a fresh sweep; ``lo_jokers`` is the joker bound asked). A larger
+    lower bound only removes transitions (those using fewer than ``lo + delta`` tiles of their cell's type),
+    so the recorded edges answer it: an edge is *allowed* when its use above ``lo`` is at least ``delta``
+    of its type. A final state is accepted when it used at least ``lo_jokers`` jokers and reached
+    ``value_cap``. Walking the allowed edges backwards marks every entry from which an accepted state is
+    reachable; an allowed edge from an entry reachable from the root (forward walk, needed only when
+    ``delta`` is non-zero) into such an entry that uses more than ``lo + delta`` of its type makes that
+    type playable. The joker is playable when an accepted final state used more than ``lo_jokers``
+    jokers. The same backward walk along edges using exactly ``lo + delta`` (and group steps) from
+    accepted final states with exactly ``lo_jokers`` jokers reaches the root iff ``lo + delta`` itself
+    can be arranged (the test of ``is_valid_play``).
 
     Returns ``(mask, exact)``.
     """
+    restricted = False
+    for t in range(52):
+        if delta[t] > 0:
+            restricted = True
+    reach = np.ones(1 if not restricted else n_entries, np.bool_)
+    if restricted:
+        reach[:] = False
+        reach[0] = True
+        for k in range(n_edges):
+            tile = edge_tile[k]
+            if reach[edge_parent[k]] and (tile < 0 or edge_extra[k] >= delta[tile]):
+                reach[edge_child[k]] = True
     alive = np.zeros(n_entries, np.bool_)
     alive_exact = np.zeros(n_entries, np.bool_)
     mask = np.zeros(53, np.bool_)
     for idx in range(layer_start[65], layer_start[66]):
         key = keys[idx]
         jokers = (key >> 24) & 3
-        if jokers >= lo[52] and (key >> 31) >= value_cap:
+        if jokers >= lo_jokers and (key >> 31) >= value_cap and (not restricted or reach[idx]):
             alive[idx] = True
-            if jokers > lo[52]:
+            if jokers > lo_jokers:
                 mask[52] = True
             else:
                 alive_exact[idx] = True
     for k in range(n_edges - 1, -1, -1):
         child = edge_child[k]
-        if alive[child]:
-            alive[edge_parent[k]] = True
-            if edge_tile[k] >= 0:
-                mask[edge_tile[k]] = True
-            elif alive_exact[child]:
-                alive_exact[edge_parent[k]] = True
+        if not alive[child]:
+            continue
+        tile = edge_tile[k]
+        above = 0
+        if tile >= 0:
+            above = edge_extra[k] - delta[tile]
+            if above < 0:
+                continue  # uses fewer tiles than the lower bound asked
+        p = edge_parent[k]
+        if restricted and not reach[p]:
+            continue
+        alive[p] = True
+        if above > 0:
+            mask[tile] = True
+        elif alive_exact[child]:
+            alive_exact[p] = True
     return mask, alive_exact[0]
 
 

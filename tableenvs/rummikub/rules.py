@@ -29,7 +29,7 @@ import numpy as np
 from tableenvs.validation import check_bool, check_choice, check_int
 
 from .melds import Meld
-from .solver import _playable_and_exact, arrange, is_valid_play
+from .solver import _TurnSweep, arrange, is_valid_play
 from .tiles import COLOURS, COPIES, JOKERS, TILE_TYPES, TILE_VALUES, tile_name
 
 RACK_SIZE = 14  # tiles dealt to each player
@@ -146,6 +146,7 @@ class Rummikub:
         self._rng: np.random.Generator | None = None
         self._legal: tuple[np.ndarray, bool, bool] | None = None  # cached per decision
         self._staged_is_play: bool | None = None  # set with ``_legal`` when the solver was asked
+        self._sweeps = _TurnSweep()  # the solver's sweep of this turn, reused as tiles are staged
         self.commits = 0  # successful plays in the episode (the adapter reads it to publish the arrangement)
 
     # ------------------------------------------------------------------ setup
@@ -262,9 +263,9 @@ class Rummikub:
             if opening and _opening_bound(rack) < max(self.min_initial, 1):
                 stage_mask = np.zeros(TILE_TYPES, bool)  # exact shortcut: the rack cannot reach min_initial
             else:
-                # one sweep gives the mask and is_valid_play(staged); the engine's positions are valid by
-                # construction, so the unchecked entry point skips the public API's input validation
-                stage_mask, staged_is_play = _playable_and_exact(self.table, rack, staged, opening, self.min_initial)
+                # one sweep gives the mask and is_valid_play(staged), reused while the turn stages tiles; the
+                # engine's positions are valid by construction, so this skips the public input validation
+                stage_mask, staged_is_play = self._sweeps.legal(self.table, rack, staged, opening, self.min_initial)
             anything_staged = bool(staged.any())
             if not anything_staged:
                 can_commit = False

@@ -47,11 +47,10 @@ OBJECTIVES = ("tiles", "value")
 _TILES_FIRST = 4096 + TILE_VALUES  # total value of all 106 tiles (1516) < 4096
 _VALUE_FIRST = 128 * TILE_VALUES + 1  # 106 tiles < 128
 _NO_WEIGHT = np.zeros(TILE_TYPES, dtype=np.int64)
-# Starting buffer sizes of the sweep per ``record_edges`` flag: (entries, edges, hash bits). They grow to
-# what positions needed, up to the caps (unused buffer space costs address space, not time).
-_START_SIZES = {False: [1 << 12, 1, 11], True: [1 << 14, 1 << 16, 12]}
-_MAX_START_ENTRIES = 1 << 20
-_MAX_START_HASH_BITS = 15
+# Starting buffer sizes of the sweep, per ``record_edges`` flag: (entries, edges, hash bits). Most positions
+# fit; big ones grow the buffers and resume (small starts keep the common case cheap: a big buffer costs
+# page faults and a big hash table a long fill on every call).
+_START_SIZES = {False: (1 << 14, 1, 13), True: (1 << 14, 1 << 16, 13)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,13 +91,11 @@ def _grown(array: np.ndarray, size: int) -> np.ndarray:
 def _sweep(lo, hi, base, weight, value_cap, record_edges):
     """Run the compiled sweep; when a buffer fills, grow it and resume at the layer being built.
 
-    Buffers start at the sizes the last big position needed (capped), so a run of similar positions,
-    as in one game, grows them once. Returns ``(n_entries, layer_start, keys, score, parent, choice,
-    n_edges, edge_parent, edge_child, edge_tile)``.
+    Returns ``(n_entries, layer_start, keys, score, parent, choice,
+    n_edges, edge_parent, edge_child, edge_tile, edge_extra)``.
     """
     sweep, _ = kernel.kernels()
-    sizes = _START_SIZES[record_edges]
-    entries, edges, hash_bits = sizes
+    entries, edges, hash_bits = _START_SIZES[record_edges]
     keys = np.empty(entries, np.int64)
     score = np.empty(entries, np.int64)
     parent = np.empty(entries, np.int32)
@@ -108,13 +105,14 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges):
     edge_parent = np.empty(edges, np.int32)
     edge_child = np.empty(edges, np.int32)
     edge_tile = np.empty(edges, np.int8)
+    edge_extra = np.empty(edges, np.int8)
     edge_mark = np.zeros(66, np.int64)
     layer = 0
     while True:
         status, layer, n_entries, n_edges = sweep(
             lo, hi, base, weight, value_cap, record_edges, kernel.RUN_NEXT, kernel.RUN_SHAPE, kernel.STILL_NEEDED,
             kernel.ACC_NEXT, kernel.GROUPS_OK, keys, score, parent, choice, slot_of, layer_start, edge_parent,
-            edge_child, edge_tile, edge_mark, hash_bits, layer)
+            edge_child, edge_tile, edge_extra, edge_mark, hash_bits, layer)
         if status == kernel.OK:
             break
         if status == kernel.OUT_OF_ENTRIES:
@@ -123,13 +121,11 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges):
                 _grown(a, entries) for a in (keys, score, parent, choice, slot_of))
         elif status == kernel.OUT_OF_EDGES:
             edges *= 4
-            edge_parent, edge_child, edge_tile = (_grown(a, edges) for a in (edge_parent, edge_child, edge_tile))
+            edge_parent, edge_child, edge_tile, edge_extra = (
+                _grown(a, edges) for a in (edge_parent, edge_child, edge_tile, edge_extra))
         else:
-            hash_bits += 1
-    sizes[0] = min(max(sizes[0], entries), _MAX_START_ENTRIES)
-    sizes[1] = min(max(sizes[1], edges), 2 * _MAX_START_ENTRIES) if record_edges else 1
-    sizes[2] = min(max(sizes[2], hash_bits), _MAX_START_HASH_BITS)
-    return n_entries, layer_start, keys, score, parent, choice, n_edges, edge_parent, edge_child, edge_tile
+            hash_bits += 2
+    return n_entries, layer_start, keys, score, parent, choice, n_edges, edge_parent, edge_child, edge_tile, edge_extra
 
 
 def _best_final(result, lo, value_cap):
@@ -291,19 +287,58 @@ def playable(table, rack, staged, *, opening: bool = False, min_initial: int = 3
 def _playable_and_exact(table, rack, staged, opening: bool, min_initial: int) -> tuple[np.ndarray, bool]:
     """``playable``'s mask and whether ``staged`` itself is a legal play (if non-empty), from one sweep.
 
-    Unchecked entry point for the rules engine, which keeps its positions valid: int64 count vectors of
-    shape (53,), ``staged <= rack``, a valid ``table``, an int ``min_initial >= 0``. The second value is
-    ``is_valid_play(table, rack, staged, ...)`` for a non-empty ``staged``.
+    Unchecked: int64 count vectors of shape (53,), ``staged <= rack``, a valid ``table``, an int
+    ``min_initial >= 0`` (the public functions check them; the rules engine keeps them so). The second
+    value is ``is_valid_play(table, rack, staged, ...)`` for a non-empty ``staged``.
     """
+    return _answer(_recorded_sweep(table, rack, staged, opening, min_initial), _ZERO_DELTA)
+
+
+_ZERO_DELTA = np.zeros(TILE_TYPES, dtype=np.int64)
+
+
+def _recorded_sweep(table, rack, staged, opening, min_initial):
     if opening:
         base, lo, hi, value_cap = _NO_WEIGHT, staged, rack, min_initial
     else:
         base, lo, hi, value_cap = table, table + staged, table + rack, 0
+    return lo, value_cap, _sweep(lo, hi, base, _NO_WEIGHT, value_cap, True)
+
+
+def _answer(recorded, delta) -> tuple[np.ndarray, bool]:
+    """Mask and exact-play flag of a recorded sweep, asked for its staged tiles plus ``delta``."""
+    lo, value_cap, (n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile,
+                    edge_extra) = recorded
     _, backward = kernel.kernels()
-    n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile = _sweep(
-        lo, hi, base, _NO_WEIGHT, value_cap, True)
-    mask, exact = backward(lo, value_cap, n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile)
+    mask, exact = backward(delta, lo[JOKER] + delta[JOKER], value_cap, n_entries, layer_start, keys, n_edges,
+                           edge_parent, edge_child, edge_tile, edge_extra)
     return mask, bool(exact)
+
+
+class _TurnSweep:
+    """The rules engine's ``_playable_and_exact`` with reuse across a turn (unchecked inputs, as there).
+
+    Within a turn only the staged tiles grow. A larger lower bound only removes transitions from the
+    sweep, so the sweep recorded for the turn's first staged set answers every later superset exactly
+    (``backward`` with ``delta`` = staged now - staged then): one forward sweep per turn instead of one
+    per staged tile. A different table, rack, opening flag or ``min_initial``, or a staged set that is
+    not a superset, records a new sweep.
+    """
+
+    def __init__(self) -> None:
+        self._position: tuple | None = None
+        self._staged = _ZERO_DELTA
+        self._recorded = None
+
+    def legal(self, table, rack, staged, opening: bool, min_initial: int) -> tuple[np.ndarray, bool]:
+        position = (table.tobytes(), rack.tobytes(), opening, min_initial)
+        if position == self._position and bool((staged >= self._staged).all()):
+            return _answer(self._recorded, staged - self._staged)
+        self._recorded = None  # free the old buffers before the new sweep
+        self._staged = staged.copy()  # the caller stages into its own array later: keep this one apart
+        self._recorded = _recorded_sweep(table, rack, self._staged, opening, min_initial)
+        self._position = position
+        return _answer(self._recorded, _ZERO_DELTA)
 
 
 def is_valid_play(table, rack, played, *, opening: bool = False, min_initial: int = 30) -> bool:

@@ -13,7 +13,7 @@ from ilp_oracle import Oracle
 from rummikub_support import random_rack, random_table
 
 from tableenvs.rummikub import TILE_VALUES, is_valid_play, playable, solve
-from tableenvs.rummikub.solver import _playable_and_exact
+from tableenvs.rummikub.solver import _playable_and_exact, _TurnSweep
 
 _TABLE_68 = (
     "0 0 1 2 3 3 4 5 5 6 6 7 9 10 11 12 13 13 15 16 17 18 19 19 20 21 22 23 25 26 26 27 28 28 29 29 30 30 31 "
@@ -60,6 +60,10 @@ def test_tail_positions_match_ilp(oracle, case):
     assert np.array_equal(mask, oracle.playable(table, rack, staged)), np.flatnonzero(mask).tolist()
     engine_mask, staged_is_play = _playable_and_exact(table, rack, staged, False, 30)
     assert np.array_equal(engine_mask, mask)
+    turn = _TurnSweep()  # the engine's reuse: a sweep recorded with nothing staged, asked for ``staged``
+    turn.legal(table, rack, np.zeros(53, dtype=np.int64), False, 30)
+    reused_mask, reused_is_play = turn.legal(table, rack, staged, False, 30)
+    assert np.array_equal(reused_mask, mask) and reused_is_play == staged_is_play
     if staged.any():
         expected, _ = oracle.best(table, staged, np.ones(53, dtype=np.int64), forced=staged)
         assert staged_is_play == is_valid_play(table, rack, staged) == (expected is not None)
@@ -95,3 +99,28 @@ def test_engine_entry_point_equals_public_calls():
             assert staged_is_play == is_valid_play(table, rack, staged, opening=opening)
             valid += staged_is_play
     assert checked > 60 and 0 < valid < checked
+
+
+def test_turn_sweep_reuse_equals_fresh_sweeps():
+    """``_TurnSweep`` answers growing staged sets from one recorded sweep exactly as fresh sweeps do."""
+    rng = np.random.default_rng(5000)
+    reused = 0
+    for _ in range(60):
+        table = random_table(rng, int(rng.integers(0, 61)))
+        rack = random_rack(rng, table, int(rng.integers(1, 21)))
+        opening = bool(rng.random() < 0.3)
+        turn = _TurnSweep()
+        staged = np.zeros(53, dtype=np.int64)
+        while True:
+            mask, staged_is_play = turn.legal(table, rack, staged, opening, 30)
+            assert np.array_equal(mask, playable(table, rack, staged, opening=opening))
+            if staged.any():
+                assert staged_is_play == is_valid_play(table, rack, staged, opening=opening)
+                reused += 1
+            # stage a random playable tile, or now and then one the mask refuses (a superset the engine
+            # never asks for, still answered exactly)
+            choices = np.flatnonzero(mask) if rng.random() < 0.9 else np.flatnonzero(rack > staged)
+            if choices.size == 0:
+                break
+            staged[rng.choice(choices)] += 1
+    assert reused > 100
