@@ -17,10 +17,7 @@ Training with Stable-Baselines3 (the ``train`` extra) lives in :mod:`tableenvs.t
 imported by ``import tableenvs``.
 """
 
-from tableenvs.gym_registration import register_all as _register_gymnasium_ids
 from tableenvs.registry import GameSpec, make, make_raw, names, register_game, spec
-
-_register_gymnasium_ids()
 
 __version__ = "0.1.0"
 

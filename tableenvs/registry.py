@@ -1,8 +1,17 @@
-"""Environments by name: ``make``, ``make_raw``, ``names`` and the PettingZoo registration.
+"""Environments by name: ``make``, ``make_raw``, ``names``, and the PettingZoo and Gymnasium registrations.
 
-Where you are: shared plumbing. Each game has one :class:`GameSpec` in ``_GAMES`` below; adding a game
-means adding one line there. Game modules are imported only when a game is made, so
-``import tableenvs`` stays fast.
+Where you are: shared plumbing. Each game has one :class:`GameSpec` in the list at the bottom; adding a
+game means adding one entry there (or calling :func:`register_game`). Registering a game puts it in three
+registries at once:
+
+* tableenvs' own: ``tableenvs.make("pilipili_v0")`` (the AEC env, wrapped as PettingZoo classic envs are);
+* PettingZoo's: ``pettingzoo.make("aec", "tableenvs/PiliPili-v0")`` (the same wrapped AEC env);
+* Gymnasium's: ``gymnasium.make("tableenvs/PiliPili-v0", opponents="heuristic")``, the single-agent view
+  (:class:`tableenvs.single_agent.SingleAgentEnv`). In a fresh process (a ``SubprocVecEnv`` worker) write
+  ``"tableenvs:tableenvs/PiliPili-v0"`` so Gymnasium imports tableenvs first.
+
+Game modules are imported only when a game is made (registries store entry-point strings), so
+``import tableenvs`` stays fast and never imports torch.
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ def register_game(spec: GameSpec) -> None:
         raise ValueError(f"an environment named {spec.name!r} is already registered")
     _GAMES[spec.name] = spec
     _register_with_pettingzoo(spec)
+    _register_with_gymnasium(spec)
 
 
 def names() -> list[str]:
@@ -89,6 +99,15 @@ def _register_with_pettingzoo(game: GameSpec) -> None:
 
     if game.registry_id not in pettingzoo.aec_registry:
         pettingzoo.register("aec", game.registry_id, entry_point=f"{game.module}:env")
+
+
+def _register_with_gymnasium(game: GameSpec) -> None:
+    import gymnasium
+
+    if game.registry_id not in gymnasium.registry:
+        gymnasium.register(
+            id=game.registry_id, entry_point="tableenvs.single_agent:SingleAgentEnv", kwargs={"game": game.name}
+        )
 
 
 for _game in (

@@ -22,7 +22,7 @@ Info                   ``seat`` (the learner's seat); when the episode ends also
                        ``infos`` for the learner)
 =====================  ===========================================================================================
 
-Made by name through Gymnasium after ``import tableenvs`` (see :mod:`tableenvs.gym_registration`)::
+Made by name through Gymnasium after ``import tableenvs`` (see :mod:`tableenvs.registry`)::
 
     gymnasium.make("tableenvs/PiliPili-v0", num_players=4, opponents="heuristic", seat="rotate")
 

@@ -61,3 +61,14 @@ def test_make_policy():
         make_policy("heuristic", env)
     with pytest.raises(ValueError, match="unknown policy 'greedy'; built-in policies: random, heuristic"):
         make_policy("greedy", env)
+
+
+def test_registered_in_gymnasium_as_the_single_agent_view():
+    import gymnasium
+
+    from tableenvs.single_agent import SingleAgentEnv
+
+    env = gymnasium.make("tableenvs/NimTest-v0", num_players=2, opponents="random")
+    assert isinstance(env.unwrapped, SingleAgentEnv)
+    env.reset(seed=0)
+    assert env.unwrapped.action_masks().any()

@@ -13,7 +13,6 @@ from gymnasium.utils.env_checker import check_env
 
 import tableenvs
 from tableenvs.aec import IllegalActionError
-from tableenvs.gym_registration import register
 from tableenvs.policies import CallablePolicy, RandomPolicy, make_policy
 from tableenvs.registry import GameSpec
 from tableenvs.single_agent import OpponentPool, SingleAgentEnv
@@ -21,7 +20,7 @@ from tableenvs.single_agent import OpponentPool, SingleAgentEnv
 # The toy Nim game under its own name (tests/test_registry.py registers "nim_gym_v0"; test files may run in any order).
 if "nim_gym_v0" not in tableenvs.names():
     tableenvs.register_game(GameSpec("nim_gym_v0", "tests.toy_game", "tableenvs/NimGymTest-v0"))
-NIM_ID = register("nim_gym_v0")
+NIM_ID = tableenvs.spec("nim_gym_v0").registry_id
 
 
 def take_one(observation, action_mask, rng):

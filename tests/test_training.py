@@ -20,7 +20,6 @@ from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
 from stable_baselines3.common.vec_env import SubprocVecEnv  # noqa: E402
 
 import tableenvs  # noqa: E402
-from tableenvs.gym_registration import register  # noqa: E402
 from tableenvs.policies import make_policy  # noqa: E402
 from tableenvs.registry import GameSpec  # noqa: E402
 from tableenvs.sb3_policy import SB3Policy  # noqa: E402
@@ -32,7 +31,7 @@ torch.set_num_threads(1)
 # The toy Nim game under its own name (tests/test_registry.py registers "nim_gym_v0"; test files may run in any order).
 if "nim_gym_v0" not in tableenvs.names():
     tableenvs.register_game(GameSpec("nim_gym_v0", "tests.toy_game", "tableenvs/NimGymTest-v0"))
-NIM_ID = register("nim_gym_v0")
+NIM_ID = tableenvs.spec("nim_gym_v0").registry_id
 SMALL = {"n_steps": 64, "batch_size": 64, "n_epochs": 2}
 
 
