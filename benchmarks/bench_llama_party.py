@@ -17,35 +17,8 @@ from __future__ import annotations
 import argparse
 import platform
 import statistics
-import time
 
-import numpy as np
-
-
-def run(make_env, seconds: float, seed: int) -> tuple[float, float, int, int]:
-    """Random play for about ``seconds`` of CPU; returns (agent-steps per CPU-s, the same excluding the time
-    spent in ``reset``, games, agent-steps)."""
-    env = make_env()
-    rng = np.random.default_rng(seed)
-    decisions = games = 0
-    in_reset = 0.0
-    clock = time.process_time
-    start = clock()
-    while clock() - start < seconds:
-        before = clock()
-        env.reset(seed=seed + games)
-        in_reset += clock() - before
-        for _ in env.agent_iter():
-            observation, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            legal = np.flatnonzero(observation["action_mask"])
-            env.step(int(legal[rng.integers(legal.size)]))
-            decisions += 1
-        games += 1
-    elapsed = clock() - start
-    return decisions / elapsed, decisions / (elapsed - in_reset), games, decisions
+from common import random_play
 
 
 def main() -> None:
@@ -71,7 +44,13 @@ def main() -> None:
     decisions: dict[str, int] = dict.fromkeys(candidates, 0)
     for repeat in range(args.repeats):
         for name, make_env in candidates.items():
-            rate, play_rate, played, steps = run(make_env, args.seconds, seed=1000 * repeat)
+            result = random_play(make_env(), args.seconds, seed=1000 * repeat)
+            rate, play_rate, played, steps = (
+                result.steps_per_second,
+                result.steps_per_second_excluding_reset,
+                result.games,
+                result.steps,
+            )
             rates[name].append(rate)
             play_rates[name].append(play_rate)
             games[name] += played

@@ -6,8 +6,8 @@ the same loop on the unwrapped env (``tableenvs.make_raw``) to show what Petting
 (``TerminateIllegalWrapper``, ``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``) costs; and
 OpenSpiel's ``oh_hell`` with 5 players (``information_state_tensor()`` and ``legal_actions()`` built at
 each decision, chance nodes sampled), all in the same run. Each contender runs ``--repeats`` times for
-``--seconds`` seconds, interleaved; the table shows the median agent-steps (decisions) per second and the
-ratio to OpenSpiel. Needs ``pip install open-spiel`` (the ``bench`` extra).
+``--seconds`` CPU-seconds (``benchmarks/common.py``), interleaved; the table shows the median agent-steps
+(decisions) per CPU-second and the ratio to OpenSpiel. Needs ``pip install open-spiel`` (the ``bench`` extra).
 
 Heuristic (``--heuristic-games N``): N games of 5 players, one heuristic seat (rotating) against four
 random seats, standard missions and ``missions="none"``; win share and chilis per round with 95% intervals.
@@ -23,32 +23,18 @@ import statistics
 import time
 
 import numpy as np
+from common import CLOCK, random_play
 
 import tableenvs
 from tableenvs.pilipili.agents import HeuristicPolicy
 from tableenvs.pilipili.env import raw_env
 from tableenvs.policies import RandomPolicy
+from tableenvs.ratings import mean_interval
 
 
 def pilipili_steps_per_second(seconds: float, missions: str, seed: int = 0, wrapped: bool = True) -> float:
     make = tableenvs.make if wrapped else tableenvs.make_raw
-    env = make("pilipili_v0", num_players=5, missions=missions)
-    rng = np.random.default_rng(seed)
-    decisions = 0
-    game = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        env.reset(seed=seed + game)
-        game += 1
-        for _ in env.agent_iter():
-            observation, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            legal = np.flatnonzero(observation["action_mask"])
-            env.step(int(legal[rng.integers(legal.size)]))
-            decisions += 1
-    return decisions / (time.perf_counter() - start)
+    return random_play(make("pilipili_v0", num_players=5, missions=missions), seconds, seed=seed).steps_per_second
 
 
 def oh_hell_steps_per_second(seconds: float, seed: int = 0) -> float:
@@ -57,8 +43,8 @@ def oh_hell_steps_per_second(seconds: float, seed: int = 0) -> float:
     game = pyspiel.load_game("oh_hell", {"players": 5})
     rng = np.random.default_rng(seed)
     decisions = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    start = CLOCK()
+    while CLOCK() - start < seconds:
         state = game.new_initial_state()
         while not state.is_terminal():
             if state.is_chance_node():
@@ -69,7 +55,7 @@ def oh_hell_steps_per_second(seconds: float, seed: int = 0) -> float:
             legal = state.legal_actions()
             state.apply_action(legal[rng.integers(len(legal))])
             decisions += 1
-    return decisions / (time.perf_counter() - start)
+    return decisions / (CLOCK() - start)
 
 
 def speed(seconds: float, repeats: int) -> None:
@@ -94,10 +80,9 @@ def speed(seconds: float, repeats: int) -> None:
         print(f"| {name} | {value:,.0f} | {value / peer:.2f} |")
 
 
-def mean_interval(values: list[float]) -> str:
-    array = np.asarray(values, dtype=float)
-    half = 1.96 * array.std(ddof=1) / np.sqrt(array.size)
-    return f"{array.mean():.3f} ± {half:.3f}"
+def interval_text(values: list[float]) -> str:
+    mean, low, _ = mean_interval(values)
+    return f"{mean:.3f} ± {mean - low:.3f}"
 
 
 def heuristic_vs_random(games: int, missions: str, num_players: int = 5, seed: int = 0) -> None:
@@ -118,8 +103,8 @@ def heuristic_vs_random(games: int, missions: str, num_players: int = 5, seed: i
         heuristic_chilis.append(game.chilis[seat] / game.rounds_completed)
         random_chilis.extend(game.chilis[s] / game.rounds_completed for s in range(num_players) if s != seat)
     print(
-        f"| {missions} | {games} | {mean_interval(win_share)} (fair share {1 / num_players:.3f}) | "
-        f"{mean_interval(heuristic_chilis)} | {mean_interval(random_chilis)} |"
+        f"| {missions} | {games} | {interval_text(win_share)} (fair share {1 / num_players:.3f}) | "
+        f"{interval_text(heuristic_chilis)} | {interval_text(random_chilis)} |"
     )
 
 

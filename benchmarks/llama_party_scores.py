@@ -13,12 +13,12 @@ Run: ``python benchmarks/llama_party_scores.py --games 400``
 from __future__ import annotations
 
 import argparse
-import math
 
 import numpy as np
 
 from tableenvs.llama_party.env import raw_env
 from tableenvs.policies import make_policy
+from tableenvs.ratings import mean_interval, wilson_interval
 
 
 def play(env, policies, seed):
@@ -42,21 +42,6 @@ def describe(values):
         f"mean {v.mean():5.1f}  sd {v.std(ddof=1):4.1f}  p5 {q[0]:5.1f}  p25 {q[1]:5.1f}  median {q[2]:5.1f}  "
         f"p75 {q[3]:5.1f}  p95 {q[4]:5.1f}  min {v.min():4.0f}  max {v.max():4.0f}  (n={v.size})"
     )
-
-
-def wilson(successes, trials):
-    """Wilson 95% interval of a proportion (shared wins count fractionally)."""
-    z = 1.96
-    p = successes / trials
-    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
-    return p, centre - half, centre + half
-
-
-def mean_ci(values):
-    v = np.asarray(values, float)
-    half = 1.96 * v.std(ddof=1) / math.sqrt(v.size)
-    return v.mean(), v.mean() - half, v.mean() + half
 
 
 def main() -> None:
@@ -86,8 +71,9 @@ def main() -> None:
             others = [t for s, t in enumerate(totals) if s != seat]
             margins.append(totals[seat] - sum(others) / len(others))
             greedy_rounds += [r[seat] for r in rounds]
-        w, lo, hi = wilson(sum(wins), len(wins))
-        m, mlo, mhi = mean_ci(margins)
+        w = sum(wins) / len(wins)
+        lo, hi = wilson_interval(sum(wins), len(wins))
+        m, mlo, mhi = mean_interval(margins)
         print(
             f"  1 greedy vs {n - 1} random: greedy win share {w:.3f} (Wilson 95% CI {lo:.3f}..{hi:.3f}; "
             f"chance {1 / n:.3f}); game-score margin over opponents' mean {m:+.1f} (95% CI {mlo:+.1f}..{mhi:+.1f})"

@@ -1,0 +1,54 @@
+"""Shared by the benchmark scripts: the random-play loop every AEC env (ours and the peers') is timed with.
+
+Where you are: ``benchmarks/``; the scripts run as ``python benchmarks/<script>.py`` and import this module
+as ``common``. Intervals come from :mod:`tableenvs.ratings` (Wilson, mean ± 1.96 s.e.).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: Benchmarks time this process's CPU (other jobs on a shared machine slow no contender down in the figures).
+CLOCK = time.process_time
+
+
+@dataclass(frozen=True)
+class PlayRate:
+    """Result of :func:`random_play`: decisions (agent-steps) per CPU-second, with and without ``reset``."""
+
+    steps_per_second: float
+    steps_per_second_excluding_reset: float
+    games: int
+    steps: int
+
+
+def random_play(env: Any, seconds: float, *, seed: int = 0) -> PlayRate:
+    """Uniformly random legal play through the full AEC API for about ``seconds`` of CPU.
+
+    As a user would: ``reset(seed=...)``, ``agent_iter()``, ``last()`` (the observation is built every
+    decision), the action mask read from it, ``step()``, and the dead-agent steps at the end. Dead steps are
+    not counted as decisions but their time is.
+    """
+    rng = np.random.default_rng(seed)
+    steps = games = 0
+    in_reset = 0.0
+    start = CLOCK()
+    while CLOCK() - start < seconds:
+        before = CLOCK()
+        env.reset(seed=seed + games)
+        in_reset += CLOCK() - before
+        for _ in env.agent_iter():
+            observation, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(observation["action_mask"])
+            env.step(int(legal[rng.integers(legal.size)]))
+            steps += 1
+        games += 1
+    elapsed = CLOCK() - start
+    return PlayRate(steps / elapsed, steps / (elapsed - in_reset), games, steps)
