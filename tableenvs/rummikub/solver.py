@@ -330,6 +330,9 @@ class _TurnSweep:
         self._staged = _ZERO_DELTA
         self._recorded = None
 
+    def __reduce__(self):
+        return (_TurnSweep, ())  # copies and pickles start empty: the recorded sweep is only a cache (MBs)
+
     def legal(self, table, rack, staged, opening: bool, min_initial: int) -> tuple[np.ndarray, bool]:
         position = (table.tobytes(), rack.tobytes(), opening, min_initial)
         if position == self._position and bool((staged >= self._staged).all()):

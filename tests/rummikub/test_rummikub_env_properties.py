@@ -73,7 +73,7 @@ def play(options, seed, check):
     return e, rewards, steps
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(options=OPTIONS, seed=st.integers(0, 2**31 - 1))
 def test_random_games_conserve_tiles_keep_tables_valid_and_score_right(options, seed):
     last_commits = [0]
@@ -133,7 +133,7 @@ def test_random_games_conserve_tiles_keep_tables_valid_and_score_right(options, 
         assert game.truncated and game.turn == MAX_TURNS
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(options=OPTIONS, seed=st.integers(0, 2**31 - 1))
 def test_observations_do_not_depend_on_hidden_tiles(options, seed):
     def check(e, rng):
@@ -156,7 +156,7 @@ def test_observations_do_not_depend_on_hidden_tiles(options, seed):
     play(options, seed, check)
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), num_players=st.sampled_from([2, 3, 4]))
 def test_greedy_games_end_and_every_staged_prefix_stays_completable(seed, num_players):
     from tableenvs.policies import make_policy
