@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from tableenvs.policies import Policy, PolicySpec, make_policy
+from tableenvs.ratings import wilson_interval
 from tableenvs.registry import make_raw
 from tableenvs.registry import spec as game_spec
 from tableenvs.single_agent import SingleAgentEnv
@@ -101,15 +102,6 @@ def mean_interval(values: np.ndarray) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
-def wilson_interval(shares: np.ndarray) -> tuple[float, float, float]:
-    """Win rate (mean win share) and its 95% Wilson score interval (sound near 0 and 1, unlike mean +- t*se)."""
-    shares = np.asarray(shares, dtype=float)
-    n, p, z = shares.size, float(shares.mean()), 1.959963984540054
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return p, max(0.0, centre - half), min(1.0, centre + half)
-
-
 def welch_p_value(a: np.ndarray, b: np.ndarray) -> float:
     """Two-sided p-value of Welch's t-test that ``a`` and ``b`` have the same mean."""
     from scipy import stats
@@ -138,7 +130,8 @@ class EvalResult:
 
     def summary(self) -> dict[str, float]:
         reward, reward_low, reward_high = mean_interval(self.rewards)
-        win, win_low, win_high = wilson_interval(self.wins)
+        win = float(self.wins.mean())
+        win_low, win_high = wilson_interval(self.wins.sum(), self.wins.size)
         extra = {}
         if self.rounds is not None and (self.rounds > 0).all():
             per_round, low, high = mean_interval(self.rewards / self.rounds)
