@@ -104,10 +104,12 @@ def main() -> None:
         rows[f"rummikub-solver TILE_COUNT ({peer[1]})"] = timed(peer[0], cases)
     tables = np.array([t.sum() for t, _ in cases])
     racks = np.array([r.sum() for _, r in cases])
-    print(f"{len(cases)} positions (seed {args.seed}); table tiles {tables.min()}..{tables.max()} "
-          f"(median {int(np.median(tables))}), rack tiles {racks.min()}..{racks.max()}, "
-          f"{sum(int(t[JOKER] + r[JOKER] > 0) for t, r in cases)} with a joker; "
-          f"python {platform.python_version()}")
+    print(
+        f"{len(cases)} positions (seed {args.seed}); table tiles {tables.min()}..{tables.max()} "
+        f"(median {int(np.median(tables))}), rack tiles {racks.min()}..{racks.max()}, "
+        f"{sum(int(t[JOKER] + r[JOKER] > 0) for t, r in cases)} with a joker; "
+        f"python {platform.python_version()}"
+    )
     print("| call | median ms | p90 ms | worst ms |")
     print("| --- | ---: | ---: | ---: |")
     for name, ms in rows.items():
@@ -119,8 +121,10 @@ def main() -> None:
         solve_ms = rows["solve(objective='tiles')"]
         print(f"median speed-up of solve over rummikub-solver: {np.median(peer_ms) / np.median(solve_ms):.0f}x")
     worst = int(np.argmax(rows["solve(objective='tiles')"]))
-    print(f"worst solve: position {worst}, table {tables[worst]} tiles, rack {racks[worst]} tiles, "
-          f"jokers {int(cases[worst][0][JOKER] + cases[worst][1][JOKER])}")
+    print(
+        f"worst solve: position {worst}, table {tables[worst]} tiles, rack {racks[worst]} tiles, "
+        f"jokers {int(cases[worst][0][JOKER] + cases[worst][1][JOKER])}"
+    )
 
 
 if __name__ == "__main__":

@@ -88,9 +88,32 @@ OUT_OF_EDGES = 2  # the edge buffers are full
 OUT_OF_HASH = 3  # the layer being built fills half of the hash table
 
 
-def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, run_shape, still_needed, acc_next, groups_ok,
-          keys, score, parent, choice, slot_of, layer_start, edge_parent, edge_child, edge_tile, edge_extra,
-          edge_mark, hash_bits, resume_layer):
+def sweep(
+    lo,
+    hi,
+    base,
+    weight,
+    value_cap,
+    record_edges,
+    run_next,
+    run_shape,
+    still_needed,
+    acc_next,
+    groups_ok,
+    keys,
+    score,
+    parent,
+    choice,
+    slot_of,
+    layer_start,
+    edge_parent,
+    edge_child,
+    edge_tile,
+    edge_extra,
+    edge_mark,
+    hash_bits,
+    resume_layer,
+):
     """Forward pass over the 65 layers (13 numbers x (4 cells + 1 group step)).
 
     ``lo``/``hi``: per tile type the least/most tiles used on the table after the play (joker entry:
@@ -175,8 +198,13 @@ def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, run_shape, st
                                 if missing > free_jokers - run_jokers:
                                     continue
                             value2 = min(value_cap, value + number * (used + run_jokers))
-                            key2 = (cleared | (run_state2 << shift) | ((jokers + run_jokers) << 24)
-                                    | (acc2 << 26) | (value2 << 31))
+                            key2 = (
+                                cleared
+                                | (run_state2 << shift)
+                                | ((jokers + run_jokers) << 24)
+                                | (acc2 << 26)
+                                | (value2 << 31)
+                            )
                             sc2 = sc + tile_weight * (used - on_table) + joker_weight * run_jokers
                             code = used * 16 + to_groups * 4 + run_jokers
                             # insert or improve key2 in the new layer
@@ -258,8 +286,9 @@ def sweep(lo, hi, base, weight, value_cap, record_edges, run_next, run_shape, st
     return OK, 65, n_entries, n_edges
 
 
-def backward(delta, lo_jokers, value_cap, n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile,
-             edge_extra):
+def backward(
+    delta, lo_jokers, value_cap, n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra
+):
     """The ``playable`` mask of a recorded sweep, and whether a play of exactly the lower bounds is accepted.
 
     The sweep was recorded with lower bounds ``lo``; the question is asked for ``lo + delta`` (``delta``

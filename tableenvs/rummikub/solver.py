@@ -110,19 +110,41 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges):
     layer = 0
     while True:
         status, layer, n_entries, n_edges = sweep(
-            lo, hi, base, weight, value_cap, record_edges, kernel.RUN_NEXT, kernel.RUN_SHAPE, kernel.STILL_NEEDED,
-            kernel.ACC_NEXT, kernel.GROUPS_OK, keys, score, parent, choice, slot_of, layer_start, edge_parent,
-            edge_child, edge_tile, edge_extra, edge_mark, hash_bits, layer)
+            lo,
+            hi,
+            base,
+            weight,
+            value_cap,
+            record_edges,
+            kernel.RUN_NEXT,
+            kernel.RUN_SHAPE,
+            kernel.STILL_NEEDED,
+            kernel.ACC_NEXT,
+            kernel.GROUPS_OK,
+            keys,
+            score,
+            parent,
+            choice,
+            slot_of,
+            layer_start,
+            edge_parent,
+            edge_child,
+            edge_tile,
+            edge_extra,
+            edge_mark,
+            hash_bits,
+            layer,
+        )
         if status == kernel.OK:
             break
         if status == kernel.OUT_OF_ENTRIES:
             entries *= 4
-            keys, score, parent, choice, slot_of = (
-                _grown(a, entries) for a in (keys, score, parent, choice, slot_of))
+            keys, score, parent, choice, slot_of = (_grown(a, entries) for a in (keys, score, parent, choice, slot_of))
         elif status == kernel.OUT_OF_EDGES:
             edges *= 4
             edge_parent, edge_child, edge_tile, edge_extra = (
-                _grown(a, edges) for a in (edge_parent, edge_child, edge_tile, edge_extra))
+                _grown(a, edges) for a in (edge_parent, edge_child, edge_tile, edge_extra)
+            )
         else:
             hash_bits += 2
     return n_entries, layer_start, keys, score, parent, choice, n_edges, edge_parent, edge_child, edge_tile, edge_extra
@@ -160,7 +182,7 @@ def _melds_from_choices(choices: list[int]) -> list[Meld]:
             pieces = [(t, t)] * ((code >> 4) - to_groups) + [(JOKER, t)] * run_jokers
             if len(runs) > 1:
                 runs.sort(key=len)  # shortest first: runs shorter than 3 must be extended
-            for run in runs[len(pieces):]:
+            for run in runs[len(pieces) :]:
                 melds.append(Meld("run", tuple(p[0] for p in run), tuple(p[1] for p in run)))
             kept = runs[: len(pieces)]
             for k, piece in enumerate(pieces):
@@ -236,8 +258,9 @@ def arrange(table) -> list[Meld] | None:
     return None if choices is None else _melds_from_choices(choices)
 
 
-def solve(table, rack, *, objective: str = "tiles", opening: bool = False, min_initial: int = 30,
-          forced=None) -> Solution | None:
+def solve(
+    table, rack, *, objective: str = "tiles", opening: bool = False, min_initial: int = 30, forced=None
+) -> Solution | None:
     """The best play from ``rack`` onto the valid ``table``, or ``None`` when no play exists.
 
     ``objective``: ``"tiles"`` (most tiles, then most points) or ``"value"`` (most points, then most
@@ -265,8 +288,9 @@ def solve(table, rack, *, objective: str = "tiles", opening: bool = False, min_i
     if not played.any():
         return None
     played.setflags(write=False)
-    return Solution(played, int(played.sum()), int(played @ TILE_VALUES), tuple(choices),
-                    table_choices if opening else None)
+    return Solution(
+        played, int(played.sum()), int(played @ TILE_VALUES), tuple(choices), table_choices if opening else None
+    )
 
 
 def playable(table, rack, staged, *, opening: bool = False, min_initial: int = 30) -> np.ndarray:
@@ -307,11 +331,23 @@ def _recorded_sweep(table, rack, staged, opening, min_initial):
 
 def _answer(recorded, delta) -> tuple[np.ndarray, bool]:
     """Mask and exact-play flag of a recorded sweep, asked for its staged tiles plus ``delta``."""
-    lo, value_cap, (n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile,
-                    edge_extra) = recorded
+    lo, value_cap, (n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra) = (
+        recorded
+    )
     _, backward = kernel.kernels()
-    mask, exact = backward(delta, lo[JOKER] + delta[JOKER], value_cap, n_entries, layer_start, keys, n_edges,
-                           edge_parent, edge_child, edge_tile, edge_extra)
+    mask, exact = backward(
+        delta,
+        lo[JOKER] + delta[JOKER],
+        value_cap,
+        n_entries,
+        layer_start,
+        keys,
+        n_edges,
+        edge_parent,
+        edge_child,
+        edge_tile,
+        edge_extra,
+    )
     return mask, bool(exact)
 
 
