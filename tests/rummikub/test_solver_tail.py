@@ -1,8 +1,9 @@
 """The solver's slow tail: big tables with both jokers (from benchmark random game seed 190) against the ILP.
 
 These positions (68..89-tile tables holding both jokers) were the slowest ``playable`` calls of the env
-benchmark; their sweeps outgrow every starting buffer of the kernel, so they also exercise the in-place
-buffer growth. The engine's unchecked entry point (``_playable_and_exact``) must equal the public calls.
+benchmark; their sweeps outgrow every starting buffer of the kernel, so they also exercise the grow-and-resume
+path of the sweep. The engine's unchecked entry points (``_playable_and_exact``, and ``_TurnSweep`` reusing one
+sweep as staged tiles grow) must equal the public calls.
 """
 
 from __future__ import annotations
