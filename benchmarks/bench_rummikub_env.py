@@ -20,21 +20,19 @@ Run: ``python benchmarks/bench_rummikub_env.py [--games 200 --eval-games 500]``
 from __future__ import annotations
 
 import argparse
-import math
 import platform
 import statistics
-import time
 from collections import Counter
 
 import numpy as np
+from common import CLOCK, random_play
 
 import tableenvs
 import tableenvs.rummikub.agents as agents_module
 import tableenvs.rummikub.rules as rules_module
 import tableenvs.rummikub.solver as solver_module
 from tableenvs.policies import make_policy
-
-CLOCK = time.process_time
+from tableenvs.ratings import wilson_interval
 
 
 class SolverTimer:
@@ -154,31 +152,10 @@ def leduc_row(seconds: float = 2.0) -> str | None:
         from pettingzoo.classic import leduc_holdem_v4
     except Exception:  # noqa: BLE001 - optional peer (needs rlcard)
         return None
-    env = leduc_holdem_v4.env()
-    rng = np.random.default_rng(0)
-    decisions = games = 0
-    start = CLOCK()
-    while CLOCK() - start < seconds:
-        env.reset(seed=games)
-        for _ in env.agent_iter():
-            observation, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            legal = np.flatnonzero(observation["action_mask"])
-            env.step(int(legal[rng.integers(legal.size)]))
-            decisions += 1
-        games += 1
-    elapsed = CLOCK() - start
+    rate = random_play(leduc_holdem_v4.env(), seconds)
+    games_per_second = rate.games * rate.steps_per_second / rate.steps
     label = "peer: PettingZoo leduc_holdem_v4, random"
-    return f"| {label} | {games / elapsed:,.0f} | {decisions / elapsed:,.0f} | - | - | - |"
-
-
-def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    p = wins / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
+    return f"| {label} | {games_per_second:,.0f} | {rate.steps_per_second:,.0f} | - | - | - |"
 
 
 def evaluate(num_players: int, games: int) -> str:
@@ -195,7 +172,7 @@ def evaluate(num_players: int, games: int) -> str:
         if seat in record["winners"]:
             wins += 1 / len(record["winners"])  # a shared lowest-rack win counts as a fraction
         points.append(record["scores"][seat])
-    low, high = wilson(round(wins), games)
+    low, high = wilson_interval(wins, games)
     return (
         f"| {num_players} players: 1 greedy vs {num_players - 1} random | {games} | {wins / games:.3f} "
         f"[{low:.3f}, {high:.3f}] | {1 / num_players:.3f} | {statistics.mean(points):+.1f} | {dict(ends)} | "
