@@ -28,7 +28,7 @@ from common import CLOCK, random_play
 import tableenvs
 from tableenvs.pilipili.agents import HeuristicPolicy
 from tableenvs.pilipili.env import raw_env
-from tableenvs.policies import RandomPolicy
+from tableenvs.policies import RandomPolicy, play_game
 from tableenvs.ratings import mean_interval
 
 
@@ -92,12 +92,8 @@ def heuristic_vs_random(games: int, missions: str, num_players: int = 5, seed: i
     win_share, heuristic_chilis, random_chilis = [], [], []
     for g in range(games):
         seat = g % num_players
-        env.reset(seed=seed * 1_000_003 + g)
-        while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
-            agent = env.agent_selection
-            observation = env.observe(agent)
-            policy = heuristic if env.agent_name_mapping[agent] == seat else random_policy
-            env.step(policy.act(observation["observation"], observation["action_mask"], rng))
+        seats = [heuristic if s == seat else random_policy for s in range(num_players)]
+        play_game(env, seats, seed=seed * 1_000_003 + g, rng=rng)
         game = env.game
         win_share.append(1 / len(game.winners) if seat in game.winners else 0.0)
         heuristic_chilis.append(game.chilis[seat] / game.rounds_completed)

@@ -66,6 +66,7 @@ import numpy as np
 
 from tableenvs.parallel import BACKENDS, run_batches
 from tableenvs.policies import PolicySpec, make_policy
+from tableenvs.policies import play_game as play_game_on
 from tableenvs.ratings import (
     Z95,
     competition_ranks,
@@ -145,24 +146,8 @@ class GameRecord:
 def play_game(raw_env: Any, policies: Sequence[Any], game_index: int, entrants: Sequence[int], seed: int) -> GameRecord:
     """Play game ``game_index`` on the raw env with ``policies[entrants[seat]]`` in each seat."""
     deal_seed, rng = game_seeds(seed, game_index)
-    raw_env.reset(seed=deal_seed)
-    names = raw_env.possible_agents
-    n = len(names)
-    totals = [0.0] * n
-    seat_of = raw_env.agent_name_mapping
-    acting = [policies[e] for e in entrants]
-    decisions = 0
-    while True:
-        agent = raw_env.agent_selection
-        if raw_env.terminations[agent] or raw_env.truncations[agent]:
-            break
-        observation = raw_env.observe(agent)
-        action = acting[seat_of[agent]].act(observation["observation"], observation["action_mask"], rng)
-        raw_env.step(action)
-        decisions += 1
-        rewards = raw_env.rewards
-        for seat, name in enumerate(names):
-            totals[seat] += rewards[name]
+    totals, decisions = play_game_on(raw_env, [policies[e] for e in entrants], seed=deal_seed, rng=rng)
+    totals = totals.tolist()
     terminations, truncations = raw_env.terminations, raw_env.truncations
     truncated = any(truncations.values()) and not any(terminations.values())
     return _outcome(raw_env, game_index, tuple(entrants), totals, truncated, decisions)

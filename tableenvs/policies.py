@@ -10,6 +10,7 @@ the env's hidden state, so heuristics cannot cheat.
 * :func:`make_policy` — a policy for a given env from a name (``"random"``, ``"heuristic"``), a saved
   Stable-Baselines3 model (a ``.zip`` path or a loaded model, see :mod:`tableenvs.sb3_policy`), a callable,
   or a :class:`Policy` object (returned as is).
+* :func:`play_game` — one whole game on a raw env with one policy per seat (evaluation, training, benchmarks).
 """
 
 from __future__ import annotations
@@ -109,3 +110,28 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Po
         f"cannot make a policy from {spec!r} ({type(spec).__name__}); expected 'random', 'heuristic', "
         "a .zip path, an SB3 model, an object with act(observation, action_mask, rng) or such a callable"
     )
+
+
+def play_game(
+    raw_env: Any, seat_policies: Any, *, seed: int | None, rng: np.random.Generator
+) -> tuple[np.ndarray, int]:
+    """Play one whole game on a raw tableenvs env: ``seat_policies[seat]`` acts for each seat.
+
+    The env is reset with ``seed`` (the deal); the policies draw from ``rng``. Returns every seat's total
+    reward and the number of decisions. The game's final state stays in ``raw_env`` for the caller to read.
+    """
+    raw_env.reset(seed=seed)
+    names = raw_env.possible_agents
+    seat_of = raw_env.agent_name_mapping
+    totals = np.zeros(len(names))
+    decisions = 0
+    while True:
+        agent = raw_env.agent_selection
+        if raw_env.terminations[agent] or raw_env.truncations[agent]:
+            return totals, decisions
+        observation = raw_env.observe(agent)
+        raw_env.step(seat_policies[seat_of[agent]].act(observation["observation"], observation["action_mask"], rng))
+        decisions += 1
+        rewards = raw_env.rewards
+        for seat, name in enumerate(names):
+            totals[seat] += rewards[name]

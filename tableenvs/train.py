@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from tableenvs.policies import Policy, PolicySpec, make_policy
+from tableenvs.policies import Policy, PolicySpec, make_policy, play_game
 from tableenvs.ratings import wilson_interval
 from tableenvs.registry import make_raw
 from tableenvs.registry import spec as game_spec
@@ -184,7 +184,7 @@ def evaluate(
         for k, policy in enumerate(opponent_policies, start=1):
             seats[(seat + k) % n] = policy
         rng = np.random.default_rng([seed, i, 1])
-        totals = _play(game, seats, seed + i, rng)
+        totals, _ = play_game(game, seats, seed=seed + i, rng=rng)
         rewards[i] = totals[seat]
         winners = _winners(game, totals)
         if seat in winners:
@@ -203,21 +203,6 @@ def _winners(game, totals: np.ndarray) -> list[int]:
 
 def _key(spec: PolicySpec) -> Any:
     return spec if isinstance(spec, (str, Path)) else id(spec)
-
-
-def _play(game, seats: dict[int, Policy], seed: int, rng: np.random.Generator) -> np.ndarray:
-    """One whole game on a raw env; the total reward of every seat."""
-    game.reset(seed=seed)
-    totals = np.zeros(game.num_players)
-    names = game.possible_agents
-    while not (any(game.terminations.values()) or any(game.truncations.values())):
-        agent = game.agent_selection
-        observation = game.observe(agent)
-        seat = game.agent_name_mapping[agent]
-        game.step(seats[seat].act(observation["observation"], observation["action_mask"], rng))
-        for index, name in enumerate(names):
-            totals[index] += game.rewards[name]
-    return totals
 
 
 # ---------------------------------------------------------------------------------------------- training

@@ -72,3 +72,15 @@ def test_registered_in_gymnasium_as_the_single_agent_view():
     assert isinstance(env.unwrapped, SingleAgentEnv)
     env.reset(seed=0)
     assert env.unwrapped.action_masks().any()
+
+
+def test_play_game_plays_to_the_end_with_one_policy_per_seat():
+    import numpy as np
+
+    from tableenvs.policies import play_game
+
+    env = tableenvs.make_raw("nim_v0", num_players=3, pile=7)
+    totals, decisions = play_game(env, [RandomPolicy()] * 3, seed=4, rng=np.random.default_rng(0))
+    assert all(env.terminations.values())
+    assert 3 <= decisions <= 7  # 1..3 counters per decision from a pile of 7
+    assert sorted(totals.tolist()) == [-1.0, 0.5, 0.5]  # the loser pays -1, the others +1/2

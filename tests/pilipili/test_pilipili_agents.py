@@ -6,7 +6,7 @@ from helpers_pilipili import bid, effect, play, run, scripted
 
 from tableenvs.pilipili.agents import HeuristicPolicy
 from tableenvs.pilipili.env import raw_env
-from tableenvs.policies import RandomPolicy, make_policy
+from tableenvs.policies import RandomPolicy, make_policy, play_game
 
 
 def act(env, agent=None):
@@ -92,12 +92,8 @@ def test_heuristic_beats_random_clearly():
     share, mine, theirs = [], [], []
     for g in range(games):
         seat = g % n
-        env.reset(seed=1000 + g)
-        while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
-            agent = env.agent_selection
-            observation = env.observe(agent)
-            policy = heuristic if env.agent_name_mapping[agent] == seat else random_policy
-            env.step(policy.act(observation["observation"], observation["action_mask"], rng))
+        seats = [heuristic if s == seat else random_policy for s in range(n)]
+        play_game(env, seats, seed=1000 + g, rng=rng)
         game = env.game
         share.append(1 / len(game.winners) if seat in game.winners else 0.0)
         mine.append(game.chilis[seat] / game.rounds_completed)
