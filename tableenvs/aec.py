@@ -26,10 +26,13 @@ Hooks an adapter implements (all seats are integers ``0 .. n-1``; agent names ar
 ``_is_truncated()``        the game was cut short (e.g. ``max_rounds``); default False
 ``_describe_action(a)``    short human text for action id ``a`` in the current state
 ``_render_text()``         the table as text
+``_final_scores()``        each seat's final score in the game's own measure (default: None, total reward)
+``_rules_winners()``       the seats the rules name as winners, tie-breaks included (default: none named)
 =========================  ==============================================================================
 
-Class attributes an adapter sets: ``metadata`` (with ``"name"``), ``num_actions`` and, if ``reset`` takes
-options, ``reset_option_keys``. ``num_players``, ``observation_size`` and the observation bounds are
+Class attributes an adapter sets: ``metadata`` (with ``"name"``), ``num_actions``, ``score_name`` and
+``higher_is_better`` (what :meth:`TableEnv.outcome` reports) and, if ``reset`` takes options,
+``reset_option_keys``. ``num_players``, ``observation_size`` and the observation bounds are
 passed to ``TableEnv.__init__``.
 """
 
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium
@@ -45,6 +49,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from tableenvs.ratings import competition_ranks
 from tableenvs.validation import check_choice
 
 RENDER_MODES = ("ansi", "human")
@@ -52,6 +57,29 @@ RENDER_MODES = ("ansi", "human")
 
 class IllegalActionError(ValueError):
     """An action outside the current agent's mask was given to an unwrapped env."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished game's result, as :meth:`TableEnv.outcome` reports it. Tuples are by seat.
+
+    ``scores`` is the game's own final measure (Pili Pili: chilis held; Llama Party and Rummikub: points) or, for
+    a game without one, each seat's total reward (``score_name == "reward"``). ``winners``: the seats the rules
+    name (tie-breaks included) when the game ended by its rules and they name any; otherwise (a truncated game,
+    or rules that name none) the seats with the best score. ``returns``: each seat's total reward this game.
+    """
+
+    scores: tuple[float, ...]
+    score_name: str
+    higher_is_better: bool
+    winners: tuple[int, ...]
+    returns: tuple[float, ...]
+    truncated: bool
+
+    def ranks(self) -> tuple[int, ...]:
+        """Competition ranks (1 = best): winners rank 1, the others by score, equal scores sharing a rank."""
+        keys = [(0 if s in self.winners else 1, -x if self.higher_is_better else x) for s, x in enumerate(self.scores)]
+        return tuple(competition_ranks(keys))
 
 
 class TableEnv(AECEnv):
@@ -133,6 +161,8 @@ class TableEnv(AECEnv):
         self.infos = {name: {} for name in self.agents}
         self.event_log = []
         self._mask = None
+        self._returns = np.zeros(self.num_players)
+        self._ended: str | None = None  # "terminated" or "truncated" once the game is over (for outcome())
         self._start(self._rng, options)
         self.agent_selection = self.possible_agents[self._current_seat()]
 
@@ -160,10 +190,13 @@ class TableEnv(AECEnv):
         if step_rewards is not None:
             for seat, reward in enumerate(step_rewards):
                 self.rewards[self.possible_agents[seat]] = float(reward)
+                self._returns[seat] += reward
         if self._is_over():
             self.terminations = dict.fromkeys(self.agents, True)
+            self._ended = "terminated"
         elif self._is_truncated():
             self.truncations = dict.fromkeys(self.agents, True)
+            self._ended = "truncated"
         else:
             self.agent_selection = self.possible_agents[self._current_seat()]
         self._accumulate_rewards()
@@ -204,6 +237,24 @@ class TableEnv(AECEnv):
     def describe_action(self, action: int) -> str:
         """Human text for ``action`` in the current state (for logs and errors)."""
         return self._describe_action(int(action))
+
+    def outcome(self) -> Outcome | None:
+        """The result of the game that just ended (see :class:`Outcome`), or None while it is still running."""
+        ended = getattr(self, "_ended", None)
+        if ended is None:
+            return None
+        truncated = ended == "truncated"
+        returns = tuple(float(x) for x in self._returns)
+        final = self._final_scores()
+        if final is None:
+            scores, name, higher = returns, "reward", True
+        else:
+            scores, name, higher = tuple(float(x) for x in final), self.score_name, self.higher_is_better
+        named = () if truncated else tuple(sorted(int(s) for s in self._rules_winners()))
+        if not named:
+            best = max(scores) if higher else min(scores)
+            named = tuple(s for s, x in enumerate(scores) if x == best)
+        return Outcome(scores, name, higher, named, returns, truncated)
 
     # ------------------------------------------------------------------ internals
 
@@ -269,6 +320,16 @@ class TableEnv(AECEnv):
 
     def _render_text(self) -> str:
         raise NotImplementedError
+
+    #: What :meth:`_final_scores` counts, and whether more is better (see :class:`Outcome`).
+    score_name: str = "reward"
+    higher_is_better: bool = True
+
+    def _final_scores(self) -> Sequence[float] | None:
+        return None
+
+    def _rules_winners(self) -> Sequence[int]:
+        return ()
 
 
 #: Public state of the raw env that PettingZoo's wrappers reach through ``__getattr__`` (one chained lookup

@@ -124,6 +124,15 @@ class LlamaPartyEnv(TableEnv):
     def _is_over(self) -> bool:
         return self.game.over
 
+    score_name = "points"
+    higher_is_better = True
+
+    def _final_scores(self) -> list[float]:
+        return [float(x) for x in self.game.totals]
+
+    def _rules_winners(self) -> list[int]:
+        return list(self.game.winners)
+
     def _describe_action(self, action: int) -> str:
         game = self.game
         card = self._card_text[action] if 0 <= action < DECK_SIZE else describe_card(self.deck, action)

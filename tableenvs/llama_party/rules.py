@@ -114,10 +114,14 @@ def place_goals(
 
 
 def lowest_total_seat(totals: Sequence[int], rng: np.random.Generator) -> int:
-    """The seat with the lowest total; ties broken uniformly at random."""
+    """The seat with the lowest total; ties broken uniformly at random.
+
+    Always exactly one draw from ``rng``, tie or not, so later deals do not depend on how play went (duplicate
+    deals in :mod:`tableenvs.evaluation` replay one seed under several seatings).
+    """
     low = min(totals)
     tied = [seat for seat, total in enumerate(totals) if total == low]
-    return tied[int(rng.integers(len(tied)))] if len(tied) > 1 else tied[0]
+    return tied[int(rng.integers(3 * 4 * 5 * 7)) % len(tied)]
 
 
 def winners(totals: Sequence[int], last_round_scores: Sequence[int]) -> list[int]:

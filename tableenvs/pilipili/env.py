@@ -145,6 +145,15 @@ class PiliPiliEnv(TableEnv):
     def _is_truncated(self) -> bool:
         return self.game.truncated
 
+    score_name = "chilis"
+    higher_is_better = False
+
+    def _final_scores(self) -> list[float]:
+        return [float(x) for x in self.game.chilis]
+
+    def _rules_winners(self) -> list[int]:
+        return list(self.game.winners)
+
     def _describe_action(self, action: int) -> str:
         return self.encoder.describe(self.game, action)
 

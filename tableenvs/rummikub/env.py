@@ -126,6 +126,13 @@ class RummikubEnv(TableEnv):
     def _is_truncated(self) -> bool:
         return self.game.truncated
 
+    score_name = "points"
+    higher_is_better = True
+
+    # The engine names each game's winners, not the episode's: the best episode score wins.
+    def _final_scores(self) -> list[float]:
+        return [float(x) for x in self.game.scores]
+
     def _describe_action(self, action: int) -> str:
         if action == DRAW and self.game.pool_size == 0:
             return "pass (pool empty)"
