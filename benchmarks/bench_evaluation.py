@@ -1,8 +1,8 @@
 """Benchmark: tournament throughput (games per second) of ``tableenvs.evaluation.evaluate`` for every game.
 
-For each env in ``tableenvs.names()``: 4 players, policies ``heuristic,random`` (seats filled by rotation), the
-same games (same seats, deal seeds and policy generators) played three ways, each timed by the wall clock
-(worker start-up included, as a user sees it):
+For each env in ``tableenvs.names()``: 4 players, policies ``heuristic,random`` (seated by the balanced design,
+duplicate deals), the same games (same seats, deal seeds and policy generators) played three ways, each timed by
+the wall clock (worker start-up included, as a user sees it):
 
 * peer: the loop a user would write without tableenvs.evaluation: the wrapped env (``tableenvs.make``),
   ``agent_iter()``, ``last()``, ``policy.act``, ``step()``, dead steps, in this process;
@@ -20,8 +20,14 @@ One untimed warm-up game per env is played in this process first; worker process
 (imports; Rummikub's numba kernels loaded from the cache) inside the timing. The load average is printed with
 the table; each figure is the median of ``--repeats``.
 
-Run: ``python benchmarks/bench_evaluation.py [--games 300,1000,60 --repeats 3]`` (``--games``: one count per env,
-in the order of ``--envs``, by default the sorted names).
+A second table times a **model seat**: Pili Pili with ``random,heuristic`` and an (untrained) MaskablePPO policy
+network saved to a temporary ``.zip`` (``--model-games`` games, needs the ``train`` extra), played with one torch
+thread (``torch_threads=1``, the default) and with as many threads as cores (torch's own default), in the same
+run, alternating.
+
+Run: ``python benchmarks/bench_evaluation.py [--games 300,1000,60 --repeats 3 --model-games 200]``
+(``--games``: one count per env, in the order of ``--envs``, by default the sorted names; ``--model-games 0``
+skips the model table).
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ import time
 import numpy as np
 
 import tableenvs
-from tableenvs.evaluation import evaluate, game_seeds, seating
+from tableenvs.evaluation import evaluate, game_seeds, seating_plan
 from tableenvs.policies import make_policy
 
 POLICIES = ["heuristic", "random"]
@@ -80,11 +86,13 @@ def peer_loop(env_name: str, games: int, seed: int) -> tuple[float, float, np.nd
     env = tableenvs.make(env_name, num_players=NUM_PLAYERS)
     policies = [make_policy(spec, env) for spec in POLICIES]
     seat_of = env.unwrapped.agent_name_mapping
+    plan = seating_plan(len(POLICIES), NUM_PLAYERS)
+    games = plan.blocks_for(games) * plan.size  # evaluate plays whole blocks
     totals = np.zeros((games, NUM_PLAYERS))
     start, cpu = time.perf_counter(), cpu_seconds()
     for game in range(games):
-        table = seating(game, len(POLICIES), NUM_PLAYERS)
-        deal_seed, rng = game_seeds(seed, game)
+        table = plan.seating(game)
+        deal_seed, rng = game_seeds(seed, game, plan.size, duplicate=True)
         env.reset(seed=deal_seed)
         for agent in env.agent_iter():
             observation, reward, terminated, truncated, _ = env.last()
@@ -110,6 +118,7 @@ def main() -> None:
     parser.add_argument("--games", default=None, help="games per run, one per env (default 300, 1000, 60)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--model-games", type=int, default=200, help="Pili Pili games with a model seat (0: skip)")
     args = parser.parse_args()
     envs = [name.strip() for name in args.envs.split(",") if name.strip()]
     if args.games:
@@ -151,6 +160,39 @@ def main() -> None:
         print(f"| {name} | {games} | {decisions:.0f} | {p:.1f} | {a:.1f} | {a / p:.2f}x | {b:.1f} | {b / p:.2f}x | "
               f"{b / a:.2f}x | {cp:.1f} | {ca:.1f} | {cb:.1f} |")  # fmt: skip
     print(f"\nload average at the end {os.getloadavg()[0]:.1f}; parallel headroom {parallel_headroom():.2f}x")
+    if args.model_games:
+        model_seat_table(args.model_games, args.repeats, args.seed)
+
+
+def model_seat_table(games: int, repeats: int, seed: int) -> None:
+    """Pili Pili games/s with a saved model in one seat: one torch thread against torch's default, same run."""
+    import tempfile
+
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from tableenvs.single_agent import SingleAgentEnv
+
+    players = 3
+    cores = os.cpu_count() or 1
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "model.zip")
+        MaskablePPO("MlpPolicy", SingleAgentEnv("pilipili_v0", num_players=players), seed=0).save(path)
+        specs = ["random", "heuristic", path]
+        runs: dict[int, list[float]] = {1: [], cores: []}
+        for repeat in range(repeats):
+            for threads in runs:
+                start = time.perf_counter()
+                result = evaluate("pilipili_v0", specs, games, seed=seed + repeat, torch_threads=threads)
+                runs[threads].append(result.games / (time.perf_counter() - start))
+        torch.set_num_threads(cores)
+    print(f"\nmodel seat: pilipili_v0, {players} players, random,heuristic,model.zip, {result.games} games, "
+          f"median of {repeats} (wall clock), load average {os.getloadavg()[0]:.1f}")  # fmt: skip
+    print("| torch threads | games/s | ratio to 1 thread |")
+    print("|---:|---:|---:|")
+    one = statistics.median(runs[1])
+    for threads, rates in runs.items():
+        print(f"| {threads} | {statistics.median(rates):.1f} | {statistics.median(rates) / one:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ Every opponent seat starts as a random player. Every ``--snapshot-every`` steps 
 ``OUT/pool/`` and the pool becomes ``["random", last --pool-size snapshots]``; each episode, each opponent seat
 plays the newest snapshot with probability ``--latest-prob`` and an older member otherwise (snapshots sample
 from their masked policy). At the end the final model is evaluated against random and heuristic opponents and
-against its own first snapshot, with the random agent in the same seats as the baseline.
+against its own first snapshot, with the random agent on the same deals and seats as the baseline (a duplicate-deal
+gauntlet of :func:`tableenvs.evaluation.evaluate`, compared by a paired test over the deals).
 """
 
 import argparse
@@ -18,9 +19,9 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.env_util import make_vec_env
 
 import tableenvs
+from tableenvs.evaluation import evaluate
 from tableenvs.selfplay import SelfPlayCallback
 from tableenvs.single_agent import OpponentPool, SingleAgentEnv
-from tableenvs.train import evaluate, welch_p_value
 
 
 def main() -> None:
@@ -52,15 +53,15 @@ def main() -> None:
     rows = [("random", "random"), ("heuristic", "heuristic")]
     if callback.snapshots:
         rows.append(("first snapshot", str(callback.snapshots[0])))
-    print(f"\n{args.games} games per row, seats rotating, same deals for both agents in a row")
-    print(f"{'opponents':<16} {'self-play agent':<42} {'random agent in seat':<42} {'p (Welch)':>9}")
+    print(f"\n{args.games} games per agent and row, every agent in every seat on the same deals")
+    print(f"{'opponents':<16} {'self-play agent':<42} {'random agent in seat':<42} {'p (paired)':>10}")
     for label, opponents in rows:
-        trained = evaluate(args.env, model, opponents, args.games, seed=args.seed + 1_000_000)
-        baseline = evaluate(args.env, "random", opponents, args.games, seed=args.seed + 1_000_000)
-        t, b = trained.summary(), baseline.summary()
-        cell = "win {win_rate:.3f}, reward {mean_reward:+.2f} [{mean_reward_low:+.2f}, {mean_reward_high:+.2f}]"
-        p = welch_p_value(trained.rewards, baseline.rewards)
-        print(f"{label:<16} {cell.format(**t):<42} {cell.format(**b):<42} {p:>9.2g}")
+        result = evaluate(args.env, [model, "random"], 2 * args.games, opponents=opponents, seed=args.seed + 1_000_000)
+        cells = [
+            "win {win_rate:.3f}, reward {reward_mean:+.2f} [{reward_low:+.2f}, {reward_high:+.2f}]".format(**row)
+            for row in result.policies[:2]
+        ]
+        print(f"{label:<16} {cells[0]:<42} {cells[1]:<42} {result.paired[0]['score_p']:>10.2g}")
 
 
 if __name__ == "__main__":

@@ -3,16 +3,19 @@
 Where you are: the console script. Sub-commands:
 
 * ``tableenvs list`` — the environment names.
-* ``tableenvs play ENV [--players N] [--agents heuristic,random] [--seed S]`` — one whole game between
+* ``tableenvs play ENV [--players N] [--policies heuristic,random] [--seed S]`` — one whole game between
   built-in agents, shown in the terminal: the table at the start, each decision and outcome as it
   happens, the table and the result at the end.
 * ``tableenvs train ENV [--timesteps N] [--opponents random] [--players N] [--out DIR] ...`` — train MaskablePPO
   on one seat against the given opponents (needs the ``train`` extra): a progress bar, periodic evaluation, the
   saved model, a learning-curve PNG and a final table against random and heuristic play
   (see :mod:`tableenvs.train`).
-* ``tableenvs eval ENV --players random,heuristic,model.zip [--games N] [--workers W] [--out DIR] ...`` — a
-  tournament between policies with rotating seats: a progress bar, a printed table, results as JSON and CSV and a
-  ratings PNG under ``--out`` (see :mod:`tableenvs.evaluation` and ``docs/evaluation.md``).
+* ``tableenvs eval ENV --policies random,heuristic,model.zip [--players N] [--games N] [--out DIR] ...`` — a
+  tournament between policies, balanced seatings and duplicate deals: a progress bar, a printed table, results
+  as JSON and CSV and a ratings PNG under ``--out`` (see :mod:`tableenvs.evaluation` and ``docs/evaluation.md``).
+
+Flags mean one thing everywhere: ``--players`` is a number of players (seats), ``--policies`` a comma-separated
+list of policies.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import sys
 
 import numpy as np
 
+from tableenvs.evaluation.playing import limit_torch_threads
 from tableenvs.policies import BUILTIN_POLICIES, make_policy
 from tableenvs.registry import make, names
 
@@ -34,11 +38,17 @@ def main(argv: list[str] | None = None) -> int:
 
     play = commands.add_parser("play", help="play one game between built-in agents, shown in the terminal")
     play.add_argument("env", help=f"environment name ({', '.join(names())})")
-    play.add_argument("--players", type=int, default=None, help="number of players (num_players option)")
+    play.add_argument("--players", type=player_count, default=None, help="number of players (num_players option)")
     play.add_argument(
+        "--policies",
         "--agents",
+        dest="policies",
         default="heuristic",
-        help=f"comma-separated policies, one per seat or one for all ({', '.join(BUILTIN_POLICIES)})",
+        help=f"comma-separated policies, one per seat or one for all ({', '.join(BUILTIN_POLICIES)}, or a saved "
+        "model .zip)",
+    )
+    play.add_argument(
+        "--torch-threads", type=int, default=1, help="torch threads for model policies (default 1, the fastest)"
     )
     play.add_argument("--seed", type=int, default=None, help="seed for the deal and the agents")
     play.add_argument("--quiet", action="store_true", help="print only the final table and result")
@@ -76,7 +86,7 @@ def _add_train_parser(commands) -> None:
         help="policy for every other seat, or a comma-separated list (one per other seat, from the learner's left): "
         "random, heuristic, or a saved model path (.zip); default random",
     )
-    train.add_argument("--players", type=int, default=None, help="number of players (num_players option)")
+    train.add_argument("--players", type=player_count, default=None, help="number of players (num_players option)")
     train.add_argument(
         "--option",
         action="append",
@@ -96,6 +106,16 @@ def _add_train_parser(commands) -> None:
         "--final-games", type=int, default=500, help="games per row of the final table (default 500; 0 skips it)"
     )
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def player_count(text: str) -> int:
+    """``--players``: a number of players in every subcommand (policies are listed with ``--policies``)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--players is the number of players (an integer), got {text!r}; list policies with --policies"
+        ) from None
 
 
 def _parse_option(text: str) -> tuple[str, object]:
@@ -146,26 +166,40 @@ def _add_eval_parser(commands) -> None:
     evaluate = commands.add_parser(
         "eval",
         help="a tournament between policies: table, JSON, CSV and a ratings PNG",
-        description="Play --games games of ENV between the listed policies, rotating seats so that each policy "
-        "sits in each seat equally often; print a table (win rate, reward, final score, OpenSkill and Elo ratings "
-        "with 95%% intervals) and write results.json, policies.csv, games.csv, head_to_head.csv and ratings.png "
-        "under --out. See docs/evaluation.md.",
+        description="Play at least --games games of ENV between the listed policies, seated so that each policy "
+        "sits in every seat and after every other policy equally often (whole blocks of a balanced design), "
+        "every game of a block on the same deal (duplicate deals); print a table (win rate, reward, final score, "
+        "OpenSkill and Elo ratings with 95%% intervals, paired differences) and write results.json, policies.csv, "
+        "games.csv, head_to_head.csv, paired.csv and ratings.png under --out. See docs/evaluation.md.",
     )
     evaluate.add_argument("env", help=f"environment name ({', '.join(names())})")
     evaluate.add_argument(
-        "--players",
+        "--policies",
         required=True,
-        help="comma-separated POLICIES (not a count): random, heuristic or saved SB3 model paths (.zip); the env "
-        "gets one seat per policy unless --num-players says otherwise",
+        help="comma-separated policies: random, heuristic or saved SB3 model paths (.zip); the same one may be "
+        "listed twice",
     )
     evaluate.add_argument(
+        "--players",
         "--num-players",
-        type=int,
+        dest="players",
+        type=player_count,
         default=None,
-        help="seats per game (default: number of policies); more seats than policies: game g gives seat s the "
-        "policy (s + g) mod k of the list; fewer: every ordered choice of distinct policies in turn",
+        help="players (seats) per game; default: what a listed model's training record says, else one per policy",
     )
-    evaluate.add_argument("--games", type=int, default=1000, help="games to play (default 1000)")
+    evaluate.add_argument(
+        "--opponents",
+        default=None,
+        help="a gauntlet instead of a round robin: each listed policy in turn in one seat, these opponents in the "
+        "others (one policy, or one per other seat from the candidate's left)",
+    )
+    evaluate.add_argument("--games", type=int, default=1000, help="games to play, rounded up to whole blocks (1000)")
+    evaluate.add_argument(
+        "--duplicate",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="deal every game of a block the same cards (default); --no-duplicate deals every game anew",
+    )
     evaluate.add_argument("--workers", type=int, default=1, help="worker processes or Ray tasks in flight (default 1)")
     evaluate.add_argument("--backend", choices=("local", "ray"), default="local", help="local processes or Ray")
     evaluate.add_argument(
@@ -182,28 +216,44 @@ def _add_eval_parser(commands) -> None:
         help="a game option (repeatable), VALUE read as JSON when it parses, e.g. --option missions=none",
     )
     evaluate.add_argument("--sample", action="store_true", help="saved models sample actions instead of argmax")
+    evaluate.add_argument(
+        "--torch-threads", type=int, default=1, help="torch threads per process for model policies (default 1)"
+    )
     evaluate.add_argument("--out", default="runs/eval", help="output directory (default runs/eval)")
     evaluate.add_argument("--no-plot", action="store_true", help="skip ratings.png")
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _policy_list(text: str, flag: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise ValueError(f"{flag} lists no policy, got {text!r}")
+    return names
 
 
 def _eval(args: argparse.Namespace) -> int:
     from tableenvs.evaluation import evaluate
 
     options = dict(_parse_option(text) for text in args.option)
-    policies = [name.strip() for name in args.players.split(",") if name.strip()]
+    opponents = None
+    if args.opponents is not None:
+        opponents = _policy_list(args.opponents, "--opponents")
+        opponents = opponents[0] if len(opponents) == 1 else opponents
     try:
         result = evaluate(
             args.env,
-            policies,
+            _policy_list(args.policies, "--policies"),
             args.games,
-            num_players=args.num_players,
+            opponents=opponents,
+            num_players=args.players,
             options=options,
             seed=args.seed,
+            duplicate=args.duplicate,
             workers=args.workers,
             backend=args.backend,
             ray_address=args.ray_address,
             deterministic=not args.sample,
+            torch_threads=args.torch_threads,
             progress=not args.no_progress,
         )
     except (ImportError, OSError) as error:
@@ -223,12 +273,13 @@ def _play(args: argparse.Namespace) -> int:
         options["num_players"] = args.players
     env = make(args.env, **options)
     agent_names = env.unwrapped.possible_agents
-    policy_names = [name.strip() for name in args.agents.split(",") if name.strip()]
+    policy_names = _policy_list(args.policies, "--policies")
     if len(policy_names) == 1:
         policy_names *= len(agent_names)
     if len(policy_names) != len(agent_names):
-        raise ValueError(f"--agents names {len(policy_names)} policies for {len(agent_names)} players")
+        raise ValueError(f"--policies names {len(policy_names)} policies for {len(agent_names)} players")
     policies = {agent: make_policy(name, env) for agent, name in zip(agent_names, policy_names, strict=True)}
+    limit_torch_threads(args.torch_threads)
     rng = np.random.default_rng(args.seed)
 
     env.reset(seed=args.seed)

@@ -58,12 +58,27 @@ class SB3Policy:
 
     ``model`` is a ``.zip`` path or a loaded model. ``env`` (optional, a tableenvs env) is used to check that the
     model's observation and action sizes match the game, so a model trained on another game or player count
-    fails at once with a clear message instead of mid-game.
+    fails at once with a clear message instead of mid-game. ``torch_threads`` (default 1) sets torch's intra-op
+    threads for this process: one observation at a time through a small network gains nothing from more, and on
+    a busy machine more threads made 200 Pili Pili games 10-30x slower (``docs/benchmarks.md``); None leaves
+    torch's setting alone.
     """
 
-    def __init__(self, model: Any, env: Any = None, *, deterministic: bool = True, algorithm: str = "auto"):
+    def __init__(
+        self,
+        model: Any,
+        env: Any = None,
+        *,
+        deterministic: bool = True,
+        algorithm: str = "auto",
+        torch_threads: int | None = 1,
+    ):
         import torch
 
+        if torch_threads is not None:
+            if isinstance(torch_threads, bool) or not isinstance(torch_threads, int) or torch_threads < 1:
+                raise ValueError(f"torch_threads must be None or an integer >= 1, got {torch_threads!r}")
+            torch.set_num_threads(torch_threads)
         self._torch = torch
         if isinstance(model, (str, Path)):
             self.name = Path(model).name

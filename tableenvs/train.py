@@ -7,32 +7,28 @@ Where you are: shared training plumbing (needs the ``train`` extra), used by ``t
    ``MaskablePPO`` learner (one torch thread: the machines are small and shared);
 2. learn for ``timesteps`` learner decisions with a progress bar; every ``eval_every`` steps play
    ``eval_games`` games against the training opponents and record the learning curve;
-3. save ``model.zip``, ``curve.png`` (the learning curve), ``results.json``; play the final evaluation
-   (``final_games`` games per row, seats rotating, the same seeded deals for every row) and print the table:
-   the trained agent, a random agent and the heuristic in the same seats, against random and against
-   heuristic opponents: win rate and mean reward per game with 95% intervals, and Welch's t-test of the
-   trained agent's reward against each other occupant of the seat.
+3. save ``model.zip``, ``curve.png`` (the learning curve), ``results.json`` (strict JSON); play the final
+   evaluation and print the table: the trained agent, a random agent and the heuristic each in every seat on the
+   same deals (a duplicate-deal gauntlet of :func:`tableenvs.evaluation.evaluate`), against random and against
+   heuristic opponents: win rate, mean reward and mean final score per game with 95% intervals, and a paired
+   test of each other agent against the trained one over the same deals.
 
-:func:`evaluate` plays games between a policy in one seat and opponents in the others, for any game.
-A game's winners are those its rules engine names (``env.game.winners``, tie-breaks included) or else the seats
-with the highest total reward; ties share the win. Games whose engine counts ``rounds_completed`` (Pili Pili)
-also get the reward per round (minus chilis per round with Pili Pili's default reward).
+Every evaluation here goes through :func:`tableenvs.evaluation.evaluate` (:func:`evaluate_agent`): one
+evaluator, one rule for winners (:meth:`tableenvs.aec.TableEnv.outcome`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import time
-import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from tableenvs.policies import Policy, PolicySpec, make_policy, play_game
-from tableenvs.ratings import wilson_interval
+from tableenvs.evaluation import EvaluationResult, evaluate, strict_json
+from tableenvs.policies import PolicySpec
 from tableenvs.registry import make_raw
 from tableenvs.registry import spec as game_spec
 from tableenvs.single_agent import SingleAgentEnv
@@ -87,122 +83,33 @@ class TrainConfig:
             )
 
 
-# ---------------------------------------------------------------------------------------------- statistics
-
-
-def mean_interval(values: np.ndarray) -> tuple[float, float, float]:
-    """Mean and its 95% interval (Student t) of ``values``."""
-    from scipy import stats
-
-    values = np.asarray(values, dtype=float)
-    mean = float(values.mean())
-    if values.size < 2:
-        return mean, math.nan, math.nan
-    half = float(stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / math.sqrt(values.size))
-    return mean, mean - half, mean + half
-
-
-def welch_p_value(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sided p-value of Welch's t-test that ``a`` and ``b`` have the same mean."""
-    from scipy import stats
-
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    if a.std() == 0 and b.std() == 0:
-        return 1.0 if a.mean() == b.mean() else 0.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # scipy's precision note when one sample is constant
-        return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
-
-
 # ---------------------------------------------------------------------------------------------- evaluation
 
 
-@dataclass
-class EvalResult:
-    """Per-game outcomes of the evaluated seat: total reward and win share (1, 1/k for a k-way tie, or 0).
-
-    :meth:`summary` gives the mean reward with a Student-t 95% interval and the win rate with a Wilson 95% interval.
-    """
-
-    rewards: np.ndarray
-    wins: np.ndarray
-    rounds: np.ndarray | None = None  # rounds played per game, for games that count rounds (Pili Pili)
-
-    def summary(self) -> dict[str, float]:
-        reward, reward_low, reward_high = mean_interval(self.rewards)
-        win = float(self.wins.mean())
-        win_low, win_high = wilson_interval(self.wins.sum(), self.wins.size)
-        extra = {}
-        if self.rounds is not None and (self.rounds > 0).all():
-            per_round, low, high = mean_interval(self.rewards / self.rounds)
-            extra = {"reward_per_round": per_round, "reward_per_round_low": low, "reward_per_round_high": high}
-        return {
-            "games": int(self.rewards.size),
-            "win_rate": win,
-            "win_rate_low": win_low,
-            "win_rate_high": win_high,
-            "mean_reward": reward,
-            "mean_reward_low": reward_low,
-            "mean_reward_high": reward_high,
-            **extra,
-        }
+def evaluate_agent(config: TrainConfig, agents: list[PolicySpec], games: int, seed: int) -> EvaluationResult:
+    """A gauntlet of :func:`tableenvs.evaluation.evaluate`: each of ``agents`` in turn in every seat against the
+    training opponents, on duplicate deals (every agent plays the same cards from the same seats)."""
+    return evaluate(
+        config.env, agents, games, opponents=config.opponents, options=config.options, seed=seed, duplicate=True
+    )
 
 
-def evaluate(
-    env: str,
-    agent: PolicySpec,
-    opponents: PolicySpec | list[PolicySpec],
-    games: int,
-    *,
-    seed: int = 0,
-    options: dict[str, Any] | None = None,
-) -> EvalResult:
-    """Play ``games`` games of ``env`` with ``agent`` in seat ``i % num_players`` of game ``i``.
-
-    ``opponents`` is one spec for every other seat or a list starting at the agent's left, as in
-    :class:`~tableenvs.single_agent.SingleAgentEnv`. Game ``i`` is dealt from seed ``seed + i`` and the policies
-    draw from their own generator seeded the same way, so two calls that differ only in ``agent`` play the same
-    deals in the same seats.
-    """
-    game = make_raw(env, **(options or {}))
-    n = game.num_players
-    agent_policy = make_policy(agent, game)
-    specs = opponents if isinstance(opponents, (list, tuple)) else [opponents] * (n - 1)
-    if len(specs) != n - 1:
-        raise ValueError(f"opponents lists one policy per other seat: {n - 1} for {n} players, got {len(specs)}")
-    cache: dict[Any, Policy] = {}
-    for spec in specs:
-        if _key(spec) not in cache:
-            cache[_key(spec)] = make_policy(spec, game)
-    opponent_policies = [cache[_key(spec)] for spec in specs]
-    rewards = np.zeros(games)
-    wins = np.zeros(games)
-    rounds = np.zeros(games)
-    for i in range(games):
-        seat = i % n
-        seats: dict[int, Policy] = {seat: agent_policy}
-        for k, policy in enumerate(opponent_policies, start=1):
-            seats[(seat + k) % n] = policy
-        rng = np.random.default_rng([seed, i, 1])
-        totals, _ = play_game(game, seats, seed=seed + i, rng=rng)
-        rewards[i] = totals[seat]
-        winners = _winners(game, totals)
-        if seat in winners:
-            wins[i] = 1.0 / len(winners)
-        rounds[i] = getattr(getattr(game, "game", None), "rounds_completed", -1)
-    return EvalResult(rewards, wins, rounds if (rounds >= 0).all() else None)
-
-
-def _winners(game, totals: np.ndarray) -> list[int]:
-    """The game's own winners when its engine names them (tie-breaks included), else the highest totals."""
-    named = getattr(getattr(game, "game", None), "winners", None)
-    if named and not any(game.truncations.values()):
-        return [int(s) for s in named]
-    return np.flatnonzero(totals == totals.max()).tolist()
-
-
-def _key(spec: PolicySpec) -> Any:
-    return spec if isinstance(spec, (str, Path)) else id(spec)
+def summary(result: EvaluationResult, entrant: int = 0) -> dict[str, float]:
+    """One entrant's figures from a tournament: games (seat-games), win rate (Wilson 95%), mean reward and mean
+    final score per game (normal 95%)."""
+    row = result.policies[entrant]
+    return {
+        "games": int(row["appearances"]),
+        "win_rate": row["win_rate"],
+        "win_rate_low": row["win_rate_low"],
+        "win_rate_high": row["win_rate_high"],
+        "mean_reward": row["reward_mean"],
+        "mean_reward_low": row["reward_low"],
+        "mean_reward_high": row["reward_high"],
+        "mean_score": row["score_mean"],
+        "mean_score_low": row["score_low"],
+        "mean_score_high": row["score_high"],
+    }
 
 
 # ---------------------------------------------------------------------------------------------- training
@@ -274,14 +181,7 @@ class _EvalCallback:
                     self._evaluate()
 
             def _evaluate(self) -> None:
-                result = evaluate(
-                    config.env,
-                    self.model,
-                    config.opponents,
-                    config.eval_games,
-                    seed=10_000_000 + config.seed,
-                    options=config.options,
-                ).summary()
+                result = summary(evaluate_agent(config, [self.model], config.eval_games, 10_000_000 + config.seed))
                 recent = self.episode_rewards[-200:]
                 result["timesteps"] = int(self.num_timesteps)
                 result["train_episode_reward"] = float(np.mean(recent)) if recent else math.nan
@@ -320,9 +220,7 @@ def train(config: TrainConfig) -> TrainResult:
     model = make_model(config, vec_env)
     history: list[dict[str, Any]] = []
     # The curve's baseline: a random agent on the periodic evaluation's deals and seats.
-    baseline = evaluate(
-        config.env, "random", config.opponents, config.eval_games, seed=10_000_000 + config.seed, options=config.options
-    ).summary()
+    baseline = summary(evaluate_agent(config, ["random"], config.eval_games, 10_000_000 + config.seed))
     started = time.perf_counter()
     model.learn(
         total_timesteps=config.timesteps,
@@ -334,20 +232,26 @@ def train(config: TrainConfig) -> TrainResult:
     model_path = out / "model.zip"
     model.save(model_path)
     curve_path = out / "curve.png"
-    plot_curve(history, curve_path, title=f"MaskablePPO on {config.env} vs {config.opponents}", baseline=baseline)
+    plot_curve(
+        history,
+        curve_path,
+        title=f"MaskablePPO on {config.env} vs {config.opponents}",
+        baseline=baseline,
+        score_name=make_raw(config.env, **config.options).score_name,
+    )
     say(f"trained in {train_seconds:.0f} s; model saved to {model_path}, learning curve to {curve_path}")
 
     started = time.perf_counter()
     table = final_table(config, model) if config.final_games else []
     eval_seconds = time.perf_counter() - started
     if table:
-        say(format_table(table, config.final_games))
+        say(format_table(table))
         say(f"(evaluation: {eval_seconds:.0f} s)")
     results_path = out / "results.json"
     config_dict = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
     config_dict["opponents"] = _jsonable(config.opponents)
     results_path.write_text(
-        json.dumps(
+        strict_json(
             {
                 "config": config_dict,
                 "hyperparameters": {**DEFAULT_HYPERPARAMETERS, **config.hyperparameters},
@@ -356,8 +260,7 @@ def train(config: TrainConfig) -> TrainResult:
                 "history": history,
                 "curve_baseline": baseline,
                 "final": table,
-            },
-            indent=2,
+            }
         )
     )
     return TrainResult(model_path, curve_path, results_path, history, table, train_seconds, eval_seconds)
@@ -370,65 +273,72 @@ def _jsonable(value: Any) -> Any:
 
 
 def final_table(config: TrainConfig, model: Any) -> list[dict[str, Any]]:
-    """Trained agent, random and heuristic in the same seats, vs random and vs heuristic opponents."""
+    """Trained agent, random and heuristic in the same seats on the same deals, vs random and vs heuristic
+    opponents; each other agent compared with the trained one by a paired test over the deals."""
     has_heuristic = game_spec(config.env).heuristic is not None
     opponent_kinds = ["random", "heuristic"] if has_heuristic else ["random"]
-    seat_kinds: list[tuple[str, Any]] = [("trained", model), ("random", "random")]
+    agents: list[tuple[str, Any]] = [("trained", model), ("random", "random")]
     if has_heuristic:
-        seat_kinds.append(("heuristic", "heuristic"))
+        agents.append(("heuristic", "heuristic"))
     rows = []
     for opponents in opponent_kinds:
-        results = {
-            label: evaluate(
-                config.env, agent, opponents, config.final_games, seed=20_000_000 + config.seed, options=config.options
-            )
-            for label, agent in seat_kinds
-        }
-        for label, result in results.items():
-            row = {"opponents": opponents, "agent": label, **result.summary()}
-            if label != "trained":
-                trained = results["trained"]
-                row["p_reward_vs_trained"] = welch_p_value(trained.rewards, result.rewards)
-                row["p_win_vs_trained"] = welch_p_value(trained.wins, result.wins)
-                if trained.rounds is not None and result.rounds is not None:
-                    row["p_reward_per_round_vs_trained"] = welch_p_value(
-                        trained.rewards / trained.rounds, result.rewards / result.rounds
-                    )
+        result = evaluate(
+            config.env,
+            [spec for _, spec in agents],
+            config.final_games * len(agents),  # final_games for each agent
+            opponents=opponents,
+            options=config.options,
+            seed=20_000_000 + config.seed,
+            duplicate=True,
+        )
+        paired = {row["opponent"]: row for row in result.paired if row["policy"] == result.labels[0]}
+        for index, (name, _) in enumerate(agents):
+            row = {"opponents": opponents, "agent": name, "score_name": result.score_name, **summary(result, index)}
+            if index:
+                versus = paired[result.labels[index]]
+                row.update(
+                    {
+                        f"trained_minus_this_{key}": versus[key]
+                        for key in ("score_diff", "score_diff_low", "score_diff_high", "score_p", "win_diff", "win_p")
+                    }
+                )
             rows.append(row)
     return rows
 
 
-def format_table(rows: list[dict[str, Any]], games: int) -> str:
-    """The final table as text (with a reward-per-round column for games that count rounds)."""
-    per_round = all("reward_per_round" in row for row in rows)
+def format_table(rows: list[dict[str, Any]]) -> str:
+    """The final table as text."""
 
     def interval(row: dict[str, Any], key: str, signed: bool = True) -> str:
         f = "+.3f" if signed else ".3f"
+        if row[key + "_low"] is None or math.isnan(row[key + "_low"]):
+            return f"{row[key]:{f}}"
         return f"{row[key]:{f}} [{row[key + '_low']:{f}}, {row[key + '_high']:{f}}]"
 
+    score = rows[0]["score_name"]
+    own_score = score != "reward"  # a game with its own final measure (chilis, points) gets a column for it
     columns = [("opponents", 10), ("agent in seat", 14), ("win rate [95% CI]", 24), ("reward/game [95% CI]", 26)]
-    if per_round:
-        columns.append(("reward/round [95% CI]", 26))
-    columns += [("p win", 8), ("p reward", 9)]
-    header = " ".join(f"{name:<{width}}" for name, width in columns)
+    columns += [(f"{score}/game [95% CI]", 26)] if own_score else []
+    columns += [(f"trained - this, {score} [95% CI]", 32), ("p", 8), ("p win", 8)]
+    header = " ".join(f"{name:<{width}}" for name, width in columns).rstrip()
     lines = [
-        f"final evaluation: {games} games per row, seats rotating, same deals in every row; "
-        "p: Welch's t-test against the trained agent",
+        f"final evaluation: {rows[0]['games']} games per row on the same deals and seats (duplicate deals); "
+        "p: paired test against the trained agent over the deals",
         header,
         "-" * len(header),
     ]
     for row in rows:
         cells = [row["opponents"], row["agent"], interval(row, "win_rate", False), interval(row, "mean_reward")]
-        if per_round:
-            cells.append(interval(row, "reward_per_round"))
-        p_reward = row.get("p_reward_per_round_vs_trained" if per_round else "p_reward_vs_trained")
-        cells += [
-            f"{row['p_win_vs_trained']:.2g}" if "p_win_vs_trained" in row else "",
-            f"{p_reward:.2g}" if p_reward is not None else "",
-        ]
-        lines.append(" ".join(f"{cell:<{width}}" for cell, (_, width) in zip(cells, columns, strict=True)))
-    if per_round:
-        lines.append("(p reward: on reward per round)")
+        cells += [interval(row, "mean_score")] if own_score else []
+        if "trained_minus_this_score_diff" in row:
+            cells += [
+                interval(row, "trained_minus_this_score_diff"),
+                f"{row['trained_minus_this_score_p']:.2g}",
+                f"{row['trained_minus_this_win_p']:.2g}",
+            ]
+        else:
+            cells += ["", "", ""]
+        lines.append(" ".join(f"{cell:<{width}}" for cell, (_, width) in zip(cells, columns, strict=True)).rstrip())
     return "\n".join(lines)
 
 
@@ -438,10 +348,11 @@ def plot_curve(
     *,
     title: str = "",
     baseline: dict[str, Any] | None = None,
+    score_name: str = "reward",
 ) -> None:
-    """Learning curve PNG against timesteps: evaluation reward per game (and per round, for games that count
-    rounds) and win rate, each with its 95% band; ``baseline`` (an :meth:`EvalResult.summary` of a random agent
-    in the same seats) is drawn as a dotted line."""
+    """Learning curve PNG against timesteps: evaluation reward per game, final score per game (when the game has
+    its own, e.g. chilis) and win rate, each with its 95% band; ``baseline`` (a :func:`summary` of a random agent on
+    the same deals and seats) is drawn as a dotted line."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -450,8 +361,8 @@ def plot_curve(
 
     steps = [h["timesteps"] for h in history]
     panels = [("mean_reward", "reward per game")]
-    if history and all("reward_per_round" in h for h in history):
-        panels.append(("reward_per_round", "reward per round"))
+    if score_name != "reward":
+        panels.append(("mean_score", f"{score_name} per game"))
     panels.append(("win_rate", "win rate"))
     fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4))
     for index, (ax, (key, label)) in enumerate(zip(axes, panels, strict=True)):

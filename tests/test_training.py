@@ -25,7 +25,7 @@ from tableenvs.registry import GameSpec  # noqa: E402
 from tableenvs.sb3_policy import SB3Policy  # noqa: E402
 from tableenvs.selfplay import SelfPlayCallback  # noqa: E402
 from tableenvs.single_agent import OpponentPool, SingleAgentEnv  # noqa: E402
-from tableenvs.train import TrainConfig, evaluate, train  # noqa: E402
+from tableenvs.train import TrainConfig, evaluate_agent, summary, train  # noqa: E402
 
 torch.set_num_threads(1)
 # The toy Nim game under its own name (tests/test_registry.py registers "nim_gym_v0"; test files may run in any order).
@@ -124,12 +124,16 @@ def test_self_play_snapshots_feed_the_opponent_pool(tmp_path):
     assert pools[0].members[1:] == [str(s) for s in callback.snapshots[-2:]]
 
 
-def test_evaluate_is_reproducible_and_plays_the_same_deals():
-    a = evaluate("nim_gym_v0", "random", "random", 30, seed=5, options={"num_players": 3})
-    b = evaluate("nim_gym_v0", "random", "random", 30, seed=5, options={"num_players": 3})
-    assert np.array_equal(a.rewards, b.rewards) and np.array_equal(a.wins, b.wins)
-    # Nim: exactly one loser, so the seat's win share is 1/2 (two winners share) or 0
-    assert set(np.unique(a.wins)) <= {0.0, 0.5}
+def test_training_evaluation_is_a_reproducible_duplicate_gauntlet_through_the_one_evaluator():
+    config = TrainConfig("nim_gym_v0", options={"num_players": 3}, opponents="random")
+    a = evaluate_agent(config, ["random"], 30, seed=5)
+    b = evaluate_agent(config, ["random"], 30, seed=5)
+    assert a.records == b.records and a.plan.design == "gauntlet" and a.duplicate
+    assert a.games == 30 and (a.seat_counts()[0] == 10).all()  # the agent in every seat equally often
+    # Nim: exactly one loser, so a seat's win share is 1/2 (two winners share) or 0
+    agent_wins = {1.0 / len(r.winners) if r.entrants.index(0) in r.winners else 0.0 for r in a.records}
+    assert agent_wins <= {0.0, 0.5}
+    assert summary(a)["games"] == 30 and 0.0 <= summary(a)["win_rate"] <= 0.5
 
 
 def test_training_job_writes_model_curve_and_results(tmp_path, capsys):
@@ -152,6 +156,7 @@ def test_training_job_writes_model_curve_and_results(tmp_path, capsys):
     assert saved["config"]["env"] == "nim_gym_v0" and len(saved["final"]) == 2  # Nim has no heuristic
     printed = capsys.readouterr().out
     assert "final evaluation: 20 games per row" in printed and "trained" in printed
+    assert json.loads(result.results_path.read_text(), parse_constant=lambda name: pytest.fail(f"{name} in JSON"))
     # the saved model reloads as a policy for the same game
     assert isinstance(make_policy(str(result.model_path), tableenvs.make_raw("nim_gym_v0", pile=6)), SB3Policy)
 

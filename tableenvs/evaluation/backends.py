@@ -1,6 +1,6 @@
 """Run independent batches of work on local worker processes or as Ray tasks.
 
-Where you are: shared plumbing for :mod:`tableenvs.evaluation` (nothing game-specific). :func:`run_batches`
+Where you are: the evaluation package's parallel backends (nothing game-specific). :func:`run_batches`
 calls ``fn(batch)`` for every batch and returns the results in batch order, whatever the backend, so callers
 that make each batch's result depend only on the batch get identical results everywhere.
 

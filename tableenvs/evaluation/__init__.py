@@ -1,0 +1,262 @@
+"""Tournaments: play many games of one env between policies, seated fairly, and compare them.
+
+Where you are: the evaluation layer on top of the games (each env reports its own result through
+:meth:`tableenvs.aec.TableEnv.outcome`) and the policies (:mod:`tableenvs.policies`). ``tableenvs eval`` and
+``tableenvs train``'s evaluations are thin callers of :func:`evaluate`. Full guide: ``docs/evaluation.md``.
+
+Usage::
+
+    from tableenvs.evaluation import evaluate
+    result = evaluate("llama_party_v0", ["random", "heuristic", "runs/quick/model.zip"], games=1200)
+    print(result.format_table())
+    result.save("runs/eval")   # results.json, policies.csv, games.csv, head_to_head.csv, paired.csv, ratings.png
+
+One module per job:
+
+==============  ================================================================================================
+``seating``     balanced seating designs: every entrant in every seat and after every other entrant equally
+                often, in blocks (:func:`~tableenvs.evaluation.seating.seating_plan`)
+``playing``     seeds (duplicate deals: one deal per block), one game, batches of games for the workers
+``backends``    local processes or Ray tasks; results never depend on them
+``statistics``  per-entrant rows, the pairwise table, paired comparisons over blocks
+``reports``     :class:`EvaluationResult`: tables, strict JSON, CSV, the ratings PNG
+``models``      labels (``runs/quick/model.zip`` is ``quick``) and the training records beside saved models
+==============  ================================================================================================
+
+Two kinds of tournament:
+
+* **round robin** (``opponents=None``): the listed policies share the table, seated by
+  :func:`~tableenvs.evaluation.seating.seating_plan`;
+* **gauntlet** (``opponents`` given, as in ``tableenvs train``'s tables): each listed policy in turn holds one seat
+  against a fixed field of opponents in the others (one spec for every other seat, or a list of ``n - 1``
+  starting at the candidate's left); with duplicate deals every candidate plays the same cards from the same seat.
+
+``games`` is rounded up to whole blocks of the design (the header says so): only whole blocks are balanced.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tableenvs.policies import PolicySpec, make_policy
+from tableenvs.registry import make_raw
+from tableenvs.registry import spec as game_spec
+
+from .backends import BACKENDS, run_batches
+from .models import check_training_record, label, labels, trained_players
+from .playing import Batch, GameRecord, game_seeds, limit_torch_threads, play_batch, play_game
+from .reports import EvaluationResult, strict_json
+from .seating import SeatingPlan, gauntlet_plan, seating_plan
+
+__all__ = [
+    "EvaluationResult",
+    "GameRecord",
+    "SeatingPlan",
+    "evaluate",
+    "game_seeds",
+    "gauntlet_plan",
+    "play_game",
+    "seating_plan",
+    "strict_json",
+]
+
+#: Most games handed to a worker at once (smaller batches balance load and move the progress bar more often).
+MAX_BATCH = 60
+
+
+def evaluate(
+    env: str,
+    policies: Sequence[PolicySpec],
+    games: int,
+    *,
+    opponents: PolicySpec | Sequence[PolicySpec] | None = None,
+    num_players: int | None = None,
+    options: dict[str, Any] | None = None,
+    seed: int = 0,
+    duplicate: bool = True,
+    workers: int = 1,
+    backend: str = "local",
+    ray_address: str | None = None,
+    deterministic: bool = True,
+    torch_threads: int = 1,
+    progress: bool | Callable[[int], None] = False,
+) -> EvaluationResult:
+    """Play at least ``games`` games of ``env`` between ``policies`` and return an :class:`EvaluationResult`.
+
+    ``opponents`` turns the round robin into a gauntlet (module docstring). ``num_players`` (or
+    ``options["num_players"]``) sets the seats; by default the player count a saved model's training record
+    names, else one seat per policy (round robin) or the env's default (gauntlet). ``seed`` fixes every deal and
+    every policy draw; ``duplicate`` deals every game of a block the same cards (default; ``False`` deals every
+    game anew). ``workers`` and ``backend`` ("local" processes or "ray" tasks) never change the results.
+    ``deterministic`` applies to saved SB3 models (argmax over legal actions; False samples); ``torch_threads``
+    is the number of torch threads the players run on, in this process and in workers (default 1, the fastest for
+    small policy networks). ``progress``: True shows a tqdm bar, a callable receives the number of games just
+    finished.
+
+    Everything is checked before the first game: the env name and options, every policy (built against the env,
+    so a saved model with another observation or action size fails here, and so does one whose training record
+    names another game or player count), ``games``, ``workers``, ``backend``.
+    """
+    options = dict(options or {})
+    game_spec(env)  # unknown name: ValueError listing the names
+    for name, value, least in (("games", games, 1), ("seed", seed, 0), ("workers", workers, 1)):
+        if not _is_int(value) or value < least:
+            raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+    if not _is_int(torch_threads) or torch_threads < 1:
+        raise ValueError(f"torch_threads must be an integer >= 1, got {torch_threads!r}")
+    if not isinstance(duplicate, bool):
+        raise ValueError(f"duplicate must be True or False, got {duplicate!r}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
+    candidates = list(policies) if not isinstance(policies, (str, Path)) else [policies]
+    if not candidates:
+        raise ValueError("policies is empty: give at least one policy")
+    notes: list[str] = []
+    _choose_players(env, candidates, num_players, options, opponents is None, notes)
+    raw_env = make_raw(env, **options)  # checks option names and values
+    n = raw_env.num_players
+
+    if opponents is None:
+        specs, field_labels = candidates, []
+        plan = seating_plan(len(candidates), n)
+    else:
+        field = list(opponents) if isinstance(opponents, (list, tuple)) else [opponents]
+        if len(field) not in (1, n - 1):
+            raise ValueError(
+                f"opponents lists one policy for every other seat or one per other seat ({n - 1} for {n} players), "
+                f"got {len(field)}"
+            )
+        specs = candidates + field
+        if len(field) == 1:
+            field_labels = [f"{label(field[0])} (field)"]
+        else:
+            field_labels = [f"{label(spec)} (field, left +{j + 1})" for j, spec in enumerate(field)]
+        plan = gauntlet_plan(len(candidates), n, len(field))
+    for index, spec in enumerate(specs):
+        what = f"policy #{index + 1}" if index < len(candidates) else f"opponent #{index - len(candidates) + 1}"
+        try:
+            make_policy(spec, raw_env, deterministic=deterministic)
+            check_training_record(spec, raw_env)
+        except (ValueError, TypeError, FileNotFoundError) as error:
+            raise type(error)(f"{what} ({label(spec)}): {error}") from None
+    limit_torch_threads(torch_threads)
+    if backend == "local" and workers > 1:
+        for index, spec in enumerate(specs):
+            try:
+                pickle.dumps(spec)
+            except Exception as error:  # noqa: BLE001 - any pickling failure means the same thing here
+                raise ValueError(
+                    f"policy #{index + 1} ({label(spec)}) cannot be sent to worker processes ({error}); use a "
+                    "name, a .zip path, a module-level function or class instance, or workers=1"
+                ) from None
+    try:
+        import openskill  # noqa: F401 - checked now rather than after the games
+    except ImportError:
+        raise ImportError("evaluation needs the openskill package: pip install 'tableenvs[eval]'") from None
+
+    total = plan.blocks_for(games) * plan.size
+    if total != games:
+        notes.append(f"games rounded up from {games} to {total}: whole blocks of {plan.size} seatings are balanced")
+    batch_size = max(1, min(MAX_BATCH, math.ceil(total / (workers * 8))))
+    batches = [
+        Batch(
+            env,
+            options,
+            tuple(specs),
+            deterministic,
+            torch_threads,
+            seed,
+            duplicate,
+            plan,
+            tuple(range(start, min(total, start + batch_size))),
+        )
+        for start in range(0, total, batch_size)
+    ]
+    bar = None
+    if progress is True:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, unit="game", desc=env)
+        tick = bar.update
+    elif callable(progress):
+        tick = progress
+    else:
+        tick = None
+    started = time.perf_counter()
+    try:
+        batch_results = run_batches(
+            play_batch,
+            batches,
+            workers=workers,
+            backend=backend,
+            ray_address=ray_address,
+            on_result=None if tick is None else (lambda _index, records: tick(len(records))),
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    elapsed = time.perf_counter() - started
+    return EvaluationResult(
+        env=env,
+        options={key: value for key, value in options.items() if _jsonable(value)},
+        num_players=n,
+        labels=labels(candidates) + field_labels,
+        candidates=len(candidates),
+        seed=seed,
+        plan=plan,
+        duplicate=duplicate,
+        records=[record for batch in batch_results for record in batch],
+        score_name=raw_env.score_name,
+        higher_is_better=raw_env.higher_is_better,
+        workers=workers,
+        backend=backend,
+        seconds=elapsed,
+        notes=notes,
+    )
+
+
+def _choose_players(
+    env: str, candidates: list[Any], num_players: int | None, options: dict[str, Any], round_robin: bool, notes: list
+) -> None:
+    """Set ``options["num_players"]``: given, else a saved model's training record, else the default."""
+    if num_players is not None:
+        if not _is_int(num_players):
+            raise ValueError(f"num_players must be an integer, got {num_players!r}")
+        if "num_players" in options and options["num_players"] != num_players:
+            raise ValueError(f"num_players={num_players} contradicts options['num_players']={options['num_players']}")
+        options["num_players"] = int(num_players)
+        return
+    if "num_players" in options:
+        return
+    env_class = type(make_raw(env))
+    trained = {(trained_players(spec, env_class), label(spec)) for spec in candidates}
+    trained = {(players, name) for players, name in trained if players is not None}
+    counts = {players for players, _ in trained}
+    if len(counts) > 1:
+        said = ", ".join(f"{name}: {players}" for players, name in sorted(trained))
+        raise ValueError(f"the models were trained with different player counts ({said}); give num_players")
+    if counts:
+        options["num_players"] = counts.pop()
+        names = ", ".join(sorted(name for _, name in trained))
+        notes.append(f"{options['num_players']} players, as the training record of {names} says")
+    elif round_robin:
+        options["num_players"] = len(candidates)
+
+
+def _is_int(value: Any) -> bool:
+    import numbers
+
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _jsonable(value: Any) -> bool:
+    try:
+        strict_json(value)
+        return True
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,84 @@
+"""Entrants' names and the training records saved beside models.
+
+Where you are: the evaluation package's knowledge of what ``tableenvs train`` writes. A ``.zip`` does not name its
+game; ``tableenvs train`` writes ``results.json`` (``config.env``, ``config.options``) beside ``model.zip``, and
+when it is there it says which game and player count the model was trained for.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def label(spec: Any) -> str:
+    """A short name: ``random``; ``runs/quick/model.zip`` -> ``quick`` (its run folder); ``ckpt.zip`` -> ``ckpt``."""
+    if isinstance(spec, (str, Path)):
+        text = str(spec)
+        if not (isinstance(spec, Path) or text.endswith(".zip")):
+            return text
+        path = Path(text)
+        if path.name == "model.zip" and path.resolve().parent.name:
+            return path.resolve().parent.name
+        return path.stem
+    return str(getattr(spec, "name", None) or getattr(spec, "__name__", None) or type(spec).__name__)
+
+
+def labels(specs: Sequence[Any]) -> list[str]:
+    """:func:`label` of each spec, repeated ones numbered (``random``, ``random#2``)."""
+    result, seen = [], {}
+    for spec in specs:
+        base = label(spec)
+        seen[base] = seen.get(base, 0) + 1
+        result.append(base if seen[base] == 1 else f"{base}#{seen[base]}")
+    return result
+
+
+def training_config(spec: Any) -> tuple[Path, dict[str, Any]] | None:
+    """``(path of results.json, its "config")`` for a ``.zip`` spec with a readable training record beside it."""
+    if not isinstance(spec, (str, Path)) or not str(spec).endswith(".zip"):
+        return None
+    record = Path(spec).with_name("results.json")
+    try:
+        config = json.loads(record.read_text())["config"]
+        if not isinstance(config.get("env"), str):
+            return None
+        return record, config
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def trained_players(spec: Any, env_class: type | None = None) -> int | None:
+    """The player count a model was trained with, from its training record (the env's default if the record
+    names none and ``env_class`` is given); None without a record."""
+    found = training_config(spec)
+    if found is None:
+        return None
+    players = dict(found[1].get("options") or {}).get("num_players")
+    if players is None and env_class is not None:
+        default = inspect.signature(env_class.__init__).parameters.get("num_players")
+        players = None if default is None else default.default
+    return players
+
+
+def check_training_record(spec: Any, raw_env: Any) -> None:
+    """Refuse a model whose training record names another game or player count than ``raw_env``'s.
+
+    :class:`~tableenvs.sb3_policy.SB3Policy` checks the observation and action sizes, but Llama Party's and
+    Rummikub's sizes do not depend on the player count; the record catches what the sizes cannot.
+    """
+    found = training_config(spec)
+    if found is None:
+        return
+    record, config = found
+    name = raw_env.metadata["name"]
+    if config["env"] != name:
+        raise ValueError(f"{record} says this model was trained on {config['env']}, not {name}")
+    players = trained_players(spec, type(raw_env))
+    if players is not None and players != raw_env.num_players:
+        raise ValueError(
+            f"{record} says this model was trained with {players} players; this tournament has {raw_env.num_players}"
+        )

@@ -1,0 +1,163 @@
+"""Playing a tournament's games: seeds, one game, and batches of games for the backends.
+
+Where you are: the evaluation package's game loop (see :mod:`tableenvs.evaluation` for the whole tournament).
+A game depends only on ``(seed, game index, block size, duplicate)`` and the seating: results are identical for
+any worker count, batch size or backend (policies must not carry state from one game to the next).
+
+=================  =============================================================================================
+Seeds              ``duplicate=False``: ``SeedSequence(seed, spawn_key=(g, 0))`` deals game ``g``
+                   (``env.reset(seed=...)``) and ``SeedSequence(seed, spawn_key=(g, 1))`` seeds the generator the
+                   policies draw from. ``duplicate=True``: every game of block ``b`` is dealt from
+                   ``SeedSequence(seed, spawn_key=(b, 2))`` and its policies draw from a fresh generator seeded
+                   by ``SeedSequence(seed, spawn_key=(b, 3))``, so the same policies in the same seats on the same
+                   deal play the same game, whatever else the block holds
+Result             the env's own :meth:`tableenvs.aec.TableEnv.outcome`: final scores in the game's measure,
+                   winners (by the rules, or the best score when the game was cut short), total rewards
+=================  =============================================================================================
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tableenvs.policies import make_policy
+from tableenvs.policies import play_game as play_on
+from tableenvs.registry import make_raw
+
+from .seating import SeatingPlan
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """The outcome of one game. Tuples are by seat; ``entrants[seat]`` indexes the tournament's entrants."""
+
+    index: int
+    block: int
+    entrants: tuple[int, ...]
+    rewards: tuple[float, ...]  # total reward of each seat
+    scores: tuple[float, ...]  # final score in the game's own measure (the total reward for games without one)
+    winners: tuple[int, ...]  # seats; a win shared by w seats counts 1/w each
+    ranks: tuple[int, ...]
+    truncated: bool
+    decisions: int
+
+
+def game_seeds(seed: int, game_index: int, block_size: int, duplicate: bool) -> tuple[int, np.random.Generator]:
+    """``(deal seed, policy generator)`` of game ``game_index``; a pure function of its arguments."""
+    if duplicate:
+        block = game_index // block_size
+        deal_key, policy_key = (block, 2), (block, 3)
+    else:
+        deal_key, policy_key = (game_index, 0), (game_index, 1)
+    deal = np.random.SeedSequence(seed, spawn_key=deal_key).generate_state(2, np.uint32)
+    policy_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=policy_key))
+    return int(deal[0]) << 32 | int(deal[1]), policy_rng
+
+
+def play_game(
+    raw_env: Any, policies: Sequence[Any], plan: SeatingPlan, game_index: int, seed: int, duplicate: bool
+) -> GameRecord:
+    """Play game ``game_index`` of the plan on the raw env, ``policies[entrant]`` in each entrant's seats."""
+    entrants = plan.seating(game_index)
+    deal_seed, rng = game_seeds(seed, game_index, plan.size, duplicate)
+    _, decisions = play_on(raw_env, [policies[e] for e in entrants], seed=deal_seed, rng=rng)
+    outcome = raw_env.outcome()
+    return GameRecord(
+        index=game_index,
+        block=game_index // plan.size,
+        entrants=entrants,
+        rewards=outcome.returns,
+        scores=outcome.scores,
+        winners=outcome.winners,
+        ranks=outcome.ranks(),
+        truncated=outcome.truncated,
+        decisions=decisions,
+    )
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Games for one worker call: everything needed to rebuild the env and the policies there."""
+
+    env: str
+    options: dict[str, Any]
+    specs: tuple[Any, ...]
+    deterministic: bool
+    torch_threads: int
+    seed: int
+    duplicate: bool
+    plan: SeatingPlan
+    games: tuple[int, ...]
+
+
+#: ``(key, raw env, policies)`` of the last batch this process played, reused by the next batch with the same key.
+_LAST_SETUP: tuple[Any, Any, list[Any]] | None = None
+
+
+def play_batch(batch: Batch) -> list[GameRecord]:
+    """Worker entry point: build the env and the policies (or reuse the last batch's), play the batch's games."""
+    global _LAST_SETUP
+    key = _setup_key(batch)
+    if key is not None and _LAST_SETUP is not None and _LAST_SETUP[0] == key:
+        _, raw_env, policies = _LAST_SETUP
+    else:
+        raw_env = make_raw(batch.env, **batch.options)
+        policies = build_policies(batch.specs, raw_env, batch.deterministic, batch.torch_threads)
+        _LAST_SETUP = None if key is None else (key, raw_env, policies)
+    limit_torch_threads(batch.torch_threads)
+    return [play_game(raw_env, policies, batch.plan, g, batch.seed, batch.duplicate) for g in batch.games]
+
+
+def limit_torch_threads(threads: int) -> None:
+    """Run torch (when a model has loaded it) on ``threads`` intra-op threads.
+
+    Small policy networks evaluated one observation at a time gain nothing from more threads, and on a busy
+    machine extra threads cost far more than they give (see ``docs/benchmarks.md``, Evaluation).
+    """
+    if "torch" in sys.modules:
+        torch = sys.modules["torch"]
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+
+
+def build_policies(specs: Sequence[Any], raw_env: Any, deterministic: bool, torch_threads: int) -> list[Any]:
+    """One policy per spec (specs equal by name or path, or the same object, share one policy)."""
+    built: dict[Any, Any] = {}
+    policies = []
+    for spec in specs:
+        key = str(spec) if isinstance(spec, (str, Path)) else id(spec)
+        if key not in built:
+            built[key] = make_policy(spec, raw_env, deterministic=deterministic)
+            limit_torch_threads(torch_threads)
+        policies.append(built[key])
+    return policies
+
+
+def _setup_key(batch: Batch) -> Any:
+    """What identifies a batch's env and policies, or None when they must be built afresh.
+
+    Only specs given by name or path qualify (an object arriving in a worker is a new copy each batch); a saved
+    model's key includes its file's modification time and size, so a model saved again is loaded again.
+    """
+    files = []
+    for spec in batch.specs:
+        if not isinstance(spec, (str, Path)):
+            return None
+        if isinstance(spec, Path) or str(spec).endswith(".zip"):
+            try:
+                stat = Path(spec).stat()
+            except OSError:
+                return None
+            files.append((str(Path(spec).resolve()), stat.st_mtime_ns, stat.st_size))
+    try:
+        options = json.dumps(batch.options, sort_keys=True)
+    except (TypeError, ValueError):
+        return None
+    return (batch.env, options, tuple(map(str, batch.specs)), tuple(files), batch.deterministic)
