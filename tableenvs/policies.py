@@ -79,7 +79,14 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Po
     * an object with ``act(observation, action_mask, rng)`` (returned as is);
     * a callable ``fn(observation, action_mask, rng) -> int``.
     """
-    raw = env.unwrapped
+    from tableenvs.aec import TableEnv
+
+    raw = getattr(env, "unwrapped", None)
+    if not isinstance(raw, TableEnv):
+        raise TypeError(
+            f"make_policy: env must be a tableenvs env (tableenvs.make(...) or make_raw(...)), got {env!r} "
+            f"({type(env).__name__})"
+        )
     if isinstance(spec, (str, Path)):
         text = str(spec)
         if text == "random":
