@@ -192,7 +192,10 @@ class TableEnv(AECEnv):
             self._seat_of(agent)  # raises naming the agent, or asking for reset()
         observation = np.zeros(self.observation_size, np.float32)
         self._fill_observation(seat, observation)
-        if agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent]):
+        # .get: after the dead steps the agents have left these dicts; their masks are all zeros
+        if agent == self.agent_selection and not (
+            self.terminations.get(agent, True) or self.truncations.get(agent, True)
+        ):
             action_mask = self._current_mask().copy()
         else:
             action_mask = np.zeros(self.num_actions, np.int8)

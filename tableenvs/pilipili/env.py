@@ -101,6 +101,12 @@ class PiliPiliEnv(TableEnv):
         deck_order = options.get("deck_order")
         if deck_order is not None:
             deck_order = check_int_list("deck_order", deck_order, 0, NUM_CARDS - 1)
+            repeated = sorted({card for card in deck_order if deck_order.count(card) > 1})
+            if repeated or (hands is None and len(deck_order) != NUM_CARDS):
+                raise ValueError(
+                    f"deck_order must list the card ids 0..{NUM_CARDS - 1} (0 = wild) each exactly once; got "
+                    f"{len(deck_order)} ids" + (f", repeating {repeated}" if repeated else "")
+                )
         game = PiliPiliGame(n, self.missions, rng, max_rounds=self.max_rounds, log=self.event_log)
         try:
             game.start(dealer=dealer, chilis=chilis, mission=mission, hands=hands, deck_order=deck_order)
