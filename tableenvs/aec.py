@@ -9,8 +9,13 @@ handful of hooks; this class does all of PettingZoo's bookkeeping once, for ever
 * ``observe(agent)`` returning ``{"observation": float32 vector, "action_mask": int8 vector}``, the mask all
   zeros except for the agent to act (PettingZoo classic convention);
 * the dead-agent step after the game ends (every agent is stepped once more with ``None``);
-* a clear :class:`IllegalActionError` for an illegal action on the raw env (the wrapped env from
-  :func:`tableenvs.make` ends the game with -1 to the mover instead, as PettingZoo classic does);
+* one action check (:func:`check_action`) for raw and wrapped envs: only ``int`` and numpy integers in range,
+  else :class:`InvalidActionError`; a clear :class:`IllegalActionError` for an in-range illegal action on the raw
+  env (the wrapped env from :func:`tableenvs.make` ends the game with -1 to the mover instead, as PettingZoo
+  classic does);
+* a transactional ``reset``: if it raises (bad ``seed`` or ``options``) the env is left exactly as it was, so
+  ``_start`` should check every option before changing anything (what it did change is undone anyway);
+* clear errors for an unknown agent name and for any call before the first ``reset()``;
 * seeding through one ``numpy.random.Generator`` per env (never global state), ``render()`` in
   ``"ansi"`` and ``"human"`` modes, and a readable event log used by ``tableenvs play``.
 

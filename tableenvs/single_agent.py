@@ -28,8 +28,10 @@ Made by name through Gymnasium after ``import tableenvs`` (see :mod:`tableenvs.r
 
 or directly: ``SingleAgentEnv("pilipili_v0", num_players=4, opponents=["random", "heuristic", "model.zip"])``.
 Every other keyword is a game option, checked by the game. An illegal learner action raises
-:class:`tableenvs.aec.IllegalActionError` (use masks). If a game ends before the learner's first decision
-(possible only in toy games), :meth:`reset` deals again.
+:class:`tableenvs.aec.IllegalActionError` (use masks); an action that is not an ``int`` or numpy integer in range
+raises :class:`tableenvs.aec.InvalidActionError`. After any exception raised by ``step()`` or ``reset()`` (the
+episode's state is then unknown) every ``step()`` is refused, naming that exception, until ``reset()`` succeeds.
+If a game ends before the learner's first decision (possible only in toy games), :meth:`reset` deals again.
 """
 
 from __future__ import annotations
