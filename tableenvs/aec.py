@@ -41,7 +41,7 @@ passed to ``TableEnv.__init__``.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium
@@ -155,7 +155,7 @@ class TableEnv(AECEnv):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game. A reset that raises (bad ``seed`` or ``options``) leaves the env exactly as it was."""
         seed = check_seed(seed)
-        if options is not None and not isinstance(options, dict):
+        if options is not None and not isinstance(options, Mapping):
             raise ValueError(f"{self.metadata['name']}: options must be a dict or None, got {options!r}")
         options = dict(options or {})
         unknown = sorted(set(options) - set(self.reset_option_keys))
