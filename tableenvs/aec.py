@@ -63,7 +63,8 @@ class InvalidActionError(IllegalActionError, TypeError):
     """An action that is not an integer id of the action space (a str, float, bool, out of range, ...).
 
     Raised the same way by raw, wrapped (:func:`tableenvs.make`) and single-agent envs. Only Python ``int`` and
-    numpy integers (``bool`` excluded) are action ids; ``None`` only for the dead step after the game ends.
+    numpy integers (``bool`` excluded; 0-d integer arrays included) are action ids; ``None`` only for the dead step
+    after the game ends.
     A subclass of :class:`IllegalActionError` (so of ``ValueError``) and of ``TypeError``.
     """
 
@@ -72,8 +73,11 @@ def check_action(action: Any, num_actions: int, env_name: str) -> int:
     """``action`` as an ``int`` if it is an integer id in ``0..num_actions-1``; else :class:`InvalidActionError`.
 
     Nothing is converted: ``"3"``, ``3.7``, ``3.0``, ``True``, ``Decimal(3)`` and ``np.float64(3)`` are refused.
+    A 0-d integer array (``np.array(3)``, what Stable-Baselines3's ``model.predict`` returns for one observation)
+    counts as a numpy integer, as in Gymnasium's ``Discrete.contains``.
     """
-    if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+    is_integer_array = isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer)
+    if (isinstance(action, (int, np.integer)) and not isinstance(action, bool)) or is_integer_array:
         action_id = int(action)
         if 0 <= action_id < num_actions:
             return action_id

@@ -1,6 +1,7 @@
 """Actions are checked the same way in raw, wrapped (``tableenvs.make``) and single-agent envs.
 
-Only Python ``int`` and numpy integers are actions (``None`` only for the dead step); anything else raises
+Only Python ``int`` and numpy integers are actions (0-d integer arrays too, as ``model.predict`` returns them;
+``None`` only for the dead step); anything else raises
 :class:`tableenvs.aec.InvalidActionError` (a ``ValueError`` and a ``TypeError``) naming the value, its type and
 the valid range, and changes nothing. Also: a single-agent env refuses ``step()`` after any exception inside
 ``step()``; calls before ``reset()`` and unknown agents get clear errors.
@@ -34,7 +35,8 @@ BAD_ACTIONS = [
     (Decimal(3), "Decimal"),
     (Fraction(3), "Fraction"),
     (np.float64(3.0), "float64"),
-    (np.array(3), "ndarray"),
+    (np.array(3.0), "ndarray"),
+    (np.array(True), "ndarray"),
     (np.array([3]), "ndarray"),
     ([3], "list"),
     (-1, "int"),
@@ -86,7 +88,7 @@ def test_invalid_action_error_is_a_type_and_a_value_error():
     assert issubclass(InvalidActionError, IllegalActionError)  # what the raw env raised for these before
 
 
-@pytest.mark.parametrize("kind", [int, np.int64, np.int32, np.uint8, np.intp])
+@pytest.mark.parametrize("kind", [int, np.int64, np.int32, np.uint8, np.array], ids=lambda k: k.__name__)
 @pytest.mark.parametrize("game", GAMES)
 def test_python_and_numpy_integers_play_the_same_move(game, kind):
     raw, wrapped, single = _envs(game)
