@@ -9,8 +9,13 @@ handful of hooks; this class does all of PettingZoo's bookkeeping once, for ever
 * ``observe(agent)`` returning ``{"observation": float32 vector, "action_mask": int8 vector}``, the mask all
   zeros except for the agent to act (PettingZoo classic convention);
 * the dead-agent step after the game ends (every agent is stepped once more with ``None``);
-* a clear :class:`IllegalActionError` for an illegal action on the raw env (the wrapped env from
-  :func:`tableenvs.make` ends the game with -1 to the mover instead, as PettingZoo classic does);
+* one action check (:func:`check_action`) for raw and wrapped envs: only ``int`` and numpy integers in range,
+  else :class:`InvalidActionError`; a clear :class:`IllegalActionError` for an in-range illegal action on the raw
+  env (the wrapped env from :func:`tableenvs.make` ends the game with -1 to the mover instead, as PettingZoo
+  classic does);
+* a transactional ``reset``: if it raises (bad ``seed`` or ``options``) the env is left exactly as it was, so
+  ``_start`` should check every option before changing anything (what it did change is undone anyway);
+* clear errors for an unknown agent name and for any call before the first ``reset()``;
 * seeding through one ``numpy.random.Generator`` per env (never global state), ``render()`` in
   ``"ansi"`` and ``"human"`` modes, and a readable event log used by ``tableenvs play``.
 
@@ -39,7 +44,7 @@ passed to ``TableEnv.__init__``.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,7 +55,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from tableenvs.ratings import competition_ranks
-from tableenvs.validation import check_choice
+from tableenvs.validation import check_choice, check_seed
 
 RENDER_MODES = ("ansi", "human")
 
@@ -80,6 +85,39 @@ class Outcome:
         """Competition ranks (1 = best): winners rank 1, the others by score, equal scores sharing a rank."""
         keys = [(0 if s in self.winners else 1, -x if self.higher_is_better else x) for s, x in enumerate(self.scores)]
         return tuple(competition_ranks(keys))
+
+
+class InvalidActionError(IllegalActionError, TypeError):
+    """An action that is not an integer id of the action space (a str, float, bool, out of range, ...).
+
+    Raised the same way by raw, wrapped (:func:`tableenvs.make`) and single-agent envs. Only Python ``int`` and
+    numpy integers (``bool`` excluded; 0-d integer arrays included) are action ids; ``None`` only for the dead step
+    after the game ends.
+    A subclass of :class:`IllegalActionError` (so of ``ValueError``) and of ``TypeError``.
+    """
+
+
+def check_action(action: Any, num_actions: int, env_name: str) -> int:
+    """``action`` as an ``int`` if it is an integer id in ``0..num_actions-1``; else :class:`InvalidActionError`.
+
+    Nothing is converted: ``"3"``, ``3.7``, ``3.0``, ``True``, ``Decimal(3)`` and ``np.float64(3)`` are refused.
+    A 0-d integer array (``np.array(3)``, what Stable-Baselines3's ``model.predict`` returns for one observation)
+    counts as a numpy integer, as in Gymnasium's ``Discrete.contains``.
+    """
+    is_integer_array = isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer)
+    if (isinstance(action, (int, np.integer)) and not isinstance(action, bool)) or is_integer_array:
+        action_id = int(action)
+        if 0 <= action_id < num_actions:
+            return action_id
+        problem = "is out of range"
+    elif action is None:
+        problem = "is only for the dead step after the game has ended"
+    else:
+        problem = "is not an integer"
+    raise InvalidActionError(
+        f"{env_name}: action {action!r} ({type(action).__name__}) {problem}; not in action space: "
+        f"an action is an int or numpy integer id in 0..{num_actions - 1}"
+    )
 
 
 class TableEnv(AECEnv):
@@ -130,18 +168,27 @@ class TableEnv(AECEnv):
         self._mask: np.ndarray | None = None  # current seat's mask, cached until the next step
         self.event_log: list[str] = []
         self.agents: list[str] = []
+        self._has_started = False  # set by the first successful reset()
 
     # ------------------------------------------------------------------ PettingZoo API
 
     def observation_space(self, agent: str) -> spaces.Dict:
-        return self._observation_spaces[agent]
+        try:
+            return self._observation_spaces[agent]
+        except (KeyError, TypeError):
+            raise self._unknown_agent(agent) from None
 
     def action_space(self, agent: str) -> spaces.Discrete:
-        return self._action_spaces[agent]
+        try:
+            return self._action_spaces[agent]
+        except (KeyError, TypeError):
+            raise self._unknown_agent(agent) from None
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        if seed is not None or self._rng is None:
-            self._rng = np.random.default_rng(seed)
+        """Start a new game. A reset that raises (bad ``seed`` or ``options``) leaves the env exactly as it was."""
+        seed = check_seed(seed)
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(f"{self.metadata['name']}: options must be a dict or None, got {options!r}")
         options = dict(options or {})
         unknown = sorted(set(options) - set(self.reset_option_keys))
         if unknown:
@@ -153,30 +200,53 @@ class TableEnv(AECEnv):
             )
             for key in unknown:
                 del options[key]
-        self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {name: {} for name in self.agents}
-        self.event_log = []
-        self._mask = None
-        self._returns = np.zeros(self.num_players)
-        self._ended: str | None = None  # "terminated" or "truncated" once the game is over (for outcome())
-        self._start(self._rng, options)
-        self.agent_selection = self.possible_agents[self._current_seat()]
+        # Transactional: the hooks validate before they mutate, and whatever they did change is undone here.
+        saved = dict(self.__dict__)
+        rng = np.random.default_rng(seed) if seed is not None or self._rng is None else self._rng
+        rng_state = rng.bit_generator.state
+        try:
+            self._rng = rng
+            self.agents = self.possible_agents[:]
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+            self.terminations = dict.fromkeys(self.agents, False)
+            self.truncations = dict.fromkeys(self.agents, False)
+            self.infos = {name: {} for name in self.agents}
+            self.event_log = []
+            self._mask = None
+            self._returns = np.zeros(self.num_players)
+            self._ended: str | None = None  # "terminated" or "truncated" once the game is over (outcome())
+            self._start(rng, options)
+            self.agent_selection = self.possible_agents[self._current_seat()]
+        except BaseException:
+            rng.bit_generator.state = rng_state
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+        self._has_started = True
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.agent_name_mapping[agent]
+        seat = self.agent_name_mapping.get(agent) if isinstance(agent, str) else None
+        if seat is None or not self._has_started:
+            self._seat_of(agent)  # raises naming the agent, or asking for reset()
         observation = np.zeros(self.observation_size, np.float32)
         self._fill_observation(seat, observation)
-        if agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent]):
+        # .get: after the dead steps the agents have left these dicts; their masks are all zeros
+        if agent == self.agent_selection and not (
+            self.terminations.get(agent, True) or self.truncations.get(agent, True)
+        ):
             action_mask = self._current_mask().copy()
         else:
             action_mask = np.zeros(self.num_actions, np.int8)
         return {"observation": observation, "action_mask": action_mask}
 
+    def last(self, observe: bool = True):
+        self._require_reset("last()")
+        return super().last(observe)
+
     def step(self, action: Any) -> None:
+        if not self._has_started:
+            self._require_reset("step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -210,6 +280,7 @@ class TableEnv(AECEnv):
                 f"pass render_mode='ansi' or 'human' to the constructor."
             )
             return None
+        self._require_reset("render()")
         text = self._render_text()
         if self.render_mode == "human":
             print(text)
@@ -223,20 +294,24 @@ class TableEnv(AECEnv):
 
     def action_masks(self) -> np.ndarray:
         """The current agent's action mask as a bool array (what sb3-contrib's MaskablePPO reads)."""
+        self._require_reset("action_masks()")
         return self._current_mask().astype(bool)
 
     @property
     def current_seat(self) -> int:
         """Seat index of ``agent_selection``."""
+        self._require_reset("current_seat")
         return self.agent_name_mapping[self.agent_selection]
 
     def legal_actions(self) -> list[int]:
         """Legal action ids of the agent to act."""
+        self._require_reset("legal_actions()")
         return np.flatnonzero(self._current_mask()).tolist()
 
     def describe_action(self, action: int) -> str:
         """Human text for ``action`` in the current state (for logs and errors)."""
-        return self._describe_action(int(action))
+        self._require_reset("describe_action()")
+        return self._describe_action(check_action(action, self.num_actions, self.metadata["name"]))
 
     def outcome(self) -> Outcome | None:
         """The result of the game that just ended (see :class:`Outcome`), or None while it is still running."""
@@ -266,27 +341,37 @@ class TableEnv(AECEnv):
         return self._mask
 
     def _legal_action_id(self, action: Any) -> int:
-        """Return ``action`` as an int if legal for the current agent; raise IllegalActionError otherwise."""
-        try:
-            action_id = int(action)
-        except (TypeError, ValueError):
-            raise IllegalActionError(
-                f"{self.metadata['name']}: action must be an integer id in 0..{self.num_actions - 1}, got {action!r}"
-            ) from None
+        """``action`` as an int if legal for the current agent; :class:`InvalidActionError` if it is no action id
+        (see :func:`check_action`), :class:`IllegalActionError` if the mask forbids it."""
+        if type(action) is not int or not 0 <= action < self.num_actions:
+            action = check_action(action, self.num_actions, self.metadata["name"])
         mask = self._current_mask()
-        if not 0 <= action_id < self.num_actions or not mask[action_id]:
+        if not mask[action]:
             legal = np.flatnonzero(mask)
             shown = ", ".join(f"{a} ({self._describe_action(int(a))})" for a in legal[:12])
             more = f", ... {len(legal) - 12} more" if len(legal) > 12 else ""
-            what = (
-                f"{action_id} ({self._describe_action(action_id)})"
-                if 0 <= action_id < self.num_actions
-                else f"{action_id} (out of range 0..{self.num_actions - 1})"
-            )
             raise IllegalActionError(
-                f"{self.metadata['name']}: illegal action {what} for {self.agent_selection}; legal: {shown}{more}"
+                f"{self.metadata['name']}: illegal action {action} ({self._describe_action(action)}) for "
+                f"{self.agent_selection}; legal: {shown}{more}"
             )
-        return action_id
+        return action
+
+    def _require_reset(self, what: str) -> None:
+        if not self._has_started:
+            raise RuntimeError(f"{self.metadata['name']}: {what} before the first reset(); call reset() first")
+
+    def _unknown_agent(self, agent: Any) -> ValueError:
+        return ValueError(
+            f"{self.metadata['name']}: unknown agent {agent!r}; agents are {', '.join(self.possible_agents)}"
+        )
+
+    def _seat_of(self, agent: Any) -> int:
+        """Seat of agent name ``agent``; a clear error for an unknown name or before the first reset."""
+        seat = self.agent_name_mapping.get(agent) if isinstance(agent, str) else None
+        if seat is None:
+            raise self._unknown_agent(agent)
+        self._require_reset(f"observe({agent!r})")
+        return seat
 
     def _log(self, text: str) -> None:
         """Append an outcome line (trick won, round scored, ...) to the event log."""
@@ -369,23 +454,54 @@ def _reads_raw_state(check_reset: bool):
 
 @_reads_raw_state(check_reset=False)
 class _TerminateIllegalWrapper(wrappers.TerminateIllegalWrapper):
-    """PettingZoo's ``TerminateIllegalWrapper``, reading the raw env's state in one hop."""
+    """PettingZoo's ``TerminateIllegalWrapper``, reading the raw env's state in one hop.
+
+    A reset that raises (bad seed or options) leaves this wrapper's own state as it was, like the raw env's.
+    """
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        saved = (self._terminated, self._prev_obs, self._prev_info)
+        try:
+            super().reset(seed=seed, options=options)
+        except BaseException:
+            self._terminated, self._prev_obs, self._prev_info = saved
+            raise
 
 
 @_reads_raw_state(check_reset=False)
 class _AssertOutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):
-    """PettingZoo's ``AssertOutOfBoundsWrapper``, with an integer fast path for the bounds check."""
+    """PettingZoo's ``AssertOutOfBoundsWrapper``, with the shared action check instead of a bare assert.
+
+    Anything but an int or numpy integer in range (or ``None`` for the dead step) raises
+    :class:`InvalidActionError` naming the value, its type and the range; numpy integers go on as ``int``.
+    """
 
     def step(self, action: Any) -> None:
-        if type(action) is int and 0 <= action < self._raw.num_actions:  # the common case, same verdict
+        raw = self._raw
+        if type(action) is int and 0 <= action < raw.num_actions:  # the common case, same verdict
             self.env.step(action)
-        else:
-            super().step(action)
+            return
+        agent = raw.agent_selection
+        if action is None and (raw.terminations[agent] or raw.truncations[agent]):
+            self.env.step(None)
+            return
+        self.env.step(check_action(action, raw.num_actions, raw.metadata["name"]))
 
 
 @_reads_raw_state(check_reset=True)
 class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
-    """PettingZoo's ``OrderEnforcingWrapper``, reading the raw env's state in one hop (refused before reset)."""
+    """PettingZoo's ``OrderEnforcingWrapper``, reading the raw env's state in one hop (refused before reset).
+
+    A reset that raises does not count as the first reset.
+    """
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        saved = (self._has_reset, self._has_updated)
+        try:
+            super().reset(seed=seed, options=options)
+        except BaseException:
+            self._has_reset, self._has_updated = saved
+            raise
 
 
 def wrap(raw_env: TableEnv, illegal_reward: float = -1.0) -> AECEnv:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import numpy as np
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -38,6 +39,11 @@ def read_data_file(path: str | Path) -> Any:
             return json.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as error:
         raise DeckError(f"deck file {str(path)!r} is not valid {suffix[1:].upper()}: {error}") from None
+    except UnicodeDecodeError as error:
+        raise DeckError(
+            f"deck file {str(path)!r} is not a UTF-8 text file (byte {error.start} cannot be decoded); "
+            f"a deck is a .toml or .json text file"
+        ) from None
     raise DeckError(f"deck file {str(path)!r} must end in .toml or .json")
 
 
@@ -47,17 +53,45 @@ def read_package_data(package: str, filename: str) -> Any:
         return read_data_file(path)
 
 
+def _is_strict_integer(checker: Any, instance: Any) -> bool:
+    """JSON Schema's ``integer``, minus what Python would not count as one: ``5.0`` and ``True`` are refused."""
+    return isinstance(instance, (int, np.integer)) and not isinstance(instance, bool)
+
+
+#: Draft 2020-12 with integers that are really integers (the standard lets ``5.0`` pass as ``integer``, and a
+#: float card count would only fail later, inside the rules).
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
+)
+
+
+def _where(data: Any, path: list[Any]) -> str:
+    """``path`` as ``.mission[3].hand_size``, led by ``card 7 at`` when the entry is a table with an ``id``."""
+    text = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path) or "(top level)"
+    node = data
+    for part in path:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            break
+        if isinstance(part, int) and isinstance(node, dict) and "id" in node:
+            return f"card {node['id']!r} at {text}"
+    return text
+
+
 def validate(data: Any, schema: dict[str, Any], source: str) -> Any:
-    """Return ``data`` if it follows ``schema``; otherwise raise :class:`DeckError` naming the first problem."""
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    """Return ``data`` if it follows ``schema``; otherwise raise :class:`DeckError` naming the first problem.
+
+    The message names the entry (with its ``id`` when it has one), the field and the value. ``integer`` means a
+    real integer here: ``5.0`` and booleans are refused.
+    """
+    validator = _Validator(schema)
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
         first = errors[0]
-        where = (
-            "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.absolute_path) or "(top level)"
-        )
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-        raise DeckError(f"{source}: {where}: {first.message}{more}")
+        raise DeckError(f"{source}: {_where(data, list(first.absolute_path))}: {first.message}{more}")
     return data
 
 

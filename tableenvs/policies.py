@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from tableenvs.aec import TableEnv, check_action
 from tableenvs.registry import spec as game_spec
 
 
@@ -60,7 +61,8 @@ class CallablePolicy:
         self.name = getattr(fn, "__name__", "callable")
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
-        return int(self.fn(observation, action_mask, rng))
+        # Checked as an env checks an action (no silent int(3.7) == 3), naming the function that returned it.
+        return check_action(self.fn(observation, action_mask, rng), len(action_mask), f"policy {self.name!r}")
 
 
 BUILTIN_POLICIES = ("random", "heuristic")
@@ -79,7 +81,12 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Po
     * an object with ``act(observation, action_mask, rng)`` (returned as is);
     * a callable ``fn(observation, action_mask, rng) -> int``.
     """
-    raw = env.unwrapped
+    raw = getattr(env, "unwrapped", None)
+    if not isinstance(raw, TableEnv):
+        raise TypeError(
+            f"make_policy: env must be a tableenvs env (tableenvs.make(...) or make_raw(...)), got {env!r} "
+            f"({type(env).__name__})"
+        )
     if isinstance(spec, (str, Path)):
         text = str(spec)
         if text == "random":

@@ -74,7 +74,7 @@ def spec(name: str) -> GameSpec:
 def make_raw(name: str, **options: Any):
     """The unwrapped env ``name`` built with ``options`` (raises on illegal actions instead of ending the game)."""
     game = spec(name)
-    _check_option_names(game, options)
+    check_option_names(game, options)
     return game.raw_env_class()(**options)
 
 
@@ -85,12 +85,16 @@ def make(name: str, **options: Any) -> AECEnv:
     return wrap(make_raw(name, **options))
 
 
-def _check_option_names(game: GameSpec, options: dict[str, Any]) -> None:
+def check_option_names(game: GameSpec, options: dict[str, Any], wrapper_options: tuple[str, ...] = ()) -> None:
+    """``TypeError`` listing the valid options if ``options`` has a key that is neither the game's option nor one
+    of ``wrapper_options`` (the options of a wrapper that passes the rest to the game, e.g. the single-agent env)."""
     valid = game.option_names()
-    unknown = sorted(set(options) - set(valid))
+    unknown = sorted(set(options) - set(valid) - set(wrapper_options))
     if unknown:
+        own = f"; {', '.join(wrapper_options)} for the wrapper" if wrapper_options else ""
         raise TypeError(
-            f"{game.name}: unknown option(s) {', '.join(map(repr, unknown))}; valid options: {', '.join(valid)}"
+            f"{game.name}: unknown option(s) {', '.join(map(repr, unknown))}; valid options: "
+            f"{', '.join(valid)} for the game{own}"
         )
 
 

@@ -28,8 +28,10 @@ Made by name through Gymnasium after ``import tableenvs`` (see :mod:`tableenvs.r
 
 or directly: ``SingleAgentEnv("pilipili_v0", num_players=4, opponents=["random", "heuristic", "model.zip"])``.
 Every other keyword is a game option, checked by the game. An illegal learner action raises
-:class:`tableenvs.aec.IllegalActionError` (use masks). If a game ends before the learner's first decision
-(possible only in toy games), :meth:`reset` deals again.
+:class:`tableenvs.aec.IllegalActionError` (use masks); an action that is not an ``int`` or numpy integer in range
+raises :class:`tableenvs.aec.InvalidActionError`. After any exception raised by ``step()`` or ``reset()`` (the
+episode's state is then unknown) every ``step()`` is refused, naming that exception, until ``reset()`` succeeds.
+If a game ends before the learner's first decision (possible only in toy games), :meth:`reset` deals again.
 """
 
 from __future__ import annotations
@@ -42,11 +44,15 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from tableenvs.aec import RENDER_MODES, TableEnv
+from tableenvs.aec import RENDER_MODES, TableEnv, check_action
 from tableenvs.policies import Policy, PolicySpec, make_policy
-from tableenvs.registry import make_raw
+from tableenvs.registry import check_option_names, make_raw
+from tableenvs.registry import spec as game_spec
+from tableenvs.validation import check_seed
 
 SEAT_MODES = ("rotate", "random")
+#: The wrapper's own keyword options; every other keyword goes to the game.
+WRAPPER_OPTIONS = ("opponents", "seat", "render_mode")
 _MAX_REDEALS = 1000
 
 
@@ -99,6 +105,7 @@ class SingleAgentEnv(gymnasium.Env):
                 raise TypeError("game options and render_mode go to the game's constructor, not with a game instance")
             self.game = game
         elif isinstance(game, str):
+            check_option_names(game_spec(game), options, wrapper_options=WRAPPER_OPTIONS)
             if render_mode is not None:
                 options["render_mode"] = render_mode
             self.game = make_raw(game, **options)
@@ -117,6 +124,7 @@ class SingleAgentEnv(gymnasium.Env):
         self._seat_policies: dict[int, Policy] = {}
         self._episode_rewards = np.zeros(self.num_players)
         self._over = True
+        self._failure: str | None = None  # why step() is refused after an exception, until a reset succeeds
 
     # ------------------------------------------------------------------ configuration
 
@@ -167,6 +175,16 @@ class SingleAgentEnv(gymnasium.Env):
     # ------------------------------------------------------------------ Gymnasium API
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        seed = check_seed(seed)
+        try:
+            result = self._reset(seed, options)
+        except BaseException as error:
+            self._fail("reset()", error)
+            raise
+        self._failure = None
+        return result
+
+    def _reset(self, seed: int | None, options: dict[str, Any] | None):
         super().reset(seed=seed)
         if seed is not None:
             self._episodes = 0  # a seed fixes the whole episode, seat rotation included
@@ -193,9 +211,24 @@ class SingleAgentEnv(gymnasium.Env):
         raise RuntimeError(f"{name}: {_MAX_REDEALS} games in a row ended before the learner acted")
 
     def step(self, action: Any):
+        """Play the learner's ``action`` and every opponent move up to the learner's next decision.
+
+        After any exception raised here (a bad action, an opponent policy or the game failing) the episode is in
+        an unknown state: every further ``step()`` is refused, naming that exception, until ``reset()``.
+        """
+        if self._failure is not None:
+            raise RuntimeError(f"step() refused: {self._failure}; the episode cannot go on, call reset()")
         if self._over:
             raise RuntimeError("step() called after the episode ended; call reset()")
+        try:
+            return self._step(action)
+        except BaseException as error:
+            self._fail("step()", error)
+            raise
+
+    def _step(self, action: Any):
         game = self.game
+        action = check_action(action, game.num_actions, game.metadata["name"])
         learner = game.possible_agents[self.learner_seat]
         game.step(action)
         reward = self._collect_rewards(learner)
@@ -204,9 +237,13 @@ class SingleAgentEnv(gymnasium.Env):
         truncated = bool(game.truncations[learner])
         return self._observe(), reward, terminated, truncated, self._info()
 
+    def _fail(self, where: str, error: BaseException) -> None:
+        self._failure = f"an earlier {where} raised {type(error).__name__}: {error}"
+        self._over = True
+
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as a bool array (all False once the episode has ended)."""
-        if self._over:
+        if self._over:  # ended, or stopped by an exception
             return np.zeros(self.action_space.n, dtype=bool)
         return self.game.action_masks()
 

@@ -27,6 +27,19 @@ def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     return value
 
 
+def check_int_list(name: str, value: Any, low: int, high: int | None = None, length: int | None = None) -> list[int]:
+    """Return ``value`` (a list, tuple or 1-d numpy array of integers) as a list of ``int``; else ``ValueError``.
+
+    Each item is checked as by :func:`check_int` and named ``name[i]``; ``length`` fixes the number of items.
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        value = value.tolist()
+    if not isinstance(value, (list, tuple)) or (length is not None and len(value) != length):
+        what = f"{length} integers" if length is not None else "integers"
+        raise ValueError(f"{name} must be a list of {what}, got {value!r} ({type(value).__name__})")
+    return [check_int(f"{name}[{i}]", item, low, high) for i, item in enumerate(value)]
+
+
 def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
     """Return ``value`` if it is one of ``choices``; else raise ``ValueError`` listing them."""
     choices = tuple(choices)
@@ -40,3 +53,15 @@ def check_bool(name: str, value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {value!r}")
     return bool(value)
+
+
+def check_seed(seed: Any, name: str = "seed") -> int | None:
+    """Return ``seed`` as an ``int`` (or ``None``) if it is ``None`` or a non-negative integer; else ``ValueError``.
+
+    numpy integers are accepted; ``bool``, floats, strings and negative numbers are refused.
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"{name} must be None or a non-negative integer, got {seed!r} ({type(seed).__name__})")
+    return int(seed)

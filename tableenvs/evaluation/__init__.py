@@ -107,8 +107,10 @@ def evaluate(
     for name, value, least in (("games", games, 1), ("seed", seed, 0), ("workers", workers, 1)):
         if not _is_int(value) or value < least:
             raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+    games, seed, workers = int(games), int(seed), int(workers)  # numpy integers welcome
     if not _is_int(torch_threads) or torch_threads < 1:
         raise ValueError(f"torch_threads must be an integer >= 1, got {torch_threads!r}")
+    torch_threads = int(torch_threads)
     if not isinstance(duplicate, bool):
         raise ValueError(f"duplicate must be True or False, got {duplicate!r}")
     if backend not in BACKENDS:

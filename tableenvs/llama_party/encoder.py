@@ -110,6 +110,14 @@ class Encoder:
         self._table_version = -1
         self._table_blocks: list[np.ndarray | None] = [None] * num_players
 
+    def __getstate__(self) -> dict:
+        # The table cache is keyed by a per-process version counter (see ``LlamaParty.touch``): never carry it
+        # to another process (pickling) or copy; the next observation rebuilds it.
+        state = dict(self.__dict__)
+        state["_table_version"] = -1
+        state["_table_blocks"] = [None] * self.num_players
+        return state
+
     def fill(self, game: LlamaParty, seat: int, out: np.ndarray) -> None:
         """Write ``seat``'s observation into ``out``, a zeroed, contiguous float32 vector."""
         view = memoryview(out)  # item writes through a memoryview are cheaper than numpy scalar writes

@@ -223,6 +223,13 @@ class LlamaParty:
         """Mark the table state (round, ring, totals, round scores) as changed."""
         self.version = next(_versions)
 
+    def __setstate__(self, state: dict) -> None:
+        # Versions come from a per-process counter: one made in another process (or earlier in this one) could
+        # equal a version an encoder here has cached, so an unpickled (or copied) game takes a fresh one.
+        self.__dict__.update(state)
+        if "version" in state:
+            self.touch()
+
     # ------------------------------------------------------------------ queries
 
     @property

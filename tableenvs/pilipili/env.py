@@ -43,7 +43,7 @@ from tableenvs.decks import DeckError
 from tableenvs.pilipili.encoder import NUM_ACTIONS, Encoder
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission, load_missions, standard_missions
 from tableenvs.pilipili.rules import NUM_CARDS, Phase, PiliPiliGame, card_name
-from tableenvs.validation import check_bool, check_choice, check_int
+from tableenvs.validation import check_bool, check_choice, check_int, check_int_list
 
 REWARDS = ("penalty", "win")
 
@@ -82,40 +82,58 @@ class PiliPiliEnv(TableEnv):
     # ------------------------------------------------------------------ hooks
 
     def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> None:
+        # Every option is checked before the game is built; the new game replaces the old one only once started.
         n = self.num_players
-        self.game = PiliPiliGame(n, self.missions, rng, max_rounds=self.max_rounds, log=self.event_log)
         dealer = options.get("dealer")
         if dealer is not None:
             dealer = check_int("dealer", dealer, 0, n - 1)
         chilis = options.get("chilis")
         if chilis is not None:
-            if not isinstance(chilis, (list, tuple)) or len(chilis) != n:
-                raise ValueError(f"chilis must be a list of {n} counts, got {chilis!r}")
-            chilis = [check_int(f"chilis[{i}]", c, 0, 5) for i, c in enumerate(chilis)]
+            chilis = check_int_list("chilis", chilis, 0, 5, length=n)
         mission = self._scripted_mission(options.get("mission"))
         hands = options.get("hands")
         if hands is not None:
-            hands = [[check_int("card id in hands", c, 0, NUM_CARDS - 1) for c in hand] for hand in hands]
+            if isinstance(hands, np.ndarray):
+                hands = hands.tolist()
+            if not isinstance(hands, (list, tuple)) or len(hands) != n:
+                raise ValueError(f"hands must be {n} lists of card ids (one per seat), got {hands!r}")
+            hands = [check_int_list(f"hands[{s}]", hand, 0, NUM_CARDS - 1) for s, hand in enumerate(hands)]
         deck_order = options.get("deck_order")
         if deck_order is not None:
-            deck_order = [check_int("card id in deck_order", c, 0, NUM_CARDS - 1) for c in deck_order]
+            deck_order = check_int_list("deck_order", deck_order, 0, NUM_CARDS - 1)
+            repeated = sorted({card for card in deck_order if deck_order.count(card) > 1})
+            if repeated or (hands is None and len(deck_order) != NUM_CARDS):
+                raise ValueError(
+                    f"deck_order must list the card ids 0..{NUM_CARDS - 1} (0 = wild) each exactly once; got "
+                    f"{len(deck_order)} ids" + (f", repeating {repeated}" if repeated else "")
+                )
+        game = PiliPiliGame(n, self.missions, rng, max_rounds=self.max_rounds, log=self.event_log)
         try:
-            self.game.start(dealer=dealer, chilis=chilis, mission=mission, hands=hands, deck_order=deck_order)
+            game.start(dealer=dealer, chilis=chilis, mission=mission, hands=hands, deck_order=deck_order)
         except ValueError as error:
             raise ValueError(f"pilipili_v0 reset options: {error}") from None
+        self.game = game
 
     def _scripted_mission(self, mission: Any) -> Mission | None:
         if mission is None or isinstance(mission, Mission):
             return mission
         if isinstance(mission, dict):
-            return load_missions([mission])[0]
-        if mission == 0 or mission == "none":
+            try:
+                return load_missions([mission])[0]
+            except DeckError as error:
+                raise ValueError(f"reset option mission: {error}") from None
+        is_id = isinstance(mission, (int, np.integer)) and not isinstance(mission, bool)
+        if mission == "none" or (is_id and mission == 0):
             return BASIC_MISSION
         known = self.missions or standard_missions()
-        for card in known:
-            if card.id == mission:
-                return card
-        raise ValueError(f"mission must be a mission id of the deck ({known[0].id}..{known[-1].id}), got {mission!r}")
+        if is_id:
+            for card in known:
+                if card.id == mission:
+                    return card
+        raise ValueError(
+            f"reset option mission must be a mission id of the deck ({known[0].id}..{known[-1].id}), 0 or 'none' "
+            f"(no mission) or a mission table; got {mission!r} ({type(mission).__name__})"
+        )
 
     def _current_seat(self) -> int:
         return self.game.to_act
@@ -190,19 +208,25 @@ def _played(card: int, value: int) -> str:
     return f"W={value}" if card == 0 else str(card)
 
 
+_MISSIONS_ALLOWED = "'standard', 'none', a deck file path (.toml or .json), a list of mission tables or None"
+
+
 def _resolve_missions(missions: Any, expert: bool) -> list[Mission] | None:
-    if missions == "none" or missions is None:
+    if missions is None or (isinstance(missions, str) and missions == "none"):
         return None
-    if missions == "standard":
+    if isinstance(missions, str) and missions == "standard":
         return standard_missions(expert=expert)
+    if isinstance(missions, (str, Path)) and not Path(missions).is_file():
+        raise ValueError(
+            f"missions must be {_MISSIONS_ALLOWED}; got {str(missions)!r}: "
+            "no such name, and that deck file does not exist"
+        )
     if isinstance(missions, (str, Path, list)):
         try:
             return load_missions(missions, expert=expert)
         except DeckError as error:
             raise ValueError(f"missions: {error}") from None
-    raise ValueError(
-        f"missions must be 'standard', 'none', a deck file path or a list of mission tables; got {missions!r}"
-    )
+    raise ValueError(f"missions must be {_MISSIONS_ALLOWED}; got {missions!r} ({type(missions).__name__})")
 
 
 raw_env = PiliPiliEnv

@@ -170,14 +170,6 @@ class Rummikub:
         (default all False; a non-empty table with no opened player is allowed for scripted positions).
         """
         n = self.num_players
-        self._rng = rng
-        self.scores[:] = 0.0
-        self.results = []
-        self.turn = 0
-        self.commits = 0
-        self.over = self.truncated = False
-        self.log = []
-        self.game_number = 0
         table_counts = np.zeros(TILE_TYPES, np.int64) if table is None else parse_tiles("table", table)
         rack_counts = None
         if racks is not None:
@@ -214,6 +206,15 @@ class Rummikub:
             if not isinstance(opened, (list, tuple)) or len(opened) != n:
                 raise ValueError(f"opened must list {n} booleans (one per seat), got {opened!r}")
             opened = [check_bool(f"opened[{s}]", flag) for s, flag in enumerate(opened)]
+        # Everything is checked: only now change the game (a failed start leaves the previous episode as it was).
+        self._rng = rng
+        self.scores[:] = 0.0
+        self.results = []
+        self.turn = 0
+        self.commits = 0
+        self.over = self.truncated = False
+        self.log = []
+        self.game_number = 0
         self._deal(rack_counts, table_counts, pool_order, first_player, opened)
 
     def _deal(self, racks, table, pool_order, first_player, opened) -> None:
