@@ -92,7 +92,8 @@ def peer_loop(env_name: str, games: int, seed: int) -> tuple[float, float, np.nd
     start, cpu = time.perf_counter(), cpu_seconds()
     for game in range(games):
         table = plan.seating(game)
-        deal_seed, rng = game_seeds(seed, game, plan.size, duplicate=True)
+        deal_seed, policy_seed = game_seeds(seed, game, plan.size, duplicate=True)
+        seat_rngs = [np.random.default_rng(child) for child in policy_seed.spawn(NUM_PLAYERS)]
         env.reset(seed=deal_seed)
         for agent in env.agent_iter():
             observation, reward, terminated, truncated, _ = env.last()
@@ -100,6 +101,7 @@ def peer_loop(env_name: str, games: int, seed: int) -> tuple[float, float, np.nd
             action = None
             if not (terminated or truncated):
                 policy = policies[table[seat_of[agent]]]
+                rng = seat_rngs[seat_of[agent]]
                 action = policy.act(observation["observation"], observation["action_mask"], rng)
             env.step(action)
     return time.perf_counter() - start, cpu_seconds() - cpu, totals

@@ -6,11 +6,13 @@ any worker count, batch size or backend (policies must not carry state from one 
 
 =================  =============================================================================================
 Seeds              ``duplicate=False``: ``SeedSequence(seed, spawn_key=(g, 0))`` deals game ``g``
-                   (``env.reset(seed=...)``) and ``SeedSequence(seed, spawn_key=(g, 1))`` seeds the generator the
-                   policies draw from. ``duplicate=True``: every game of block ``b`` is dealt from
-                   ``SeedSequence(seed, spawn_key=(b, 2))`` and its policies draw from a fresh generator seeded
-                   by ``SeedSequence(seed, spawn_key=(b, 3))``, so the same policies in the same seats on the same
-                   deal play the same game, whatever else the block holds
+                   (``env.reset(seed=...)``) and ``SeedSequence(seed, spawn_key=(g, 1))`` seeds the policies.
+                   ``duplicate=True``: every game of block ``b`` is dealt from ``SeedSequence(seed,
+                   spawn_key=(b, 2))`` and its policies are seeded by ``SeedSequence(seed, spawn_key=(b, 3))``, so
+                   the same policies in the same seats on the same deal play the same game, whatever else the
+                   block holds. The policy seed is spawned into one generator per seat: the policy in seat ``s``
+                   draws only from generator ``s``, so a seat's random choices stay aligned between the games of a
+                   block until play diverges (common random numbers)
 Result             the env's own :meth:`tableenvs.aec.TableEnv.outcome`: final scores in the game's measure,
                    winners (by the rules, or the best score when the game was cut short), total rewards
 =================  =============================================================================================
@@ -49,16 +51,25 @@ class GameRecord:
     decisions: int
 
 
-def game_seeds(seed: int, game_index: int, block_size: int, duplicate: bool) -> tuple[int, np.random.Generator]:
-    """``(deal seed, policy generator)`` of game ``game_index``; a pure function of its arguments."""
+def game_seeds(seed: int, game_index: int, block_size: int, duplicate: bool) -> tuple[int, np.random.SeedSequence]:
+    """``(deal seed, policy seed sequence)`` of game ``game_index``; a pure function of its arguments."""
     if duplicate:
         block = game_index // block_size
         deal_key, policy_key = (block, 2), (block, 3)
     else:
         deal_key, policy_key = (game_index, 0), (game_index, 1)
     deal = np.random.SeedSequence(seed, spawn_key=deal_key).generate_state(2, np.uint32)
-    policy_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=policy_key))
-    return int(deal[0]) << 32 | int(deal[1]), policy_rng
+    return int(deal[0]) << 32 | int(deal[1]), np.random.SeedSequence(seed, spawn_key=policy_key)
+
+
+class _SeatRng:
+    """A policy that draws from its seat's own generator, whatever generator the game loop passes."""
+
+    def __init__(self, policy: Any, rng: np.random.Generator):
+        self.policy, self.rng = policy, rng
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
+        return self.policy.act(observation, action_mask, self.rng)
 
 
 def play_game(
@@ -66,8 +77,10 @@ def play_game(
 ) -> GameRecord:
     """Play game ``game_index`` of the plan on the raw env, ``policies[entrant]`` in each entrant's seats."""
     entrants = plan.seating(game_index)
-    deal_seed, rng = game_seeds(seed, game_index, plan.size, duplicate)
-    _, decisions = play_on(raw_env, [policies[e] for e in entrants], seed=deal_seed, rng=rng)
+    deal_seed, policy_seed = game_seeds(seed, game_index, plan.size, duplicate)
+    seat_rngs = [np.random.default_rng(child) for child in policy_seed.spawn(len(entrants))]
+    seats = [_SeatRng(policies[e], r) for e, r in zip(entrants, seat_rngs, strict=True)]
+    _, decisions = play_on(raw_env, seats, seed=deal_seed, rng=seat_rngs[0])
     outcome = raw_env.outcome()
     return GameRecord(
         index=game_index,
