@@ -24,10 +24,15 @@ only at numbers 8..11: elsewhere the joker can move to the run's high end, or th
 the joker ending its first part, keeping the tiles and not lowering the points. Every tile placed counts
 at once, because a run that is started must be finished.
 
-Compiled with numba on first use (``kernels()``), cached on disk, so importing the package stays cheap.
+Compiled with numba on first use (``kernels()``) and cached on disk where a cache directory can be written
+(``kernels`` says where), so importing the package stays cheap.
 """
 
 from __future__ import annotations
+
+import os
+import tempfile
+import warnings
 
 import numpy as np
 
@@ -352,13 +357,78 @@ def backward(
 
 
 _COMPILED = None
+CACHE_ENV = "NUMBA_CACHE_DIR"
+
+
+def cache_dir() -> str | None:
+    """The user cache directory for the compiled kernel, or ``None`` to leave the choice to numba.
+
+    ``None`` when the user set ``NUMBA_CACHE_DIR`` (numba uses it) or when no user cache directory can be
+    written. Otherwise ``$XDG_CACHE_HOME/tableenvs/numba`` (default ``~/.cache/tableenvs/numba``), created
+    if missing: the cache then stays out of the package directory (an editable install's source tree).
+    """
+    if os.environ.get(CACHE_ENV):
+        return None
+    root = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(root):  # unset, empty or relative: the XDG default
+        root = os.path.join(os.path.expanduser("~"), ".cache")
+        if not os.path.isabs(root):
+            return None  # no home directory known
+    path = os.path.join(root, "tableenvs", "numba")
+    try:
+        os.makedirs(path, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()  # writable? (numba's own locators test the same way)
+    except OSError:
+        return None
+    return path
+
+
+def _cached_jit(function, numba, directory: str | None):
+    """``numba.njit(cache=True)`` with the cache in ``directory`` (or numba's choice), or ``None`` if unwritable."""
+    from numba.core import config
+
+    saved = config.CACHE_DIR
+    if directory is not None:
+        config.CACHE_DIR = directory  # read only while the cache locator is chosen, below
+    try:
+        return numba.njit(cache=True)(function)
+    except RuntimeError as error:  # "cannot cache function ...: no locator available for file ..."
+        if "locator" not in str(error):
+            raise
+        return None
+    finally:
+        config.CACHE_DIR = saved
 
 
 def kernels():
-    """``(sweep, backward)`` compiled with numba (compiled once per process, cached on disk)."""
+    """``(sweep, backward)`` compiled with numba (once per process), cached on disk where one can be written.
+
+    Cache location, first that applies: ``NUMBA_CACHE_DIR`` if set (numba's own rule); the user cache
+    directory (``cache_dir()``); numba's fallbacks (a writable ``__pycache__`` next to this file, then
+    numba's user-wide directory). When none is writable (read-only install, no writable home), the kernels
+    are compiled without a disk cache and one ``RuntimeWarning`` says so.
+    """
     global _COMPILED
     if _COMPILED is None:
         import numba
 
-        _COMPILED = (numba.njit(cache=True)(sweep), numba.njit(cache=True)(backward))
+        directory = cache_dir()
+        compiled = []
+        cached = True
+        for function in (sweep, backward):
+            jitted = _cached_jit(function, numba, directory) if cached else None
+            if jitted is None:
+                cached = False
+                jitted = numba.njit(cache=False)(function)
+            compiled.append(jitted)
+        if not cached:
+            warnings.warn(
+                "tableenvs: no writable cache directory for the Rummikub solver's compiled kernels (package "
+                f"directory read-only, {CACHE_ENV} unset or unwritable, no writable user cache directory); they are "
+                f"compiled in memory, a few seconds in every process. Set {CACHE_ENV} to a writable directory to "
+                "cache them.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        _COMPILED = (compiled[0], compiled[1])
     return _COMPILED
