@@ -127,10 +127,11 @@ def sweep(
     With ``record_edges``, also lists every transition (parent, child, the cell's tile type or -1 on a
     group step, and how many tiles of that type it uses above ``lo``) for ``backward``.
 
-    The caller owns the buffers: entries (``keys``, ``score``, ``parent``, ``choice``, ``slot_of``, all
-    of one length), ``layer_start`` (67), edges (``edge_parent``, ``edge_child``, ``edge_tile``, of one
-    length; unused without ``record_edges``: ``edge_parent``, ``edge_child``, ``edge_tile``, ``edge_extra``)
-    and ``edge_mark`` (66: the edge count when each layer began);
+    The caller owns the buffers: entries (``keys``, ``slot_of`` and, without ``record_edges``, ``score``,
+    ``parent``, ``choice``, all of one length; with ``record_edges`` the last three are not touched: the
+    backward walk needs only the edges), ``layer_start`` (67), edges (``edge_parent``, ``edge_child``,
+    ``edge_tile``, ``edge_extra``, of one length; unused without ``record_edges``) and ``edge_mark`` (66:
+    the edge count when each layer began);
     the hash table holds ``2 ** hash_bits`` slots. When a buffer is full the sweep stops and returns its
     status and the layer it was building; the caller grows that buffer (keeping the contents) and calls
     again with ``resume_layer`` set to that layer, which is rebuilt from its start: no earlier work is lost.
@@ -148,9 +149,10 @@ def sweep(
     slots = np.full(table_size, -1, np.int32)
     if resume_layer == 0:
         keys[0] = 0
-        score[0] = 0
-        parent[0] = -1
-        choice[0] = -1
+        if not record_edges:
+            score[0] = 0
+            parent[0] = -1
+            choice[0] = -1
         layer_start[0] = 0
         layer_start[1] = 1
     n_entries = layer_start[resume_layer + 1]
@@ -171,7 +173,7 @@ def sweep(
             tile_weight = weight[t]
         for e in range(start, end):
             key = keys[e]
-            sc = score[e]
+            sc = 0 if record_edges else score[e]  # scores are kept only without record_edges
             jokers = (key >> 24) & 3
             acc = (key >> 26) & 31
             value = key >> 31
@@ -226,12 +228,13 @@ def sweep(
                                     slots[h] = idx
                                     slot_of[idx] = h
                                     keys[idx] = key2
-                                    score[idx] = sc2
-                                    parent[idx] = e
-                                    choice[idx] = code
+                                    if not record_edges:
+                                        score[idx] = sc2
+                                        parent[idx] = e
+                                        choice[idx] = code
                                     break
                                 if keys[idx] == key2:
-                                    if sc2 > score[idx]:
+                                    if not record_edges and sc2 > score[idx]:
                                         score[idx] = sc2
                                         parent[idx] = e
                                         choice[idx] = code
@@ -266,12 +269,13 @@ def sweep(
                             slots[h] = idx
                             slot_of[idx] = h
                             keys[idx] = key2
-                            score[idx] = sc2
-                            parent[idx] = e
-                            choice[idx] = group_jokers
+                            if not record_edges:
+                                score[idx] = sc2
+                                parent[idx] = e
+                                choice[idx] = group_jokers
                             break
                         if keys[idx] == key2:
-                            if sc2 > score[idx]:
+                            if not record_edges and sc2 > score[idx]:
                                 score[idx] = sc2
                                 parent[idx] = e
                                 choice[idx] = group_jokers
@@ -292,22 +296,39 @@ def sweep(
 
 
 def backward(
-    delta, lo_jokers, value_cap, n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra
+    delta,
+    lo,
+    lo_jokers,
+    value_cap,
+    n_entries,
+    layer_start,
+    keys,
+    n_edges,
+    edge_parent,
+    edge_child,
+    edge_tile,
+    edge_extra,
+    edge_mark,
 ):
     """The ``playable`` mask of a recorded sweep, and whether a play of exactly the lower bounds is accepted.
 
-    The sweep was recorded with lower bounds ``lo``; the question is asked for ``lo + delta`` (``delta``
-    >= 0 on the numbered types, zero for a fresh sweep; ``lo_jokers`` is the joker bound asked). A larger
-    lower bound only removes transitions (those using fewer than ``lo + delta`` tiles of their cell's type),
-    so the recorded edges answer it: an edge is *allowed* when its use above ``lo`` is at least ``delta``
-    of its type. A final state is accepted when it used at least ``lo_jokers`` jokers and reached
-    ``value_cap``. Walking the allowed edges backwards marks every entry from which an accepted state is
-    reachable; an allowed edge from an entry reachable from the root (forward walk, needed only when
-    ``delta`` is non-zero) into such an entry that uses more than ``lo + delta`` of its type makes that
-    type playable. The joker is playable when an accepted final state used more than ``lo_jokers``
-    jokers. The same backward walk along edges using exactly ``lo + delta`` (and group steps) from
-    accepted final states with exactly ``lo_jokers`` jokers reaches the root iff ``lo + delta`` itself
-    can be arranged (the test of ``is_valid_play``).
+    The sweep was recorded with lower bounds ``lo`` and without points in its states (``value_cap`` 0); the
+    question is asked for ``lo + delta`` (``delta`` >= 0 on the numbered types, zero for a fresh sweep;
+    ``lo_jokers`` is the joker bound asked) and an opening worth ``value_cap`` points (0: no points needed).
+    A larger lower bound only removes transitions (those using fewer than ``lo + delta`` tiles of their
+    cell's type), so the recorded edges answer it: an edge is *allowed* when its use above ``lo`` is at
+    least ``delta`` of its type. A final state is accepted when it used at least ``lo_jokers`` jokers.
+
+    Points are additive along a path (an edge places ``number * (tiles + jokers)`` points), so instead of
+    carrying them in the state the walk keeps, per entry, the most points of an allowed path from the root
+    (``best_from_root``, forward over the edges; -1: unreachable) and to an accepted final state
+    (``best_to_end``, backward; -1: none), both capped at ``value_cap``. An allowed edge lies on an accepted
+    path worth ``value_cap`` iff ``best_from_root[parent] + points + best_to_end[child] >= value_cap``; such an
+    edge that uses more than ``lo + delta`` of its type makes that type playable. The joker is playable when
+    an accepted final state with more than ``lo_jokers`` jokers is reached with ``value_cap`` points. The
+    same backward walk along edges using exactly ``lo + delta`` (and group steps) from final states with
+    exactly ``lo_jokers`` jokers gives the most points of a play of exactly ``lo + delta``: it is accepted
+    (the test of ``is_valid_play``) iff the root gets ``value_cap`` or more. Memory: three int16 per entry.
 
     Returns ``(mask, exact)``.
     """
@@ -315,45 +336,74 @@ def backward(
     for t in range(52):
         if delta[t] > 0:
             restricted = True
-    reach = np.ones(1 if not restricted else n_entries, np.bool_)
-    if restricted:
-        reach[:] = False
-        reach[0] = True
-        for k in range(n_edges):
-            tile = edge_tile[k]
-            if reach[edge_parent[k]] and (tile < 0 or edge_extra[k] >= delta[tile]):
-                reach[edge_child[k]] = True
-    alive = np.zeros(n_entries, np.bool_)
-    alive_exact = np.zeros(n_entries, np.bool_)
+    forward = restricted or value_cap > 0
+    best_from_root = np.zeros(n_entries if forward else 1, np.int16)
+    if forward:
+        best_from_root[:] = -1
+        best_from_root[0] = 0
+        for layer in range(65):
+            number = layer // 5 + 1
+            stop = edge_mark[layer + 1] if layer < 64 else n_edges
+            for k in range(edge_mark[layer], stop):
+                p = edge_parent[k]
+                got = best_from_root[p]
+                if got < 0:
+                    continue
+                tile = edge_tile[k]
+                c = edge_child[k]
+                placed = ((keys[c] >> 24) & 3) - ((keys[p] >> 24) & 3)  # jokers placed here
+                if tile >= 0:
+                    if edge_extra[k] < delta[tile]:
+                        continue
+                    placed += lo[tile] + edge_extra[k]
+                got = min(value_cap, got + number * placed)
+                if got > best_from_root[c]:
+                    best_from_root[c] = got
+    best_to_end = np.full(n_entries, -1, np.int16)
+    exact_to_end = np.full(n_entries, -1, np.int16)
     mask = np.zeros(53, np.bool_)
     for idx in range(layer_start[65], layer_start[66]):
-        key = keys[idx]
-        jokers = (key >> 24) & 3
-        if jokers >= lo_jokers and (key >> 31) >= value_cap and (not restricted or reach[idx]):
-            alive[idx] = True
-            if jokers > lo_jokers:
+        jokers = (keys[idx] >> 24) & 3
+        if jokers < lo_jokers:
+            continue
+        best_to_end[idx] = 0
+        if jokers > lo_jokers:
+            if best_from_root[idx if forward else 0] >= value_cap:
                 mask[52] = True
-            else:
-                alive_exact[idx] = True
-    for k in range(n_edges - 1, -1, -1):
-        child = edge_child[k]
-        if not alive[child]:
-            continue
-        tile = edge_tile[k]
-        above = 0
-        if tile >= 0:
-            above = edge_extra[k] - delta[tile]
-            if above < 0:
-                continue  # uses fewer tiles than the lower bound asked
-        p = edge_parent[k]
-        if restricted and not reach[p]:
-            continue
-        alive[p] = True
-        if above > 0:
-            mask[tile] = True
-        elif alive_exact[child]:
-            alive_exact[p] = True
-    return mask, alive_exact[0]
+        else:
+            exact_to_end[idx] = 0
+    for layer in range(64, -1, -1):
+        number = layer // 5 + 1
+        stop = edge_mark[layer + 1] if layer < 64 else n_edges
+        for k in range(stop - 1, edge_mark[layer] - 1, -1):
+            c = edge_child[k]
+            to_end = best_to_end[c]
+            if to_end < 0:
+                continue
+            tile = edge_tile[k]
+            above = 0
+            p = edge_parent[k]
+            placed = ((keys[c] >> 24) & 3) - ((keys[p] >> 24) & 3)
+            if tile >= 0:
+                above = edge_extra[k] - delta[tile]
+                if above < 0:
+                    continue  # uses fewer tiles than the lower bound asked
+                placed += lo[tile] + edge_extra[k]
+            from_root = best_from_root[p if forward else 0]
+            if from_root < 0:
+                continue  # not reachable along allowed edges
+            points = number * placed
+            through = min(value_cap, points + to_end)
+            if through > best_to_end[p]:
+                best_to_end[p] = through
+            if above > 0:
+                if from_root + through >= value_cap:
+                    mask[tile] = True
+            elif exact_to_end[c] >= 0:
+                exact = min(value_cap, points + exact_to_end[c])
+                if exact > exact_to_end[p]:
+                    exact_to_end[p] = exact
+    return mask, exact_to_end[0] >= value_cap
 
 
 _COMPILED = None
