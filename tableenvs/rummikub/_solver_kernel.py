@@ -147,6 +147,15 @@ def sweep(
     hash_mask = table_size - 1
     max_layer = table_size >> 1
     slots = np.full(table_size, -1, np.int32)
+    # Openings in ``solve`` (points in the state): a state that cannot reach ``value_cap`` with every later
+    # tile and its unused jokers (at 13) is dropped, and after each layer only the Pareto front of points
+    # and score is kept per position (below).
+    prune = value_cap > 0 and not record_edges
+    points_after = np.zeros(65, np.int64)  # most points the cells after each layer can add
+    for later in range(63, -1, -1):
+        points_after[later] = points_after[later + 1]
+        if (later + 1) % 5 < 4:
+            points_after[later] += ((later + 1) // 5 + 1) * hi[((later + 1) % 5) * 13 + (later + 1) // 5]
     if resume_layer == 0:
         keys[0] = 0
         if not record_edges:
@@ -205,6 +214,10 @@ def sweep(
                                 if missing > free_jokers - run_jokers:
                                     continue
                             value2 = min(value_cap, value + number * (used + run_jokers))
+                            if prune:
+                                left = max_jokers - jokers - run_jokers
+                                if value2 + points_after[layer] + 13 * left < value_cap:
+                                    continue
                             key2 = (
                                 cleared
                                 | (run_state2 << shift)
@@ -254,6 +267,10 @@ def sweep(
                     if not groups_ok[acc, group_jokers]:
                         continue
                     value2 = min(value_cap, value + number * group_jokers)
+                    if prune:
+                        left = max_jokers - jokers - group_jokers
+                        if value2 + points_after[layer] + 13 * left < value_cap:
+                            continue
                     key2 = cleared | ((jokers + group_jokers) << 24) | (value2 << 31)
                     sc2 = sc + joker_weight * group_jokers
                     h = ((key2 * 0x7F4A7C159E3779B1) >> 17) & hash_mask
@@ -291,6 +308,46 @@ def sweep(
                         n_edges += 1
         for idx in range(end, n_entries):
             slots[slot_of[idx]] = -1
+        if prune and n_entries - end > 1:
+            # Pareto front of the layer: entries with the same position (the key without its points) have the
+            # same futures (transitions, score added, points added then capped), so one with at least the
+            # points and at least the score of another is as good in every future. Keep, per position, the
+            # entries that have more points than every better-scored one; kept entries stay in sweep order.
+            count = n_entries - end
+            negative_points = np.empty(count, np.int64)
+            for i in range(count):
+                negative_points[i] = -(keys[end + i] >> 31)
+            order = np.argsort(negative_points, kind="mergesort")  # most points first
+            kept = np.zeros(count, np.bool_)
+            for j in range(count):
+                i = end + order[j]
+                position = keys[i] & 2147483647
+                h = ((position * 0x7F4A7C159E3779B1) >> 17) & hash_mask
+                while True:
+                    best = slots[h]  # the best-scored entry of this position so far (with more points)
+                    if best < 0:
+                        slots[h] = i
+                        slot_of[i] = h
+                        kept[order[j]] = True
+                        break
+                    if keys[best] & 2147483647 == position:
+                        if score[i] > score[best]:
+                            slots[h] = i
+                            slot_of[i] = h
+                            kept[order[j]] = True
+                        break
+                    h = (h + 1) & hash_mask
+            w = end
+            for i in range(count):
+                if kept[i]:
+                    r = end + i
+                    slots[slot_of[r]] = -1
+                    keys[w] = keys[r]
+                    score[w] = score[r]
+                    parent[w] = parent[r]
+                    choice[w] = choice[r]
+                    w += 1
+            n_entries = w
         layer_start[layer + 2] = n_entries
     return OK, 65, n_entries, n_edges
 
