@@ -294,8 +294,8 @@ def solve(
     check_within("forced", forced, "rack", rack)
     table_choices = _valid_table(table)
     weight = _TILES_FIRST if objective == "tiles" else _VALUE_FIRST
-    if opening:
-        base, lo, hi, value_cap = _NO_WEIGHT, forced, rack, min_initial
+    if opening:  # more points than the rack can make are as unreachable as its bound + 1
+        base, lo, hi, value_cap = _NO_WEIGHT, forced, rack, min(min_initial, _points_bound(rack) + 1)
     else:
         base, lo, hi, value_cap = table, table + forced, table + rack, 0
     result = _sweep(lo, hi, base, weight, value_cap, False)
@@ -420,7 +420,7 @@ def is_valid_play(table, rack, played, *, opening: bool = False, min_initial: in
     if not played.any():
         return False
     if opening:
-        after, value_cap = played, min_initial
+        after, value_cap = played, min(min_initial, _points_bound(played) + 1)
     else:
         after, value_cap = table + played, 0
     result = _sweep(after, after, after, _NO_WEIGHT, value_cap, False)
