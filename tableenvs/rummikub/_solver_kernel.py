@@ -314,10 +314,16 @@ def sweep(
             # points and at least the score of another is as good in every future. Keep, per position, the
             # entries that have more points than every better-scored one; kept entries stay in sweep order.
             count = n_entries - end
-            negative_points = np.empty(count, np.int64)
-            for i in range(count):
-                negative_points[i] = -(keys[end + i] >> 31)
-            order = np.argsort(negative_points, kind="mergesort")  # most points first
+            first = np.zeros(value_cap + 2, np.int64)  # counting sort, most points first (points <= value_cap)
+            for i in range(end, n_entries):
+                first[value_cap - (keys[i] >> 31) + 1] += 1
+            for v in range(1, value_cap + 2):
+                first[v] += first[v - 1]
+            order = np.empty(count, np.int64)
+            for i in range(end, n_entries):
+                v = value_cap - (keys[i] >> 31)
+                order[first[v]] = i - end
+                first[v] += 1
             kept = np.zeros(count, np.bool_)
             for j in range(count):
                 i = end + order[j]
