@@ -14,7 +14,8 @@ State of the sweep, packed in one int64 (``_pack``):
 - bits 24..25: jokers used so far (0..2);
 - bits 26..30: the group accumulator of the current number, ``a1 + 5 * a2`` where ``a1`` (``a2``) is how
   many colours put one (two) tiles into groups so far;
-- bits 31..: meld value placed so far (stood-for points), capped at ``value_cap`` (0 unless opening).
+- bits 31..: meld value placed so far (stood-for points), capped at ``value_cap`` (0 unless ``solve`` or
+  ``is_valid_play`` opens; a recorded sweep for ``playable`` runs with 0 and ``backward`` adds the points).
 
 Run rules encoded in ``RUN_NEXT``: a run shorter than 3 must be extended; runs of length >= 3 are
 extended while slots remain (closing one and starting another of the same colour at the same number is

@@ -20,9 +20,12 @@ Rules the solver decides:
 Algorithm (after van Rijn, Takes & Vis, 2015): one dynamic programme sweeps the numbers 1..13 and, per
 number, the four colour cells and then the number's groups; its state is each colour's multiset of open
 run lengths (capped at 3), the jokers used, the group accumulator of the current number and, when
-opening, the points placed (capped at ``min_initial``). ``solve`` keeps the best score per state and
-backtracks; ``playable`` records the transitions and walks them backwards once, so the whole mask costs
-one forward and one backward pass. The hot path is ``_solver_kernel.py`` (numba).
+``solve`` or ``is_valid_play`` opens, the points placed (capped at ``min_initial``; only the Pareto front
+of points and score is kept per position). ``solve`` keeps the best score per state and backtracks;
+``playable`` records the transitions and walks them backwards once, adding opening points in the walk
+(most points from the start and to the end per state), so the whole mask costs one forward and one
+backward pass whatever ``min_initial`` is. A ``min_initial`` above what the rack can make is treated as
+that bound + 1 (no opening). The hot path is ``_solver_kernel.py`` (numba).
 
 Every function raises ``ValueError`` naming the bad value: wrong shape or dtype, negative counts, more
 than 2 copies of a tile (or 2 jokers) across table and rack, a staged/forced/played vector exceeding the
