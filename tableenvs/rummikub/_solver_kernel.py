@@ -14,7 +14,8 @@ State of the sweep, packed in one int64 (``_pack``):
 - bits 24..25: jokers used so far (0..2);
 - bits 26..30: the group accumulator of the current number, ``a1 + 5 * a2`` where ``a1`` (``a2``) is how
   many colours put one (two) tiles into groups so far;
-- bits 31..: meld value placed so far (stood-for points), capped at ``value_cap`` (0 unless opening).
+- bits 31..: meld value placed so far (stood-for points), capped at ``value_cap`` (0 unless ``solve`` or
+  ``is_valid_play`` opens; a recorded sweep for ``playable`` runs with 0 and ``backward`` adds the points).
 
 Run rules encoded in ``RUN_NEXT``: a run shorter than 3 must be extended; runs of length >= 3 are
 extended while slots remain (closing one and starting another of the same colour at the same number is
@@ -24,10 +25,15 @@ only at numbers 8..11: elsewhere the joker can move to the run's high end, or th
 the joker ending its first part, keeping the tiles and not lowering the points. Every tile placed counts
 at once, because a run that is started must be finished.
 
-Compiled with numba on first use (``kernels()``), cached on disk, so importing the package stays cheap.
+Compiled with numba on first use (``kernels()``) and cached on disk where a cache directory can be written
+(``kernels`` says where), so importing the package stays cheap.
 """
 
 from __future__ import annotations
+
+import os
+import tempfile
+import warnings
 
 import numpy as np
 
@@ -122,10 +128,11 @@ def sweep(
     With ``record_edges``, also lists every transition (parent, child, the cell's tile type or -1 on a
     group step, and how many tiles of that type it uses above ``lo``) for ``backward``.
 
-    The caller owns the buffers: entries (``keys``, ``score``, ``parent``, ``choice``, ``slot_of``, all
-    of one length), ``layer_start`` (67), edges (``edge_parent``, ``edge_child``, ``edge_tile``, of one
-    length; unused without ``record_edges``: ``edge_parent``, ``edge_child``, ``edge_tile``, ``edge_extra``)
-    and ``edge_mark`` (66: the edge count when each layer began);
+    The caller owns the buffers: entries (``keys``, ``slot_of`` and, without ``record_edges``, ``score``,
+    ``parent``, ``choice``, all of one length; with ``record_edges`` the last three are not touched: the
+    backward walk needs only the edges), ``layer_start`` (67), edges (``edge_parent``, ``edge_child``,
+    ``edge_tile``, ``edge_extra``, of one length; unused without ``record_edges``) and ``edge_mark`` (66:
+    the edge count when each layer began);
     the hash table holds ``2 ** hash_bits`` slots. When a buffer is full the sweep stops and returns its
     status and the layer it was building; the caller grows that buffer (keeping the contents) and calls
     again with ``resume_layer`` set to that layer, which is rebuilt from its start: no earlier work is lost.
@@ -141,11 +148,21 @@ def sweep(
     hash_mask = table_size - 1
     max_layer = table_size >> 1
     slots = np.full(table_size, -1, np.int32)
+    # Openings in ``solve`` (points in the state): a state that cannot reach ``value_cap`` with every later
+    # tile and its unused jokers (at 13) is dropped, and after each layer only the Pareto front of points
+    # and score is kept per position (below).
+    prune = value_cap > 0 and not record_edges
+    points_after = np.zeros(65, np.int64)  # most points the cells after each layer can add
+    for later in range(63, -1, -1):
+        points_after[later] = points_after[later + 1]
+        if (later + 1) % 5 < 4:
+            points_after[later] += ((later + 1) // 5 + 1) * hi[((later + 1) % 5) * 13 + (later + 1) // 5]
     if resume_layer == 0:
         keys[0] = 0
-        score[0] = 0
-        parent[0] = -1
-        choice[0] = -1
+        if not record_edges:
+            score[0] = 0
+            parent[0] = -1
+            choice[0] = -1
         layer_start[0] = 0
         layer_start[1] = 1
     n_entries = layer_start[resume_layer + 1]
@@ -166,7 +183,7 @@ def sweep(
             tile_weight = weight[t]
         for e in range(start, end):
             key = keys[e]
-            sc = score[e]
+            sc = 0 if record_edges else score[e]  # scores are kept only without record_edges
             jokers = (key >> 24) & 3
             acc = (key >> 26) & 31
             value = key >> 31
@@ -198,6 +215,10 @@ def sweep(
                                 if missing > free_jokers - run_jokers:
                                     continue
                             value2 = min(value_cap, value + number * (used + run_jokers))
+                            if prune:
+                                left = max_jokers - jokers - run_jokers
+                                if value2 + points_after[layer] + 13 * left < value_cap:
+                                    continue
                             key2 = (
                                 cleared
                                 | (run_state2 << shift)
@@ -221,12 +242,13 @@ def sweep(
                                     slots[h] = idx
                                     slot_of[idx] = h
                                     keys[idx] = key2
-                                    score[idx] = sc2
-                                    parent[idx] = e
-                                    choice[idx] = code
+                                    if not record_edges:
+                                        score[idx] = sc2
+                                        parent[idx] = e
+                                        choice[idx] = code
                                     break
                                 if keys[idx] == key2:
-                                    if sc2 > score[idx]:
+                                    if not record_edges and sc2 > score[idx]:
                                         score[idx] = sc2
                                         parent[idx] = e
                                         choice[idx] = code
@@ -246,6 +268,10 @@ def sweep(
                     if not groups_ok[acc, group_jokers]:
                         continue
                     value2 = min(value_cap, value + number * group_jokers)
+                    if prune:
+                        left = max_jokers - jokers - group_jokers
+                        if value2 + points_after[layer] + 13 * left < value_cap:
+                            continue
                     key2 = cleared | ((jokers + group_jokers) << 24) | (value2 << 31)
                     sc2 = sc + joker_weight * group_jokers
                     h = ((key2 * 0x7F4A7C159E3779B1) >> 17) & hash_mask
@@ -261,12 +287,13 @@ def sweep(
                             slots[h] = idx
                             slot_of[idx] = h
                             keys[idx] = key2
-                            score[idx] = sc2
-                            parent[idx] = e
-                            choice[idx] = group_jokers
+                            if not record_edges:
+                                score[idx] = sc2
+                                parent[idx] = e
+                                choice[idx] = group_jokers
                             break
                         if keys[idx] == key2:
-                            if sc2 > score[idx]:
+                            if not record_edges and sc2 > score[idx]:
                                 score[idx] = sc2
                                 parent[idx] = e
                                 choice[idx] = group_jokers
@@ -282,27 +309,90 @@ def sweep(
                         n_edges += 1
         for idx in range(end, n_entries):
             slots[slot_of[idx]] = -1
+        if prune and n_entries - end > 1:
+            # Pareto front of the layer: entries with the same position (the key without its points) have the
+            # same futures (transitions, score added, points added then capped), so one with at least the
+            # points and at least the score of another is as good in every future. Keep, per position, the
+            # entries that have more points than every better-scored one; kept entries stay in sweep order.
+            count = n_entries - end
+            first = np.zeros(value_cap + 2, np.int64)  # counting sort, most points first (points <= value_cap)
+            for i in range(end, n_entries):
+                first[value_cap - (keys[i] >> 31) + 1] += 1
+            for v in range(1, value_cap + 2):
+                first[v] += first[v - 1]
+            order = np.empty(count, np.int64)
+            for i in range(end, n_entries):
+                v = value_cap - (keys[i] >> 31)
+                order[first[v]] = i - end
+                first[v] += 1
+            kept = np.zeros(count, np.bool_)
+            for j in range(count):
+                i = end + order[j]
+                position = keys[i] & 2147483647
+                h = ((position * 0x7F4A7C159E3779B1) >> 17) & hash_mask
+                while True:
+                    best = slots[h]  # the best-scored entry of this position so far (with more points)
+                    if best < 0:
+                        slots[h] = i
+                        slot_of[i] = h
+                        kept[order[j]] = True
+                        break
+                    if keys[best] & 2147483647 == position:
+                        if score[i] > score[best]:
+                            slots[h] = i
+                            slot_of[i] = h
+                            kept[order[j]] = True
+                        break
+                    h = (h + 1) & hash_mask
+            w = end
+            for i in range(count):
+                if kept[i]:
+                    r = end + i
+                    slots[slot_of[r]] = -1
+                    keys[w] = keys[r]
+                    score[w] = score[r]
+                    parent[w] = parent[r]
+                    choice[w] = choice[r]
+                    w += 1
+            n_entries = w
         layer_start[layer + 2] = n_entries
     return OK, 65, n_entries, n_edges
 
 
 def backward(
-    delta, lo_jokers, value_cap, n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra
+    delta,
+    lo,
+    lo_jokers,
+    value_cap,
+    n_entries,
+    layer_start,
+    keys,
+    n_edges,
+    edge_parent,
+    edge_child,
+    edge_tile,
+    edge_extra,
+    edge_mark,
 ):
     """The ``playable`` mask of a recorded sweep, and whether a play of exactly the lower bounds is accepted.
 
-    The sweep was recorded with lower bounds ``lo``; the question is asked for ``lo + delta`` (``delta``
-    >= 0 on the numbered types, zero for a fresh sweep; ``lo_jokers`` is the joker bound asked). A larger
-    lower bound only removes transitions (those using fewer than ``lo + delta`` tiles of their cell's type),
-    so the recorded edges answer it: an edge is *allowed* when its use above ``lo`` is at least ``delta``
-    of its type. A final state is accepted when it used at least ``lo_jokers`` jokers and reached
-    ``value_cap``. Walking the allowed edges backwards marks every entry from which an accepted state is
-    reachable; an allowed edge from an entry reachable from the root (forward walk, needed only when
-    ``delta`` is non-zero) into such an entry that uses more than ``lo + delta`` of its type makes that
-    type playable. The joker is playable when an accepted final state used more than ``lo_jokers``
-    jokers. The same backward walk along edges using exactly ``lo + delta`` (and group steps) from
-    accepted final states with exactly ``lo_jokers`` jokers reaches the root iff ``lo + delta`` itself
-    can be arranged (the test of ``is_valid_play``).
+    The sweep was recorded with lower bounds ``lo`` and without points in its states (``value_cap`` 0); the
+    question is asked for ``lo + delta`` (``delta`` >= 0 on the numbered types, zero for a fresh sweep;
+    ``lo_jokers`` is the joker bound asked) and an opening worth ``value_cap`` points (0: no points needed).
+    A larger lower bound only removes transitions (those using fewer than ``lo + delta`` tiles of their
+    cell's type), so the recorded edges answer it: an edge is *allowed* when its use above ``lo`` is at
+    least ``delta`` of its type. A final state is accepted when it used at least ``lo_jokers`` jokers.
+
+    Points are additive along a path (an edge places ``number * (tiles + jokers)`` points), so instead of
+    carrying them in the state the walk keeps, per entry, the most points of an allowed path from the root
+    (``best_from_root``, forward over the edges; -1: unreachable) and to an accepted final state
+    (``best_to_end``, backward; -1: none), both capped at ``value_cap``. An allowed edge lies on an accepted
+    path worth ``value_cap`` iff ``best_from_root[parent] + points + best_to_end[child] >= value_cap``; such an
+    edge that uses more than ``lo + delta`` of its type makes that type playable. The joker is playable when
+    an accepted final state with more than ``lo_jokers`` jokers is reached with ``value_cap`` points. The
+    same backward walk along edges using exactly ``lo + delta`` (and group steps) from final states with
+    exactly ``lo_jokers`` jokers gives the most points of a play of exactly ``lo + delta``: it is accepted
+    (the test of ``is_valid_play``) iff the root gets ``value_cap`` or more. Memory: three int16 per entry.
 
     Returns ``(mask, exact)``.
     """
@@ -310,55 +400,149 @@ def backward(
     for t in range(52):
         if delta[t] > 0:
             restricted = True
-    reach = np.ones(1 if not restricted else n_entries, np.bool_)
-    if restricted:
-        reach[:] = False
-        reach[0] = True
-        for k in range(n_edges):
-            tile = edge_tile[k]
-            if reach[edge_parent[k]] and (tile < 0 or edge_extra[k] >= delta[tile]):
-                reach[edge_child[k]] = True
-    alive = np.zeros(n_entries, np.bool_)
-    alive_exact = np.zeros(n_entries, np.bool_)
+    forward = restricted or value_cap > 0
+    best_from_root = np.zeros(n_entries if forward else 1, np.int16)
+    if forward:
+        best_from_root[:] = -1
+        best_from_root[0] = 0
+        for layer in range(65):
+            number = layer // 5 + 1
+            stop = edge_mark[layer + 1] if layer < 64 else n_edges
+            for k in range(edge_mark[layer], stop):
+                p = edge_parent[k]
+                got = best_from_root[p]
+                if got < 0:
+                    continue
+                tile = edge_tile[k]
+                c = edge_child[k]
+                placed = ((keys[c] >> 24) & 3) - ((keys[p] >> 24) & 3)  # jokers placed here
+                if tile >= 0:
+                    if edge_extra[k] < delta[tile]:
+                        continue
+                    placed += lo[tile] + edge_extra[k]
+                got = min(value_cap, got + number * placed)
+                if got > best_from_root[c]:
+                    best_from_root[c] = got
+    best_to_end = np.full(n_entries, -1, np.int16)
+    exact_to_end = np.full(n_entries, -1, np.int16)
     mask = np.zeros(53, np.bool_)
     for idx in range(layer_start[65], layer_start[66]):
-        key = keys[idx]
-        jokers = (key >> 24) & 3
-        if jokers >= lo_jokers and (key >> 31) >= value_cap and (not restricted or reach[idx]):
-            alive[idx] = True
-            if jokers > lo_jokers:
+        jokers = (keys[idx] >> 24) & 3
+        if jokers < lo_jokers:
+            continue
+        best_to_end[idx] = 0
+        if jokers > lo_jokers:
+            if best_from_root[idx if forward else 0] >= value_cap:
                 mask[52] = True
-            else:
-                alive_exact[idx] = True
-    for k in range(n_edges - 1, -1, -1):
-        child = edge_child[k]
-        if not alive[child]:
-            continue
-        tile = edge_tile[k]
-        above = 0
-        if tile >= 0:
-            above = edge_extra[k] - delta[tile]
-            if above < 0:
-                continue  # uses fewer tiles than the lower bound asked
-        p = edge_parent[k]
-        if restricted and not reach[p]:
-            continue
-        alive[p] = True
-        if above > 0:
-            mask[tile] = True
-        elif alive_exact[child]:
-            alive_exact[p] = True
-    return mask, alive_exact[0]
+        else:
+            exact_to_end[idx] = 0
+    for layer in range(64, -1, -1):
+        number = layer // 5 + 1
+        stop = edge_mark[layer + 1] if layer < 64 else n_edges
+        for k in range(stop - 1, edge_mark[layer] - 1, -1):
+            c = edge_child[k]
+            to_end = best_to_end[c]
+            if to_end < 0:
+                continue
+            tile = edge_tile[k]
+            above = 0
+            p = edge_parent[k]
+            placed = ((keys[c] >> 24) & 3) - ((keys[p] >> 24) & 3)
+            if tile >= 0:
+                above = edge_extra[k] - delta[tile]
+                if above < 0:
+                    continue  # uses fewer tiles than the lower bound asked
+                placed += lo[tile] + edge_extra[k]
+            from_root = best_from_root[p if forward else 0]
+            if from_root < 0:
+                continue  # not reachable along allowed edges
+            points = number * placed
+            through = min(value_cap, points + to_end)
+            if through > best_to_end[p]:
+                best_to_end[p] = through
+            if above > 0:
+                if from_root + through >= value_cap:
+                    mask[tile] = True
+            elif exact_to_end[c] >= 0:
+                exact = min(value_cap, points + exact_to_end[c])
+                if exact > exact_to_end[p]:
+                    exact_to_end[p] = exact
+    return mask, exact_to_end[0] >= value_cap
 
 
 _COMPILED = None
+CACHE_ENV = "NUMBA_CACHE_DIR"
+
+
+def cache_dir() -> str | None:
+    """The user cache directory for the compiled kernel, or ``None`` to leave the choice to numba.
+
+    ``None`` when the user set ``NUMBA_CACHE_DIR`` (numba uses it) or when no user cache directory can be
+    written. Otherwise ``$XDG_CACHE_HOME/tableenvs/numba`` (default ``~/.cache/tableenvs/numba``), created
+    if missing: the cache then stays out of the package directory (an editable install's source tree).
+    """
+    if os.environ.get(CACHE_ENV):
+        return None
+    root = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(root):  # unset, empty or relative: the XDG default
+        root = os.path.join(os.path.expanduser("~"), ".cache")
+        if not os.path.isabs(root):
+            return None  # no home directory known
+    path = os.path.join(root, "tableenvs", "numba")
+    try:
+        os.makedirs(path, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()  # writable? (numba's own locators test the same way)
+    except OSError:
+        return None
+    return path
+
+
+def _cached_jit(function, numba, directory: str | None):
+    """``numba.njit(cache=True)`` with the cache in ``directory`` (or numba's choice), or ``None`` if unwritable."""
+    from numba.core import config
+
+    saved = config.CACHE_DIR
+    if directory is not None:
+        config.CACHE_DIR = directory  # read only while the cache locator is chosen, below
+    try:
+        return numba.njit(cache=True)(function)
+    except RuntimeError as error:  # "cannot cache function ...: no locator available for file ..."
+        if "locator" not in str(error):
+            raise
+        return None
+    finally:
+        config.CACHE_DIR = saved
 
 
 def kernels():
-    """``(sweep, backward)`` compiled with numba (compiled once per process, cached on disk)."""
+    """``(sweep, backward)`` compiled with numba (once per process), cached on disk where one can be written.
+
+    Cache location, first that applies: ``NUMBA_CACHE_DIR`` if set (numba's own rule); the user cache
+    directory (``cache_dir()``); numba's fallbacks (a writable ``__pycache__`` next to this file, then
+    numba's user-wide directory). When none is writable (read-only install, no writable home), the kernels
+    are compiled without a disk cache and one ``RuntimeWarning`` says so.
+    """
     global _COMPILED
     if _COMPILED is None:
         import numba
 
-        _COMPILED = (numba.njit(cache=True)(sweep), numba.njit(cache=True)(backward))
+        directory = cache_dir()
+        compiled = []
+        cached = True
+        for function in (sweep, backward):
+            jitted = _cached_jit(function, numba, directory) if cached else None
+            if jitted is None:
+                cached = False
+                jitted = numba.njit(cache=False)(function)
+            compiled.append(jitted)
+        if not cached:
+            warnings.warn(
+                "tableenvs: no writable cache directory for the Rummikub solver's compiled kernels (package "
+                f"directory read-only, {CACHE_ENV} unset or unwritable, no writable user cache directory); they are "
+                f"compiled in memory, a few seconds in every process. Set {CACHE_ENV} to a writable directory to "
+                "cache them.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        _COMPILED = (compiled[0], compiled[1])
     return _COMPILED

@@ -20,9 +20,12 @@ Rules the solver decides:
 Algorithm (after van Rijn, Takes & Vis, 2015): one dynamic programme sweeps the numbers 1..13 and, per
 number, the four colour cells and then the number's groups; its state is each colour's multiset of open
 run lengths (capped at 3), the jokers used, the group accumulator of the current number and, when
-opening, the points placed (capped at ``min_initial``). ``solve`` keeps the best score per state and
-backtracks; ``playable`` records the transitions and walks them backwards once, so the whole mask costs
-one forward and one backward pass. The hot path is ``_solver_kernel.py`` (numba).
+``solve`` or ``is_valid_play`` opens, the points placed (capped at ``min_initial``; only the Pareto front
+of points and score is kept per position). ``solve`` keeps the best score per state and backtracks;
+``playable`` records the transitions and walks them backwards once, adding opening points in the walk
+(most points from the start and to the end per state), so the whole mask costs one forward and one
+backward pass whatever ``min_initial`` is. A ``min_initial`` above what the rack can make is treated as
+that bound + 1 (no opening). The hot path is ``_solver_kernel.py`` (numba).
 
 Every function raises ``ValueError`` naming the bad value: wrong shape or dtype, negative counts, more
 than 2 copies of a tile (or 2 jokers) across table and rack, a staged/forced/played vector exceeding the
@@ -82,7 +85,8 @@ class Solution:
         return tuple(_melds_from_choices(self._table_choices)) + self.opening_melds
 
 
-def _grown(array: np.ndarray, size: int) -> np.ndarray:
+def _grow(array: np.ndarray, size: int) -> np.ndarray:
+    """A copy of ``array`` enlarged to ``size``; the tail is left untouched (not resident until written)."""
     bigger = np.empty(size, array.dtype)
     bigger[: len(array)] = array
     return bigger
@@ -92,15 +96,18 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges):
     """Run the compiled sweep; when a buffer fills, grow it and resume at the layer being built.
 
     Returns ``(n_entries, layer_start, keys, score, parent, choice,
-    n_edges, edge_parent, edge_child, edge_tile, edge_extra)``.
+    n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark)``. With ``record_edges`` the
+    sweep keeps no scores, parents or choices (``score``, ``parent``, ``choice`` are then placeholders):
+    ``backward`` reads only the keys and the edges.
     """
     sweep, _ = kernel.kernels()
     entries, edges, hash_bits = _START_SIZES[record_edges]
     keys = np.empty(entries, np.int64)
-    score = np.empty(entries, np.int64)
-    parent = np.empty(entries, np.int32)
-    choice = np.empty(entries, np.int32)
-    slot_of = np.empty(entries, np.int64)
+    slot_of = np.empty(entries, np.int32)
+    per_entry = 1 if record_edges else entries
+    score = np.empty(per_entry, np.int64)
+    parent = np.empty(per_entry, np.int32)
+    choice = np.empty(per_entry, np.int32)
     layer_start = np.zeros(67, np.int64)
     edge_parent = np.empty(edges, np.int32)
     edge_child = np.empty(edges, np.int32)
@@ -139,15 +146,30 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges):
             break
         if status == kernel.OUT_OF_ENTRIES:
             entries *= 4
-            keys, score, parent, choice, slot_of = (_grown(a, entries) for a in (keys, score, parent, choice, slot_of))
+            keys, slot_of = _grow(keys, entries), _grow(slot_of, entries)
+            if not record_edges:
+                score, parent, choice = (_grow(a, entries) for a in (score, parent, choice))
         elif status == kernel.OUT_OF_EDGES:
             edges *= 4
             edge_parent, edge_child, edge_tile, edge_extra = (
-                _grown(a, edges) for a in (edge_parent, edge_child, edge_tile, edge_extra)
+                _grow(a, edges) for a in (edge_parent, edge_child, edge_tile, edge_extra)
             )
         else:
             hash_bits += 2
-    return n_entries, layer_start, keys, score, parent, choice, n_edges, edge_parent, edge_child, edge_tile, edge_extra
+    return (
+        n_entries,
+        layer_start,
+        keys,
+        score,
+        parent,
+        choice,
+        n_edges,
+        edge_parent,
+        edge_child,
+        edge_tile,
+        edge_extra,
+        edge_mark,
+    )
 
 
 def _best_final(result, lo, value_cap):
@@ -275,8 +297,8 @@ def solve(
     check_within("forced", forced, "rack", rack)
     table_choices = _valid_table(table)
     weight = _TILES_FIRST if objective == "tiles" else _VALUE_FIRST
-    if opening:
-        base, lo, hi, value_cap = _NO_WEIGHT, forced, rack, min_initial
+    if opening:  # more points than the rack can make are as unreachable as its bound + 1
+        base, lo, hi, value_cap = _NO_WEIGHT, forced, rack, min(min_initial, _points_bound(rack) + 1)
     else:
         base, lo, hi, value_cap = table, table + forced, table + rack, 0
     result = _sweep(lo, hi, base, weight, value_cap, False)
@@ -322,21 +344,31 @@ _ZERO_DELTA = np.zeros(TILE_TYPES, dtype=np.int64)
 
 
 def _recorded_sweep(table, rack, staged, opening, min_initial):
+    """The sweep ``_answer`` reads: recorded edges, points left out of the states (``backward`` adds them)."""
     if opening:
-        base, lo, hi, value_cap = _NO_WEIGHT, staged, rack, min_initial
+        # more than the rack can reach is as unreachable as its bound + 1 (keeps the walk's int16 points small)
+        base, lo, hi, value_cap = _NO_WEIGHT, staged, rack, min(min_initial, _points_bound(rack) + 1)
     else:
         base, lo, hi, value_cap = table, table + staged, table + rack, 0
-    return lo, value_cap, _sweep(lo, hi, base, _NO_WEIGHT, value_cap, True)
+    return lo, value_cap, _sweep(lo, hi, base, _NO_WEIGHT, 0, True)
+
+
+def _points_bound(rack: np.ndarray) -> int:
+    """Most opening points ``rack`` could make: face values, a joker at most 13 (at most 754)."""
+    return int(rack[:JOKER] @ _NUMBER_OF[:JOKER]) + 13 * int(rack[JOKER])
+
+
+_NUMBER_OF = np.array([t % NUMBERS + 1 for t in range(JOKER)] + [0], dtype=np.int64)
 
 
 def _answer(recorded, delta) -> tuple[np.ndarray, bool]:
     """Mask and exact-play flag of a recorded sweep, asked for its staged tiles plus ``delta``."""
-    lo, value_cap, (n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra) = (
-        recorded
-    )
+    lo, value_cap, result = recorded
+    n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark = result
     _, backward = kernel.kernels()
     mask, exact = backward(
         delta,
+        lo,
         lo[JOKER] + delta[JOKER],
         value_cap,
         n_entries,
@@ -347,6 +379,7 @@ def _answer(recorded, delta) -> tuple[np.ndarray, bool]:
         edge_child,
         edge_tile,
         edge_extra,
+        edge_mark,
     )
     return mask, bool(exact)
 
@@ -390,7 +423,7 @@ def is_valid_play(table, rack, played, *, opening: bool = False, min_initial: in
     if not played.any():
         return False
     if opening:
-        after, value_cap = played, min_initial
+        after, value_cap = played, min(min_initial, _points_bound(played) + 1)
     else:
         after, value_cap = table + played, 0
     result = _sweep(after, after, after, _NO_WEIGHT, value_cap, False)

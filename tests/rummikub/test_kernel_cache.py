@@ -1,0 +1,181 @@
+"""Where the solver's compiled kernel is cached, and that Rummikub runs where no cache can be written (issue 11).
+
+The read-only test is real: a non-editable install of this tree in a temporary directory (``pip install --target``,
+or a plain copy of the package when no setuptools >= 77 is at hand to build it offline: the same files a
+pure-Python wheel installs), made read-only, then a whole random Rummikub game in a fresh interpreter with an
+unwritable ``HOME`` and no ``NUMBA_CACHE_DIR``. As root (CI runs as root, and root ignores file modes) the child
+runs as ``nobody`` through ``setpriv``, keeping only ``CAP_DAC_READ_SEARCH`` (read and search anywhere, write
+nowhere it has no permission: the interpreter may live under ``/root``); as another user it runs as that user.
+Each test starts a fresh interpreter that compiles the kernels (about 5 s each).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+GAME = r"""
+import os, sys, warnings
+import numpy as np
+for place in (os.path.join(sys.argv[1], "tableenvs"), os.environ["HOME"]):  # the setting under test
+    try:
+        open(os.path.join(place, "probe"), "w").close()
+    except PermissionError:
+        continue
+    raise SystemExit(f"{place} is writable: the test would prove nothing")
+assert "NUMBA_CACHE_DIR" not in os.environ and "XDG_CACHE_HOME" not in os.environ
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as caught:
+    import tableenvs
+    assert tableenvs.__file__.startswith(sys.argv[1]), tableenvs.__file__
+    env = tableenvs.make("rummikub_v0", num_players=2)
+    env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    steps = 0
+    for agent in env.agent_iter():
+        obs, reward, terminated, truncated, info = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        steps += 1
+game = env.unwrapped.game
+assert game.over and not game.truncated and game.results, "the game did not end"
+cache_warnings = [w for w in caught if "no writable cache directory" in str(w.message)]
+print("steps", steps, "end", game.results[-1].end, "cache warnings", len(cache_warnings))
+"""
+
+PROBE = r"""
+import sys
+import numpy as np
+import tableenvs
+from tableenvs.rummikub import playable, solve
+assert tableenvs.__file__.startswith(sys.argv[1]), tableenvs.__file__
+rack = np.zeros(53, np.int64)
+rack[[0, 1, 2]] = 1
+assert solve(np.zeros(53, np.int64), rack) is not None
+print("ok")
+"""
+
+
+def _setuptools_builds() -> bool:
+    try:
+        return int(metadata.version("setuptools").split(".")[0]) >= 77
+    except metadata.PackageNotFoundError:
+        return False
+
+
+def _install(target: Path, work: Path) -> str:
+    """A non-editable install of this tree into ``target``; returns how it was made."""
+    source = work / "src"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc")
+    shutil.copytree(ROOT / "tableenvs", source / "tableenvs", ignore=ignore)
+    if _setuptools_builds():
+        command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"]
+        command += ["--no-index", "--target", str(target), str(source)]
+        subprocess.run(command, check=True, cwd=work, timeout=120)
+        return "pip install --target"
+    shutil.copytree(source / "tableenvs", target / "tableenvs", ignore=ignore)
+    return "copy of the package tree"
+
+
+def _freeze(path: Path) -> None:
+    """Remove every write permission below ``path`` (read and search stay open to all)."""
+    for directory, _, files in os.walk(path):
+        for name in files:
+            os.chmod(os.path.join(directory, name), 0o444)
+        os.chmod(directory, 0o555)
+
+
+def _unfreeze(path: Path) -> None:
+    for directory, _, files in os.walk(path):
+        os.chmod(directory, 0o755)
+        for name in files:
+            os.chmod(os.path.join(directory, name), 0o644)
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    keep = {key: os.environ[key] for key in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT") if key in os.environ}
+    return {**keep, "PYTHONDONTWRITEBYTECODE": "1", **extra}
+
+
+def _run(command: list[str], env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=180)
+
+
+def _cache_files(path: Path) -> list[Path]:
+    return [p for p in path.rglob("*") if p.suffix in (".nbi", ".nbc")]
+
+
+@pytest.fixture
+def work():
+    path = Path(tempfile.mkdtemp(prefix="tableenvs-cache-"))
+    os.chmod(path, 0o755)  # an unprivileged child must reach the install inside
+    yield path
+    _unfreeze(path)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_read_only_install_plays_a_whole_game(work):
+    site = work / "site"
+    how = _install(site, work)
+    home = work / "home"
+    home.mkdir()
+    script = work / "game.py"
+    script.write_text(GAME)
+    _freeze(work)
+    env = _clean_env(HOME=str(home), PYTHONPATH=str(site))
+    command = [sys.executable, str(script), str(site)]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.fail("running as root, the test needs setpriv (util-linux) to run the game as an unprivileged user")
+        drop = [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+        drop += ["--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]
+        command = drop + command
+    done = _run(command, env, cwd=work)
+    assert done.returncode == 0, f"install by {how}\n{done.stdout}\n{done.stderr}"
+    assert "end out" in done.stdout or "end lowest_rack" in done.stdout, done.stdout
+    assert done.stdout.strip().endswith("cache warnings 1"), done.stdout + done.stderr
+    assert not _cache_files(work), "a cache file was written"
+
+
+def test_cache_goes_to_the_user_cache_directory_not_the_package(work):
+    site = work / "site"
+    _install(site, work)  # writable, as an editable install's source tree is
+    cache = work / "xdg"
+    script = work / "probe.py"
+    script.write_text(PROBE)
+    env = _clean_env(HOME=str(work / "home"), XDG_CACHE_HOME=str(cache), PYTHONPATH=str(site))
+    done = _run([sys.executable, str(script), str(site)], env)
+    assert done.returncode == 0, done.stderr
+    assert "no writable cache directory" not in done.stderr
+    assert _cache_files(cache / "tableenvs" / "numba"), "no cache in $XDG_CACHE_HOME/tableenvs/numba"
+    assert not _cache_files(site), "the kernel was cached in the package directory"
+
+
+def test_a_user_set_numba_cache_dir_wins(work):
+    site = work / "site"
+    _install(site, work)
+    chosen = work / "chosen"
+    script = work / "probe.py"
+    script.write_text(PROBE)
+    env = _clean_env(
+        HOME=str(work / "home"), XDG_CACHE_HOME=str(work / "xdg"), NUMBA_CACHE_DIR=str(chosen), PYTHONPATH=str(site)
+    )
+    done = _run([sys.executable, str(script), str(site)], env)
+    assert done.returncode == 0, done.stderr
+    assert _cache_files(chosen), "NUMBA_CACHE_DIR was not used"
+    assert not _cache_files(work / "xdg") and not _cache_files(site)
