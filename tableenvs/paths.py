@@ -25,8 +25,8 @@ def check_output_dir(path: str | os.PathLike, name: str = "--out") -> Path:
     try:
         if path.exists() and not path.is_dir():
             raise ValueError(f"{name} {str(path)!r} is an existing file, not a directory")
-        existing = path.absolute()
-        while not existing.exists():  # the nearest existing ancestor (the root always exists)
+        existing = path
+        while not existing.exists() and existing.parent != existing:  # the nearest existing ancestor
             existing = existing.parent
         if not existing.is_dir():
             raise ValueError(f"{name} {str(path)!r} cannot be created: {str(existing)!r} is a file")
@@ -37,7 +37,7 @@ def check_output_dir(path: str | os.PathLike, name: str = "--out") -> Path:
         os.rmdir(probe)
     except OSError as error:
         reason = error.strerror or str(error)
-        if existing == path.absolute():
+        if existing == path:
             raise ValueError(f"{name} {str(path)!r} is not writable: {reason}") from None
         raise ValueError(
             f"{name} {str(path)!r} cannot be created: cannot write in {str(existing)!r} ({reason})"
