@@ -299,10 +299,20 @@ def _add_eval_parser(commands) -> None:
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
+def _check_eval_extra(plot: bool, progress: bool) -> None:
+    """The eval extra's optional parts, checked before the games rather than when the results are written."""
+    needed = ("openskill",) + (("matplotlib",) if plot else ()) + (("tqdm",) if progress else ())
+    missing = _missing_module(needed)
+    if missing is not None:
+        skip = {"matplotlib": " (or pass --no-plot)", "tqdm": " (or pass --no-progress)"}.get(missing, "")
+        raise ValueError(f'eval needs the eval extra ({missing} is missing): pip install "tableenvs[eval]"{skip}')
+
+
 def _eval(args: argparse.Namespace) -> int:
     from tableenvs.evaluation import evaluate
 
     check_output_dir(args.out, "--out")  # before any game: a bad --out must not cost the whole tournament
+    _check_eval_extra(plot=not args.no_plot, progress=not args.no_progress)
     options = dict(_parse_option(text) for text in args.option)
     policies = [name.strip() for name in args.players.split(",") if name.strip()]
     try:

@@ -116,26 +116,40 @@ def run(code: str, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, text=True, timeout=120, **kwargs)
 
 
-def test_train_without_the_train_extra_says_how_to_install_it(tmp_path):
-    # A meta path finder makes torch / stable-baselines3 / sb3-contrib look uninstalled.
+MISSING_EXTRA_CASES = [
+    (
+        ("torch", "stable_baselines3", "sb3_contrib"),
+        ["train", "pilipili_v0"],
+        "tableenvs: error: training needs the train extra (torch is missing): "
+        'python -m pip install torch==2.13.0 -e ".[train]" (the torch pin takes a CPU build)',
+    ),
+    (
+        ("matplotlib",),
+        ["eval", "pilipili_v0", "--players", "random,heuristic", "--no-progress"],
+        'tableenvs: error: eval needs the eval extra (matplotlib is missing): pip install "tableenvs[eval]" '
+        "(or pass --no-plot)",
+    ),
+]
+
+
+@pytest.mark.parametrize("blocked, argv, message", MISSING_EXTRA_CASES, ids=["train", "eval"])
+def test_a_missing_extra_says_how_to_install_it_before_anything_runs(blocked, argv, message, tmp_path):
+    # A meta path finder makes the extra's packages look uninstalled.
     result = run(
         f"""
         import importlib.abc, sys
         class Block(importlib.abc.MetaPathFinder):
             def find_spec(self, name, path=None, target=None):
-                if name.partition(".")[0] in ("torch", "stable_baselines3", "sb3_contrib"):
+                if name.partition(".")[0] in {blocked!r}:
                     raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
         sys.meta_path.insert(0, Block())
         from tableenvs.cli import main
-        sys.exit(main(["train", "pilipili_v0", "--out", {str(tmp_path / "run")!r}]))
+        sys.exit(main({argv!r} + ["--out", {str(tmp_path / "run")!r}]))
         """,
         capture_output=True,
     )
     assert result.returncode == 2, result.stderr
-    assert result.stderr.strip().splitlines() == [
-        "tableenvs: error: training needs the train extra (torch is missing): "
-        'python -m pip install torch==2.13.0 -e ".[train]" (the torch pin takes a CPU build)'
-    ]
+    assert result.stderr.strip().splitlines() == [message]
     assert not (tmp_path / "run").exists()
 
 
