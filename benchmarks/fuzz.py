@@ -320,9 +320,11 @@ def run(
     pending: list[tuple[Config, list[tuple[int, str]], Future]] = []
     pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint)
     bar = None
-    if progress:
+    try:
         from tqdm import tqdm
-
+    except ImportError:  # the bar is optional (tqdm comes with the eval and train extras)
+        progress = False
+    if progress:
         bar = tqdm(total=max_games if max_games else round(budget), unit="game" if max_games else "s")
     total = 0
     try:
