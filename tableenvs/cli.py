@@ -77,6 +77,15 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"tableenvs: error: {_one_line(error)}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as error:  # an optional dependency the checks above did not foresee
+        if os.environ.get("TABLEENVS_DEBUG"):
+            raise
+        print(
+            f"tableenvs: error: {_one_line(error)}: an optional dependency is missing; the extras (train, eval, "
+            "ray) are listed in the README",
+            file=sys.stderr,
+        )
+        return 2
     except Exception as error:
         if os.environ.get("TABLEENVS_DEBUG"):
             raise
@@ -351,6 +360,7 @@ def _play(args: argparse.Namespace) -> int:
         policy_names *= len(agent_names)
     if len(policy_names) != len(agent_names):
         raise ValueError(f"--agents names {len(policy_names)} policies for {len(agent_names)} players")
+    check_model_files(policy_names, "--agents")
     policies = {agent: make_policy(name, env) for agent, name in zip(agent_names, policy_names, strict=True)}
     rng = np.random.default_rng(args.seed)
 

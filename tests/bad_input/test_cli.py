@@ -67,6 +67,7 @@ OTHER_CASES = [
     (["play", "pilipili_v0", "--seed", "-1"], "--seed must be an integer >= 0, got -1"),
     (["play", "pilipili_v0", "--agents", "random,nobody,random,random,random"], "unknown policy 'nobody'"),
     (["play", "pilipili_v0", "--agents", "random,random"], "--agents names 2 policies for 5 players"),
+    (["play", "pilipili_v0", "--agents", "gone.zip"], "--agents: no saved model at 'gone.zip'"),
     (["play", "chess"], "unknown environment 'chess'"),
 ]
 train_only = pytest.mark.skipif(not HAS_TRAIN_EXTRA, reason="needs the train extra")
@@ -192,3 +193,25 @@ def test_ctrl_c_is_one_line_and_exit_code_130(tmp_path):
     assert process.returncode == 130 and last == "tableenvs: interrupted"
     assert b"Traceback" not in err and out == b""
     assert not any(tmp_path.iterdir())
+
+
+def test_an_unforeseen_missing_dependency_is_one_line_and_exit_code_2(tmp_path):
+    # play with a saved model (a .zip that exists) while torch is missing: no up-front check covers this path.
+    model = tmp_path / "model.zip"
+    model.write_bytes(b"")
+    result = run(
+        f"""
+        import importlib.abc, sys
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.partition(".")[0] in ("torch", "stable_baselines3", "sb3_contrib"):
+                    raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        sys.meta_path.insert(0, Block())
+        from tableenvs.cli import main
+        sys.exit(main(["play", "pilipili_v0", "--players", "2", "--agents", "random,{model}"]))
+        """,
+        capture_output=True,
+    )
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    assert lines[0].startswith("tableenvs: error: ") and "optional dependency" in lines[0]
