@@ -16,22 +16,114 @@ Where you are: the console script. Sub-commands:
 
 Flags mean one thing everywhere: ``--players`` is a number of players (seats), ``--policies`` a comma-separated
 list of policies.
+
+Errors never end in a traceback: a user error (bad flag, value, file or output path; a missing extra) is one line
+on stderr and exit code 2, checked before any game or training starts where possible; Ctrl-C prints one line and
+exits 130; a closed stdout (``| head``) exits 141 quietly; anything else is one ``internal error`` line and exit
+code 1 (set ``TABLEENVS_DEBUG=1`` to get the traceback instead).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
 import sys
 
 import numpy as np
 
 from tableenvs.evaluation.playing import limit_torch_threads
+from tableenvs.paths import check_model_files, check_output_dir
 from tableenvs.policies import BUILTIN_POLICIES, make_policy
 from tableenvs.registry import make, names
 
+#: Smallest value of each integer flag (by argparse dest), checked for every sub-command that has the flag.
+MINIMUM = {
+    "games": 1,
+    "workers": 1,
+    "players": 1,  # a count in every sub-command; the game then checks its own range
+    "torch_threads": 1,
+    "timesteps": 1,
+    "envs": 1,
+    "eval_every": 1,
+    "eval_games": 1,
+    "final_games": 0,
+    "seed": 0,
+}
+
+#: Modules the train extra provides (``tableenvs train`` checks them before anything else).
+TRAIN_MODULES = ("torch", "stable_baselines3", "sb3_contrib", "matplotlib", "tqdm", "rich", "openskill")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage block) and exit code 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tableenvs", description=__doc__.split("\n\n")[0])
+    """Run the command line; return the exit code (see the module docstring for the error policy)."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # a closed pipe shows up here rather than as a warning at interpreter exit
+        return code
+    except SystemExit as exit_:  # argparse: --help (0) and usage errors (2), already printed
+        return exit_.code if isinstance(exit_.code, int) else 2
+    except BrokenPipeError:  # stdout closed early (| head): stop quietly, as a SIGPIPE-killed tool would
+        _silence_stdout()
+        return 141
+    except KeyboardInterrupt:
+        print("\ntableenvs: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, TypeError) as error:
+        if os.environ.get("TABLEENVS_DEBUG"):
+            raise
+        print(f"tableenvs: error: {_one_line(error)}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as error:  # an optional dependency the checks above did not foresee
+        if os.environ.get("TABLEENVS_DEBUG"):
+            raise
+        print(
+            f"tableenvs: error: {_one_line(error)}: an optional dependency is missing; the extras (train, eval, "
+            "ray) are listed in the README",
+            file=sys.stderr,
+        )
+        return 2
+    except Exception as error:
+        if os.environ.get("TABLEENVS_DEBUG"):
+            raise
+        print(
+            f"tableenvs: internal error: {type(error).__name__}: {_one_line(error)} "
+            "(set TABLEENVS_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail on the closed pipe again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout is not a real file (captured in tests)
+        pass
+
+
+def _check_counts(args: argparse.Namespace) -> None:
+    """Refuse a zero or negative count before anything runs, naming the flag, the value and the allowed range."""
+    for dest, minimum in MINIMUM.items():
+        value = getattr(args, dest, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value < minimum:
+            raise ValueError(f"--{dest.replace('_', '-')} must be an integer >= {minimum}, got {value}")
+
+
+def _main(argv: list[str] | None) -> int:
+    parser = _Parser(prog="tableenvs", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
     commands.add_parser("list", help="list the environment names")
@@ -57,18 +149,15 @@ def main(argv: list[str] | None = None) -> int:
     _add_eval_parser(commands)
 
     args = parser.parse_args(argv)
-    try:
-        if args.command == "list":
-            print("\n".join(names()))
-            return 0
-        if args.command == "train":
-            return _train(args)
-        if args.command == "eval":
-            return _eval(args)
-        return _play(args)
-    except (ValueError, TypeError) as error:
-        print(f"tableenvs: error: {error}", file=sys.stderr)
-        return 2
+    _check_counts(args)
+    if args.command == "list":
+        print("\n".join(names()))
+        return 0
+    if args.command == "train":
+        return _train(args)
+    if args.command == "eval":
+        return _eval(args)
+    return _play(args)
 
 
 def _add_train_parser(commands) -> None:
@@ -79,7 +168,13 @@ def _add_train_parser(commands) -> None:
         "model, a learning-curve PNG and results.json under --out and print the final evaluation table.",
     )
     train.add_argument("env", help=f"environment name ({', '.join(names())})")
-    train.add_argument("--timesteps", type=int, default=50_000, help="learner decisions to train (default 50000)")
+    train.add_argument(
+        "--timesteps",
+        type=int,
+        default=50_000,
+        help="learner decisions to train (default 50000); PPO trains whole rollouts of 512 steps per env, so at "
+        "least 512 x --envs, rounded up to a multiple of it (50000 with 4 envs trains 51200)",
+    )
     train.add_argument(
         "--opponents",
         default="random",
@@ -130,18 +225,41 @@ def _parse_option(text: str) -> tuple[str, object]:
         return key, value
 
 
+def _missing_module(modules: tuple[str, ...]) -> str | None:
+    """The first of ``modules`` that cannot be imported (found without importing it), or None."""
+    for module in modules:
+        try:
+            if importlib.util.find_spec(module) is None:
+                return module
+        except (ImportError, ValueError):  # a blocked import, or a module left as None in sys.modules
+            return module
+    return None
+
+
 def _train(args: argparse.Namespace) -> int:
-    try:
-        from tableenvs.train import TrainConfig, train
-    except ImportError as error:
+    missing = _missing_module(TRAIN_MODULES)
+    if missing is not None:
         raise ValueError(
-            f"training needs the train extra ({error.name} is missing): "
+            f"training needs the train extra ({missing} is missing): "
             'python -m pip install torch==2.13.0 -e ".[train]" (the torch pin takes a CPU build)'
-        ) from None
+        )
+    from tableenvs.single_agent import SingleAgentEnv
+    from tableenvs.train import DEFAULT_HYPERPARAMETERS, TrainConfig, train
+
+    rollout = DEFAULT_HYPERPARAMETERS["n_steps"] * args.envs
+    if args.timesteps < rollout:
+        raise ValueError(
+            f"--timesteps must be >= {rollout} with --envs {args.envs} (PPO trains whole rollouts of "
+            f"{DEFAULT_HYPERPARAMETERS['n_steps']} steps per env), got {args.timesteps}; "
+            "use fewer --envs for a shorter run"
+        )
     options = dict(_parse_option(text) for text in args.option)
     if args.players is not None:
         options["num_players"] = args.players
     opponents = [name.strip() for name in args.opponents.split(",") if name.strip()]
+    if not opponents:
+        raise ValueError(f"--opponents names no policy: {args.opponents!r}")
+    check_model_files(opponents, "--opponents")
     seat = int(args.seat) if args.seat.lstrip("-").isdigit() else args.seat
     config = TrainConfig(
         args.env,
@@ -158,6 +276,9 @@ def _train(args: argparse.Namespace) -> int:
         final_games=args.final_games,
         progress_bar=not args.no_progress,
     )
+    check_output_dir(args.out, "--out")
+    # The game options, seat and opponents (saved models loaded and matched to the game) once, before training.
+    SingleAgentEnv(config.env, opponents=config.opponents, seat=config.seat, **config.options).close()
     train(config)
     return 0
 
@@ -231,9 +352,20 @@ def _policy_list(text: str, flag: str) -> list[str]:
     return names
 
 
+def _check_eval_extra(plot: bool, progress: bool) -> None:
+    """The eval extra's optional parts, checked before the games rather than when the results are written."""
+    needed = ("openskill",) + (("matplotlib",) if plot else ()) + (("tqdm",) if progress else ())
+    missing = _missing_module(needed)
+    if missing is not None:
+        skip = {"matplotlib": " (or pass --no-plot)", "tqdm": " (or pass --no-progress)"}.get(missing, "")
+        raise ValueError(f'eval needs the eval extra ({missing} is missing): pip install "tableenvs[eval]"{skip}')
+
+
 def _eval(args: argparse.Namespace) -> int:
     from tableenvs.evaluation import evaluate
 
+    check_output_dir(args.out, "--out")  # before any game: a bad --out must not cost the whole tournament
+    _check_eval_extra(plot=not args.no_plot, progress=not args.no_progress)
     options = dict(_parse_option(text) for text in args.option)
     opponents = None
     if args.opponents is not None:
@@ -278,6 +410,7 @@ def _play(args: argparse.Namespace) -> int:
         policy_names *= len(agent_names)
     if len(policy_names) != len(agent_names):
         raise ValueError(f"--policies names {len(policy_names)} policies for {len(agent_names)} players")
+    check_model_files(policy_names, "--policies")
     policies = {agent: make_policy(name, env) for agent, name in zip(agent_names, policy_names, strict=True)}
     limit_torch_threads(args.torch_threads)
     rng = np.random.default_rng(args.seed)

@@ -81,6 +81,21 @@ class TrainConfig:
             raise ValueError(
                 f"unknown hyperparameter(s) {', '.join(unknown)}; known: {', '.join(DEFAULT_HYPERPARAMETERS)}"
             )
+        if self.timesteps < self.rollout:  # PPO would silently train one whole rollout anyway
+            raise ValueError(
+                f"timesteps must be >= {self.rollout} (one PPO rollout: n_steps {self.rollout // self.num_envs} "
+                f"x {self.num_envs} envs), got {self.timesteps}"
+            )
+
+    @property
+    def rollout(self) -> int:
+        """Decisions per PPO update (``n_steps`` x ``num_envs``); training runs whole rollouts."""
+        return int(self.hyperparameters.get("n_steps", DEFAULT_HYPERPARAMETERS["n_steps"])) * self.num_envs
+
+    @property
+    def trained_timesteps(self) -> int:
+        """The decisions training really takes: ``timesteps`` rounded up to whole rollouts."""
+        return -(-self.timesteps // self.rollout) * self.rollout
 
 
 # ---------------------------------------------------------------------------------------------- evaluation
@@ -214,7 +229,13 @@ def train(config: TrainConfig) -> TrainResult:
     say(
         f"training MaskablePPO on {config.env}{f' {config.options}' if config.options else ''} "
         f"against {config.opponents!r}, "
-        f"seat {config.seat}, {config.timesteps} steps, {config.num_envs} envs, seed {config.seed}"
+        f"seat {config.seat}, {config.timesteps} steps"
+        + (
+            f" ({config.trained_timesteps} trained: whole rollouts of {config.rollout})"
+            if config.trained_timesteps != config.timesteps
+            else ""
+        )
+        + f", {config.num_envs} envs, seed {config.seed}"
     )
     vec_env = make_training_env(config)
     model = make_model(config, vec_env)

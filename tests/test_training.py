@@ -196,7 +196,7 @@ def test_cli_train_runs_the_job(tmp_path, capsys):
 
     out = tmp_path / "cli"
     code = main(
-        ["train", "nim_gym_v0", "--timesteps", "128", "--option", "pile=5", "--players", "3", "--envs", "2"]
+        ["train", "nim_gym_v0", "--timesteps", "1024", "--option", "pile=5", "--players", "3", "--envs", "2"]
         + ["--eval-every", "128", "--eval-games", "10", "--final-games", "10", "--no-progress", "--out", str(out)]
     )
     assert code == 0

@@ -20,6 +20,7 @@ backend    where ``fn`` runs
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
@@ -57,10 +58,18 @@ def run_batches(
     return _run_processes(fn, batches, workers, on_result)
 
 
+def _ignore_sigint() -> None:
+    """Worker initializer: Ctrl-C is the parent's to handle (a worker would print a traceback and carry on)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _run_processes(fn, batches, workers, on_result) -> list[Any]:
     results: list[Any] = [None] * len(batches)
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(workers, max(1, len(batches))), mp_context=context) as pool:
+    pool = ProcessPoolExecutor(
+        max_workers=min(workers, max(1, len(batches))), mp_context=context, initializer=_ignore_sigint
+    )
+    try:
         futures = {pool.submit(fn, batch): index for index, batch in enumerate(batches)}
         pending = set(futures)
         while pending:
@@ -70,6 +79,13 @@ def _run_processes(fn, batches, workers, on_result) -> list[Any]:
                 results[index] = future.result()
                 if on_result is not None:
                     on_result(index, results[index])
+    except BaseException:  # Ctrl-C or a failed batch: drop the queued batches and stop the workers now
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        raise
+    pool.shutdown()
     return results
 
 
