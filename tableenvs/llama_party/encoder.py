@@ -183,7 +183,7 @@ class Encoder:
 
 
 def describe_card(deck: Deck, card: int) -> str:
-    """E.g. ``"D1(D: +3/D, DF +5)"`` (standard deck); ``"card 40 (no such card)"`` out of range."""
+    """E.g. ``"D1(D: +3/D, DDD +13)"`` (standard deck); ``"card 40 (no such card)"`` out of range."""
     if 0 <= card < len(deck):
         return str(deck[card])
     return f"card {card} (no such card)"

@@ -145,5 +145,5 @@ def test_a_multi_rule_deck_file_plays(tmp_path):
 
 
 def test_encoder_docstring_example_matches_the_standard_deck():
-    assert describe_card(STANDARD_DECK, 12) == "D1(D: +3/D, DF +5)"
-    assert "D1(D: +3/D, DF +5)" in describe_card.__doc__
+    assert describe_card(STANDARD_DECK, 12) == "D1(D: +3/D, DDD +13)"
+    assert "D1(D: +3/D, DDD +13)" in describe_card.__doc__
