@@ -200,6 +200,9 @@ class Encoder:
         self._to_relative = [[(s - seat) % n for s in range(n)] for seat in range(n)]
         self._seat_base = [self.o_seats + r * self.seat_size for r in range(n)]
         self._previous_base = [self.o_previous + 1 + r * len(PREVIOUS_FIELDS) for r in range(n)]
+        # previous-round section per observing seat, built once per scored round (keyed on the summary object)
+        self._previous_of: object = None
+        self._previous_blocks: list[np.ndarray | None] = [None] * n
 
         # observation bounds
         self.low = np.zeros(self.size, np.float32)
@@ -419,19 +422,30 @@ class Encoder:
         out[self.o_mission : self.o_mission + vector.size] = vector
         summary = game.last_scored
         if summary is not None:  # the last scored round, all public: bids, tricks, chilis, its last trick
-            v[self.o_previous] = 1.0
-            previous = self._previous_base
-            bids, won, taken, discarded = summary.bids, summary.tricks_won, summary.taken, summary.discarded
-            for r in range(n):
-                s = rel[r]
-                b = previous[r]
-                v[b + P_BID] = bids[s]
-                v[b + P_WON] = won[s]
-                v[b + P_TAKEN] = taken[s]
-                v[b + P_DISCARDED] = discarded[s]
-            for play_seat, card, value in summary.last_trick:
-                b = previous[to_rel[play_seat]]
-                v[b + P_LVALUE] = value
-                if card == WILD:
-                    v[b + P_LWILD] = 1.0
-            v[previous[to_rel[summary.last_winner]] + P_LWON] = 1.0
+            if summary is not self._previous_of:
+                self._previous_of = summary
+                self._previous_blocks = [None] * n
+            block = self._previous_blocks[seat]
+            if block is None:
+                block = self._previous_blocks[seat] = self._previous_section(summary, seat)
+            out[self.o_previous : self.o_previous + block.size] = block
+
+    def _previous_section(self, summary: rules.RoundSummary, seat: int) -> np.ndarray:
+        """The ``previous_round`` section of ``seat``'s observation (see ``docs/pilipili.md``)."""
+        n = self.n
+        width = len(PREVIOUS_FIELDS)
+        block = np.zeros(1 + n * width, np.float32)
+        block[0] = 1.0
+        to_rel = self._to_relative[seat]
+        for s in range(n):
+            b = 1 + to_rel[s] * width
+            block[b + P_BID] = summary.bids[s]
+            block[b + P_WON] = summary.tricks_won[s]
+            block[b + P_TAKEN] = summary.taken[s]
+            block[b + P_DISCARDED] = summary.discarded[s]
+        for play_seat, card, value in summary.last_trick:
+            b = 1 + to_rel[play_seat] * width
+            block[b + P_LVALUE] = value
+            block[b + P_LWILD] = card == WILD
+        block[1 + to_rel[summary.last_winner] * width + P_LWON] = 1.0
+        return block
