@@ -5,9 +5,13 @@ built-in policies and prints, for every player count:
 
 * per-round score distribution of a seat in all-random tables and in all-greedy tables;
 * one greedy seat against random opponents: its win rate (ties count as shared: 1/k for k winners) and its mean
-  per-game score margin over the opponents' mean, with 95% confidence intervals.
+  per-game score margin over the opponents' mean, with 95% confidence intervals;
+* with ``--ablation N``: whether the goal choice and the passing each matter. In N games per variant one seat
+  (rotating) plays a variant among greedy opponents: greedy (control), random goal + greedy passing, greedy goal +
+  random passing, all random; printed: that seat's mean per-round score and its mean per-round gap to the greedy
+  seats of the same games (95% CIs over games). A gap well below 0 for a variant means the part it randomises matters.
 
-Run: ``python benchmarks/llama_party_scores.py --games 400``
+Run: ``python benchmarks/llama_party_scores.py --games 400`` (add ``--ablation 400`` for the ablation)
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import argparse
 
 import numpy as np
 
+from tableenvs.llama_party.encoder import LAYOUT
 from tableenvs.llama_party.env import raw_env
 from tableenvs.policies import make_policy
 from tableenvs.ratings import mean_interval, wilson_interval
@@ -35,6 +40,43 @@ def play(env, policies, seed):
     return env.game.round_scores, env.game.winners, env.game.totals
 
 
+class Split:
+    """``goal`` acts in the goal step, ``passing`` in the pass steps (both read the same observation)."""
+
+    def __init__(self, goal, passing):
+        self.goal, self.passing = goal, passing
+
+    def act(self, observation, action_mask, rng):
+        policy = self.goal if observation[LAYOUT.STEP] == 1.0 else self.passing
+        return policy.act(observation, action_mask, rng)
+
+
+def ablation(env, games: int, random_policy, greedy_policy) -> None:
+    n = env.num_players
+    variants = {
+        "greedy (control)": greedy_policy,
+        "random goal, greedy passing": Split(random_policy, greedy_policy),
+        "greedy goal, random passing": Split(greedy_policy, random_policy),
+        "random goal, random passing": random_policy,
+    }
+    for label, variant in variants.items():
+        own, gaps = [], []
+        for game in range(games):
+            seat = game % n
+            policies = [greedy_policy] * n
+            policies[seat] = variant
+            rounds, _, _ = play(env, policies, seed=200_000 + game)
+            # per game (rounds of one game are not independent): mean per-round score and gap
+            own.append(np.mean([r[seat] for r in rounds]))
+            gaps.append(np.mean([r[seat] - (sum(r) - r[seat]) / (n - 1) for r in rounds]))
+        m, lo, hi = mean_interval(own)
+        g, glo, ghi = mean_interval(gaps)
+        print(
+            f"  ablation, one seat among greedy: {label:28s} per-round score {m:5.1f} ({lo:5.1f}..{hi:5.1f}); "
+            f"gap to the greedy seats {g:+5.1f} ({glo:+5.1f}..{ghi:+5.1f})"
+        )
+
+
 def describe(values):
     v = np.asarray(values, float)
     q = np.percentile(v, [5, 25, 50, 75, 95])
@@ -49,6 +91,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=400, help="games per table kind and player count")
     parser.add_argument("--deck", default=None, help="deck file (default: the standard deck)")
     parser.add_argument("--players", default="2,3,4")
+    parser.add_argument("--ablation", type=int, default=0, help="also run the goal/passing ablation (N games)")
     args = parser.parse_args()
 
     for n in (int(p) for p in args.players.split(",")):
@@ -79,6 +122,8 @@ def main() -> None:
             f"chance {1 / n:.3f}); game-score margin over opponents' mean {m:+.1f} (95% CI {mlo:+.1f}..{mhi:+.1f})"
         )
         print(f"  per-round score, greedy seat among random: {describe(greedy_rounds)}")
+        if args.ablation:
+            ablation(env, args.ablation, random_policy, greedy_policy)
 
 
 if __name__ == "__main__":

@@ -98,7 +98,8 @@ class SB3Policy:
                 raise ValueError(
                     f"SB3 model {self.name!r} expects observations of shape {observation_shape} and "
                     f"{num_actions} actions, but {raw.metadata['name']} with {raw.num_players} players has "
-                    f"{env_shape} and {env_actions}: was it trained on another game or player count?"
+                    f"{env_shape} and {env_actions}: was it trained on another game or player count, or before the "
+                    f"game's observation changed (see the observation layout in its docs page)?"
                 )
 
     def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:

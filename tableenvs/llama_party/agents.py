@@ -29,20 +29,26 @@ class GoalTable:
 
     def __init__(self, deck):
         self.letters = np.array([card.letter for card in deck], np.int64)
-        self.top_letter = np.array([card.top_letter for card in deck], np.int64)
-        self.top_points = np.array([card.top_points for card in deck], np.int64)
-        need = np.array([card.combo_need for card in deck], np.int64)
+        # letter rules are linear: one (cards x letters) weight matrix holds them all
+        self.letter_points = np.array([card.letter_points for card in deck], np.int64)
+        # combinations: (cards x most combinations on a card x letters), padded with empty combinations worth 0
+        width = max(len(card.bottoms) for card in deck)
+        need = np.zeros((len(deck), width, NUM_LETTERS), np.int64)
+        self.combo_points = np.zeros((len(deck), width), np.int64)
+        for card in deck:
+            for k, (_, card_need, points) in enumerate(card.bottoms):
+                need[card.index, k] = card_need
+                self.combo_points[card.index, k] = points
         self.needed = need > 0
         self.need = np.maximum(need, 1)
-        self.combo_points = np.array([card.combo_points for card in deck], np.int64)
 
     def counts(self, cards: np.ndarray) -> np.ndarray:
         return np.bincount(self.letters[cards], minlength=NUM_LETTERS)
 
     def points(self, counts: np.ndarray) -> np.ndarray:
         """Points of a hand with letter ``counts`` under each card as a goal (shape ``(32,)``)."""
-        copies = np.where(self.needed, counts // self.need, 99).min(axis=1)
-        return self.top_points * counts[self.top_letter] + self.combo_points * copies
+        copies = np.where(self.needed, counts // self.need, 99).min(axis=2)
+        return self.letter_points @ counts + (self.combo_points * copies).sum(axis=1)
 
 
 class HeuristicPolicy:

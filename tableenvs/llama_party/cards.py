@@ -8,6 +8,9 @@ Where you are: the data layer of ``tableenvs/llama_party``. A deck is exactly 32
 * ``bottom`` — the combination rule when the card is a goal: ``points`` for each complete copy of ``combo``
   (e.g. ``"DF"``, ``"AABB"``) that the hand's letters can form, each card used at most once per copy.
 
+``top`` and ``bottom`` may each also be a list of 1..4 such rules (issue 15: the write-up scores a hand that
+meets both AABB and AA for both); every rule of a goal is scored, each combination independently of the others.
+
 Points are integers and may be negative. The standard deck is ``standard_deck.toml`` next to this file;
 users pass their own as a ``.toml``/``.json`` path (``{"cards": [...]}``) or as a list of card tables.
 Card *indices* (0..31, the order in the deck) are the integer ids used everywhere else (rules, actions).
@@ -28,6 +31,31 @@ DECK_SIZE = 32
 MAX_POINTS = 50  # bound on |points| of a rule, so observations stay bounded
 
 _RULE_POINTS = {"type": "integer", "minimum": -MAX_POINTS, "maximum": MAX_POINTS}
+MAX_RULES = 4  # rules of one kind (letter rules, combinations) on one card
+
+_TOP_RULE = {
+    "type": "object",
+    "required": ["letter", "points"],
+    "additionalProperties": False,
+    "properties": {"letter": {"type": "string", "pattern": "^[A-H]$"}, "points": _RULE_POINTS},
+}
+_BOTTOM_RULE = {
+    "type": "object",
+    "required": ["combo", "points"],
+    "additionalProperties": False,
+    "properties": {"combo": {"type": "string", "pattern": "^[A-H]{2,7}$"}, "points": _RULE_POINTS},
+}
+
+
+def _one_or_list(rule: dict[str, Any]) -> dict[str, Any]:
+    """A rule table, or a list of 1..MAX_RULES of them (``if``/``then``, so errors name the failing field)."""
+    return {
+        "type": ["object", "array"],
+        "if": {"type": "object"},
+        "then": rule,
+        "else": {"type": "array", "minItems": 1, "maxItems": MAX_RULES, "items": rule},
+    }
+
 
 CARD_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -36,18 +64,8 @@ CARD_SCHEMA: dict[str, Any] = {
     "properties": {
         "id": {"type": "string", "minLength": 1, "maxLength": 16},
         "letter": {"type": "string", "pattern": "^[A-H]$"},
-        "top": {
-            "type": "object",
-            "required": ["letter", "points"],
-            "additionalProperties": False,
-            "properties": {"letter": {"type": "string", "pattern": "^[A-H]$"}, "points": _RULE_POINTS},
-        },
-        "bottom": {
-            "type": "object",
-            "required": ["combo", "points"],
-            "additionalProperties": False,
-            "properties": {"combo": {"type": "string", "pattern": "^[A-H]{2,7}$"}, "points": _RULE_POINTS},
-        },
+        "top": _one_or_list(_TOP_RULE),
+        "bottom": _one_or_list(_BOTTOM_RULE),
     },
 }
 
@@ -65,7 +83,13 @@ DECK_SCHEMA: dict[str, Any] = {
 
 @dataclass(frozen=True)
 class Card:
-    """One llama card; letters are stored as indices 0..7 (A..H)."""
+    """One llama card; letters are stored as indices 0..7 (A..H).
+
+    ``tops`` lists every letter rule ``(letter, points)`` and ``bottoms`` every combination rule
+    ``(combo, need, points)``; ``top_letter`` .. ``combo_points`` repeat the first of each (a card with one rule
+    of each kind, as in the standard deck, is fully described by them). ``letter_points[l]`` sums the points
+    of the letter rules on letter ``l`` (letter rules are linear, so several add up).
+    """
 
     index: int  # position in the deck, 0..31: the integer id used by the rules and as action id
     id: str
@@ -75,14 +99,19 @@ class Card:
     combo: str
     combo_need: tuple[int, ...]  # how many of each letter A..H one copy of the combo needs
     combo_points: int
+    tops: tuple[tuple[int, int], ...] = ()
+    bottoms: tuple[tuple[str, tuple[int, ...], int], ...] = ()
+    letter_points: tuple[int, ...] = (0,) * NUM_LETTERS
 
     @property
     def letter_name(self) -> str:
         return LETTERS[self.letter]
 
     def rules_text(self) -> str:
-        """E.g. ``"+2/A, DF +5"``."""
-        return f"{self.top_points:+d}/{LETTERS[self.top_letter]}, {self.combo} {self.combo_points:+d}"
+        """E.g. ``"+2/A, DF +5"``; several rules: ``"+2/A +1/B, AABB +12, AA +3"``."""
+        tops = " ".join(f"{points:+d}/{LETTERS[letter]}" for letter, points in self.tops)
+        bottoms = ", ".join(f"{combo} {points:+d}" for combo, _, points in self.bottoms)
+        return f"{tops}, {bottoms}"
 
     def __str__(self) -> str:
         return f"{self.id}({self.letter_name}: {self.rules_text()})"
@@ -91,17 +120,35 @@ class Card:
 Deck = tuple[Card, ...]
 
 
+def _rules(value: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [value] if isinstance(value, dict) else list(value)
+
+
 def _card_from_data(index: int, data: dict[str, Any]) -> Card:
-    combo = data["bottom"]["combo"]
+    tops = tuple((LETTERS.index(rule["letter"]), int(rule["points"])) for rule in _rules(data["top"]))
+    bottoms = tuple(
+        (
+            "".join(sorted(rule["combo"])),
+            tuple(rule["combo"].count(letter) for letter in LETTERS),
+            int(rule["points"]),
+        )
+        for rule in _rules(data["bottom"])
+    )
+    letter_points = [0] * NUM_LETTERS
+    for letter, points in tops:
+        letter_points[letter] += points
     return Card(
         index=index,
         id=data["id"],
         letter=LETTERS.index(data["letter"]),
-        top_letter=LETTERS.index(data["top"]["letter"]),
-        top_points=int(data["top"]["points"]),
-        combo="".join(sorted(combo)),
-        combo_need=tuple(combo.count(letter) for letter in LETTERS),
-        combo_points=int(data["bottom"]["points"]),
+        top_letter=tops[0][0],
+        top_points=tops[0][1],
+        combo=bottoms[0][0],
+        combo_need=bottoms[0][1],
+        combo_points=bottoms[0][2],
+        tops=tops,
+        bottoms=bottoms,
+        letter_points=tuple(letter_points),
     )
 
 

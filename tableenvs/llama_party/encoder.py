@@ -27,6 +27,8 @@ block                 size  content
                             [dummy, relative seat 1, relative seat 2, relative seat 3]
 ``totals``            4     totals by relative seat, / 100
 ``round_scores``      4x4   score of each finished round (row) by relative seat (column), / 100
+``shown_hands``       4x32  by relative seat: 1 for each card that player showed at the last scoring (its
+                            final 7 cards, public); kept until the next scoring, all 0 before the first
 ====================  ====  ==========================================================================
 
 Hidden: other players' hands, picks and goals, the dummies' contents and goals, and the positions of
@@ -62,7 +64,8 @@ class Layout:
     RING = NUM_PLAYERS + 3
     TOTALS = RING + 3 * 4
     ROUND_SCORES = TOTALS + 4
-    SIZE = ROUND_SCORES + NUM_ROUNDS * 4
+    SHOWN_HANDS = ROUND_SCORES + NUM_ROUNDS * 4
+    SIZE = SHOWN_HANDS + NUM_SLOTS * DECK_SIZE
 
 
 LAYOUT = Layout
@@ -73,8 +76,8 @@ def max_round_score(deck: Deck) -> int:
     """An upper bound on |score| of a 7-card hand in one round (four goals, each at its most extreme)."""
 
     def extreme(card: Card) -> int:
-        combo_len = sum(card.combo_need)
-        return abs(card.top_points) * HAND_SIZE + abs(card.combo_points) * (HAND_SIZE // combo_len)
+        tops = sum(abs(points) for _, points in card.tops) * HAND_SIZE
+        return tops + sum(abs(points) * (HAND_SIZE // sum(need)) for _, need, points in card.bottoms)
 
     return NUM_SLOTS * max(extreme(card) for card in deck)
 
@@ -87,8 +90,8 @@ def observation_bounds(deck: Deck) -> tuple[np.ndarray, np.ndarray]:
     total_bound = (MAX_START_TOTAL + NUM_ROUNDS * max_round_score(deck)) / SCORE_SCALE
     low[Layout.TOTALS : Layout.TOTALS + 4] = -total_bound
     high[Layout.TOTALS : Layout.TOTALS + 4] = total_bound
-    low[Layout.ROUND_SCORES : Layout.SIZE] = -round_bound
-    high[Layout.ROUND_SCORES : Layout.SIZE] = round_bound
+    low[Layout.ROUND_SCORES : Layout.SHOWN_HANDS] = -round_bound
+    high[Layout.ROUND_SCORES : Layout.SHOWN_HANDS] = round_bound
     return low, high
 
 
@@ -97,8 +100,8 @@ class Encoder:
 
     Hot path (profiled): item writes through a memoryview for the few set entries (faster here than numpy
     scalar writes or fancy indexing from lists);
-    the table block (round, player count, ring, totals, round scores), which changes only when a round is dealt
-    or scored, is cached per seat under ``game.version`` and copied in as one slice.
+    the table block (round, player count, ring, totals, round scores, shown hands), which changes only when a round
+    is dealt or scored, is cached per seat under ``game.version`` and copied in as one slice.
     """
 
     def __init__(self, deck: Deck, num_players: int):
@@ -155,7 +158,7 @@ class Encoder:
         view[Layout.ROUND :] = block
 
     def _table_block(self, game: LlamaParty, seat: int) -> np.ndarray:
-        """The ``round`` .. ``round_scores`` blocks of ``seat``'s observation."""
+        """The ``round`` .. ``shown_hands`` blocks of ``seat``'s observation."""
         n = self.num_players
         full = np.zeros(OBSERVATION_SIZE, np.float32)
         full[Layout.ROUND + game.round_number - 1] = 1.0
@@ -172,11 +175,15 @@ class Encoder:
         for row, scores in enumerate(game.round_scores):
             for other in range(n):
                 full[Layout.ROUND_SCORES + row * 4 + relative[other]] = scores[other] / SCORE_SCALE
+        for other, cards in enumerate(game.shown_hands):
+            base = Layout.SHOWN_HANDS + relative[other] * DECK_SIZE
+            for card in cards:
+                full[base + card] = 1.0
         return full[Layout.ROUND :]
 
 
 def describe_card(deck: Deck, card: int) -> str:
-    """E.g. ``"D1(D: +2/D, DF +4)"``; ``"card 40 (no such card)"`` out of range."""
+    """E.g. ``"D1(D: +3/D, DDD +13)"`` (standard deck); ``"card 40 (no such card)"`` out of range."""
     if 0 <= card < len(deck):
         return str(deck[card])
     return f"card {card} (no such card)"

@@ -8,10 +8,10 @@ Import                ``tableenvs.make("llama_party_v0")`` or ``from tableenvs.l
 Agents                ``player_0 .. player_{n-1}``, n = ``num_players`` (2..4); 2 and 3 players add dummy hands
 Action space          ``Discrete(32)``: action ``c`` picks card ``c`` of the deck from the actor's hand, as its
                       secret goal (goal step) or as one of the 4 / 3 / 2 / 1 cards to pass (pass steps 1..4)
-Observation space     ``Dict(observation=Box(float32, (341,)), action_mask=Box(int8, (32,)))`` seen from the
+Observation space     ``Dict(observation=Box(float32, (469,)), action_mask=Box(int8, (32,)))`` seen from the
                       agent's seat: own hand, picks, own goal, revealed goals by position, step, cards passed and
-                      received this round, totals and round scores of all players, dummy positions in the ring
-                      (layout: ``tableenvs.llama_party.encoder``)
+                      received this round, totals and round scores of all players, dummy positions in the ring,
+                      the hands every player showed at the last scoring (layout: ``tableenvs.llama_party.encoder``)
 Action mask           1 for every card in the actor's hand not yet picked; all 0 for agents not to act
 Agent order           each step (goal choice, pass 1..4) asks ``player_0``, then ``player_1``, ..., for all their
                       picks; nothing moves until every player has picked
@@ -178,6 +178,11 @@ class LlamaPartyEnv(TableEnv):
                 )
             else:
                 lines.append(f"{names[slot]} (dummy): goal {goal_text}, hand: {cards(game.hands[slot])}")
+        if game.shown_hands:
+            goals = " ".join(deck[goal].id for goal in game.shown_display)
+            lines.append(f"shown at the last scoring (goals {goals}):")
+            for seat, hand in enumerate(game.shown_hands):
+                lines.append(f"  player_{seat}: {cards(hand)}")
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ helpers

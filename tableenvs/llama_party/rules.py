@@ -15,8 +15,8 @@ A round, in short (the full rules and every decision are in ``docs/llama_party.m
    ``PASS_COUNTS[step - 1]`` (4, 3, 2, 1) cards one at a time; nothing moves until all have picked. Then every
    player's picks go to the next slot of the passing ring (its left). Cards passed into a dummy are shuffled into
    it and the slot after the dummy draws as many cards from it at random.
-5. After the fourth pass every real player's 7 cards are scored against the four goals; the game ends after
-   round 4 or after a round in which a total reaches ``END_SCORE``.
+5. After the fourth pass every real player shows its 7 cards (``shown_hands``), scored against the four goals;
+   the game ends after round 4 or after a round in which a total reaches ``END_SCORE``.
 """
 
 from __future__ import annotations
@@ -64,8 +64,15 @@ def combo_copies(need: Sequence[int], counts: Sequence[int]) -> int:
 
 
 def goal_points(goal: Card, counts: Sequence[int]) -> int:
-    """Points one goal card gives a hand with letter ``counts``: top rule plus bottom rule."""
-    return goal.top_points * counts[goal.top_letter] + goal.combo_points * combo_copies(goal.combo_need, counts)
+    """Points one goal card gives a hand with letter ``counts``: every top rule plus every bottom rule (each
+    combination counted on its own: a hand holding AABB scores both AABB and AA when a card lists both)."""
+    points = 0
+    for letter, weight in enumerate(goal.letter_points):
+        if weight:
+            points += weight * counts[letter]
+    for _, need, combo_points in goal.bottoms:
+        points += combo_points * combo_copies(need, counts)
+    return points
 
 
 def hand_score(hand: Sequence[int], goals: Sequence[int], deck: Deck) -> int:
@@ -148,6 +155,9 @@ class LlamaParty:
     ``step``              0 = goal choice, 1..4 = the pass after reveal ``step`` (goals ``display[:step]`` are face up)
     ``passed``/``received``  per seat, the cards it passed / received this round, in order
     ``totals``, ``round_scores`` (one list per finished round), ``round_number`` (1..4), ``over``, ``winners``
+    ``shown_hands``       per seat, the 7 cards it showed at the last scoring (``[]`` before the first); public,
+                          kept until the next scoring (the next round is dealt in the same step)
+    ``shown_display``     the four goals of that scoring, by display position
     ``log``               outcome lines appended at reveals, passes and scoring (the env drains it)
     ``version``           changes whenever the table state (round, ring, totals, round scores) changes; the
                           encoder caches on it, so code that edits that state by hand must call :meth:`touch`
@@ -180,6 +190,8 @@ class LlamaParty:
         self.round_number = first_round
         self.over = False
         self.winners: list[int] = []
+        self.shown_hands: list[list[int]] = []
+        self.shown_display: list[int] = []
         self.log = []
         self._deal(hands, dummy_feeds)
 
@@ -317,6 +329,9 @@ class LlamaParty:
         self.round_scores.append(scores)
         for seat, score in enumerate(scores):
             self.totals[seat] += score
+        # every player shows its 7 cards face up (所有玩家将自己的7张手牌正面朝上公开): public from now on
+        self.shown_hands = [sorted(self.hands[seat]) for seat in range(self.num_players)]
+        self.shown_display = list(self.display)
         self.touch()
         for seat, score in enumerate(scores):
             letters = "".join(sorted(self.deck[card].letter_name for card in self.hands[seat]))

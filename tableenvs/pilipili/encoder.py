@@ -21,6 +21,9 @@ ids         count  meaning
 233         1      ready: look at your hand (timed look / memorise)
 ==========  =====  ================================================================================
 
+The last section summarises the last scored round (bids, tricks won, chilis taken and discarded, the cards of its
+last trick): the next round is dealt in the same step, so without it nobody would see how a round ended.
+
 Observation layout: :meth:`Encoder.layout` returns ``(name, start, size)`` for every section; the table is
 printed in ``docs/pilipili.md``. Values are 0/1 flags except the counts and card values noted there.
 """
@@ -81,6 +84,18 @@ SEAT_FIELDS = (
 S_DEALER, S_LEADER, S_TO_ACT, S_HAS_BID, S_BID, S_WON, S_CHILIS, S_HAND = range(8)
 S_TPLAYED, S_TVISIBLE, S_TVALUE, S_TWILD, S_LVALUE, S_LWILD, S_LWON, S_SWAP, S_LAST = range(8, 17)
 
+# Per-seat fields of the previous-round summary (relative seat order), after one "available" flag.
+PREVIOUS_FIELDS = (
+    "bid",
+    "tricks_won",
+    "chilis_taken",
+    "chilis_discarded",
+    "last_trick_value",
+    "last_trick_is_wild",
+    "won_last_trick",
+)
+P_BID, P_WON, P_TAKEN, P_DISCARDED, P_LVALUE, P_LWILD, P_LWON = range(7)
+
 ROUND_FIELDS = ("hand_size", "tricks_played", "total_tricks", "rounds_completed", "cards_left_to_pick")
 MISSION_FLAGS = (
     "pass_left_count",
@@ -103,6 +118,9 @@ MISSION_FLAGS = (
     "swap_after_trick",
     "listed_each",
     "expert",
+    "bid_start_left_of_dealer",
+    "bid_start_right_of_dealer",
+    "bid_counterclockwise",
 )
 
 
@@ -130,6 +148,9 @@ def mission_vector(mission: Mission) -> np.ndarray:
         m.swap,
         m.listed_each,
         m.expert,
+        m.bid_start == 1,
+        m.bid_start == -1,
+        m.bid_direction == -1,
     ]
     vector = np.zeros(len(MISSION_FLAGS) + MAX_BID + 1 + NUM_CARDS, np.float32)
     vector[: len(flags)] = flags
@@ -158,6 +179,7 @@ class Encoder:
             ("round", len(ROUND_FIELDS)),
             ("mission", len(MISSION_FLAGS) + MAX_BID + 1 + NUM_CARDS),
             ("positions_in_hand", MAX_HAND_SIZE),
+            ("previous_round", 1 + n * len(PREVIOUS_FIELDS)),
         ]
         self.offsets: dict[str, int] = {}
         start = 0
@@ -171,11 +193,16 @@ class Encoder:
         self.o_phase, self.o_hand, self.o_staged = o["phase"], o["own_hand"], o["own_staged"]
         self.o_played, self.o_others, self.o_seats = o["cards_played_this_round"], o["other_hands"], o["seats"]
         self.o_round, self.o_mission, self.o_positions = o["round"], o["mission"], o["positions_in_hand"]
+        self.o_previous = o["previous_round"]
         self._mission_cache: dict[int, tuple[Mission, np.ndarray]] = {}
         # hot-path tables: relative <-> absolute seats, block starts, count entries of the seat blocks
         self._relative = [[(seat + r) % n for r in range(n)] for seat in range(n)]
         self._to_relative = [[(s - seat) % n for s in range(n)] for seat in range(n)]
         self._seat_base = [self.o_seats + r * self.seat_size for r in range(n)]
+        self._previous_base = [self.o_previous + 1 + r * len(PREVIOUS_FIELDS) for r in range(n)]
+        # previous-round section per observing seat, built once per scored round (keyed on the summary object)
+        self._previous_of: object = None
+        self._previous_blocks: list[np.ndarray | None] = [None] * n
 
         # observation bounds
         self.low = np.zeros(self.size, np.float32)
@@ -190,6 +217,12 @@ class Encoder:
             self.high[base + S_LVALUE] = MAX_WILD_VALUE
             self.low[base + S_LAST] = -np.inf
             self.high[base + S_LAST] = np.inf
+        for b in self._previous_base:
+            self.high[b + P_BID] = MAX_BID
+            self.high[b + P_WON] = MAX_HAND_SIZE
+            self.high[b + P_TAKEN] = np.inf
+            self.high[b + P_DISCARDED] = np.inf
+            self.high[b + P_LVALUE] = MAX_WILD_VALUE
         self.high[self.o_round : self.o_round + 3] = MAX_HAND_SIZE
         self.high[self.o_round + 3] = np.inf
         self.high[self.o_round + 4] = MAX_HAND_SIZE
@@ -387,3 +420,32 @@ class Encoder:
             v[o + 4] = game.pass_count() - len(game.staged[seat])
         vector = self._mission_section(m)
         out[self.o_mission : self.o_mission + vector.size] = vector
+        summary = game.last_scored
+        if summary is not None:  # the last scored round, all public: bids, tricks, chilis, its last trick
+            if summary is not self._previous_of:
+                self._previous_of = summary
+                self._previous_blocks = [None] * n
+            block = self._previous_blocks[seat]
+            if block is None:
+                block = self._previous_blocks[seat] = self._previous_section(summary, seat)
+            out[self.o_previous : self.o_previous + block.size] = block
+
+    def _previous_section(self, summary: rules.RoundSummary, seat: int) -> np.ndarray:
+        """The ``previous_round`` section of ``seat``'s observation (see ``docs/pilipili.md``)."""
+        n = self.n
+        width = len(PREVIOUS_FIELDS)
+        block = np.zeros(1 + n * width, np.float32)
+        block[0] = 1.0
+        to_rel = self._to_relative[seat]
+        for s in range(n):
+            b = 1 + to_rel[s] * width
+            block[b + P_BID] = summary.bids[s]
+            block[b + P_WON] = summary.tricks_won[s]
+            block[b + P_TAKEN] = summary.taken[s]
+            block[b + P_DISCARDED] = summary.discarded[s]
+        for play_seat, card, value in summary.last_trick:
+            b = 1 + to_rel[play_seat] * width
+            block[b + P_LVALUE] = value
+            block[b + P_LWILD] = card == WILD
+        block[1 + to_rel[summary.last_winner] * width + P_LWON] = 1.0
+        return block

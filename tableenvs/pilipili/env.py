@@ -15,8 +15,9 @@ Observation           ``{"observation": float32 vector, "action_mask": int8 (234
                       the agent's seat (itself first): phase, own hand (when it may see it), own staged cards,
                       cards played this round, others' hands (forehead bidding / revealed hands), per-seat
                       dealer, leader, bids, tricks, chilis, hand sizes, current and last trick, designations;
-                      round counters; the mission's effects; memorised hand positions. Size
-                      ``8 + 2 + 3*56 + (n-1)*56 + n*(17+n) + 5 + 105 + 28`` (650 for 5 players)
+                      round counters; the mission's effects; memorised hand positions; the last scored
+                      round (bids, tricks, chilis, its last trick). Size
+                      ``8 + 2 + 3*56 + (n-1)*56 + n*(17+n) + 5 + 108 + 28 + 1 + 7n`` (689 for 5 players)
 Rewards               ``reward="penalty"`` (default): at each round's end, minus the chilis taken that round
                       (exact-bid discards counted back, so it can be positive); ``"win"``: at the game's end
                       +1 shared equally by the players with the fewest chilis, -1 to every other player
@@ -196,6 +197,16 @@ class PiliPiliEnv(TableEnv):
             )
         if game.trick:
             lines.append("trick: " + ", ".join(f"player_{s} {_played(c, v)}" for s, c, v in game.trick))
+        summary = game.last_scored
+        if summary is not None:
+            seats = "; ".join(
+                f"player_{s} bid {summary.bids[s]} won {summary.tricks_won[s]} took {summary.taken[s]}"
+                + (f" discarded {summary.discarded[s]}" if summary.discarded[s] else "")
+                for s in range(self.num_players)
+            )
+            last = ", ".join(f"player_{s} {_played(c, v)}" for s, c, v in summary.last_trick)
+            lines.append(f"previous round: {seats}")
+            lines.append(f"previous round's last trick: {last} (won by player_{summary.last_winner})")
         if game.over:
             if game.truncated:
                 lines.append(f"cut short after {game.rounds_completed} rounds")

@@ -31,6 +31,9 @@ type                           parameters                   effect
 ``highest_or_lowest`` (expert) --                           play only your highest or lowest card
 ``listed_numbers`` (expert)    ``numbers``, ``each``        +1 chili per won trick holding a listed number
 ``swap_after_trick`` (expert)  --                           a trick's winner may swap one card with a player
+``bidding_order``              ``start``, ``direction``     bidding starts at ``start`` (``dealer``,
+                                                            ``left_of_dealer``, ``right_of_dealer``) and goes
+                                                            ``clockwise`` or ``counterclockwise``
 =============================  ===========================  ================================================
 
 The "(expert)" column is descriptive only: a card's ``expert`` flag decides whether ``expert=False``
@@ -75,6 +78,10 @@ _PARAMETERS: dict[str, dict[str, Any]] = {
     "pass_hand": {"direction": {"enum": ["left", "right"]}},
     "forbid_bid": {"bid": {"type": "integer", "minimum": 0, "maximum": MAX_HAND_SIZE}},
     "extra_draw": {"count": {"type": "integer", "minimum": 1, "maximum": MAX_EXTRA_DRAW}},
+    "bidding_order": {
+        "start": {"enum": ["dealer", "left_of_dealer", "right_of_dealer"]},
+        "direction": {"enum": ["clockwise", "counterclockwise"]},
+    },
     "listed_numbers": {
         "numbers": {
             "type": "array",
@@ -89,7 +96,11 @@ _PARAMETERS: dict[str, dict[str, Any]] = {
 _REQUIRED = {"pass_left": ["count"], "pass_right": ["count"], "pass_hand": ["direction"], "forbid_bid": ["bid"]}
 _REQUIRED["listed_numbers"] = ["numbers"]
 
-EFFECT_TYPES = tuple(_PARAMETERS)
+#: Effects only custom decks use (the standard deck has no card with them; issue 15).
+EXTRA_EFFECT_TYPES = ("bidding_order",)
+#: Effects of the standard deck (it covers each at least once).
+EFFECT_TYPES = tuple(name for name in _PARAMETERS if name not in EXTRA_EFFECT_TYPES)
+ALL_EFFECT_TYPES = tuple(_PARAMETERS)
 
 #: JSON Schema of a mission deck (a table with a ``mission`` array).
 DECK_SCHEMA: dict[str, Any] = {
@@ -112,7 +123,7 @@ DECK_SCHEMA: dict[str, Any] = {
                         "type": "array",
                         "items": {
                             "type": "object",
-                            "properties": {"type": {"enum": list(EFFECT_TYPES)}},
+                            "properties": {"type": {"enum": list(ALL_EFFECT_TYPES)}},
                             "required": ["type"],
                             "allOf": [
                                 {
@@ -148,6 +159,8 @@ class Mission:
 
     ``pass_direction`` is +1 (to the left, i.e. the next seat clockwise), -1 (to the right) or 0;
     ``pass_count`` is the number of cards passed (0: none; ``pass_all`` passes the whole hand instead).
+    ``bid_start`` / ``bid_direction``: the first bidder's offset from the dealer (0, +1 or -1) and the
+    bidding direction (+1 clockwise, -1 counterclockwise).
     """
 
     id: int
@@ -174,6 +187,8 @@ class Mission:
     listed_numbers: tuple[int, ...] = ()
     listed_each: bool = False
     swap: bool = False
+    bid_start: int = 0  # first bidder: the dealer (0), left of the dealer (+1) or right of it (-1)
+    bid_direction: int = 1  # bidding goes clockwise (+1) or counterclockwise (-1)
     effects: tuple[dict[str, Any], ...] = field(default=(), compare=False)
 
     @property
@@ -190,6 +205,13 @@ class Mission:
 BASIC_MISSION = Mission(id=0, hand_size=5, name="basic game (no mission)")
 
 
+_BID_START_TEXT = {
+    "dealer": "the dealer",
+    "left_of_dealer": "the dealer's left",
+    "right_of_dealer": "the dealer's right",
+}
+
+
 def describe_effect(effect: dict[str, Any]) -> str:
     kind = effect["type"]
     if kind in ("pass_left", "pass_right"):
@@ -200,6 +222,9 @@ def describe_effect(effect: dict[str, Any]) -> str:
         return f"bidding {effect['bid']} is forbidden"
     if kind == "extra_draw":
         return f"everyone draws {effect.get('count', 1)} card(s) after bidding"
+    if kind == "bidding_order":
+        start = _BID_START_TEXT[effect.get("start", "dealer")]
+        return f"bidding starts at {start} and goes {effect.get('direction', 'clockwise')}"
     if kind == "listed_numbers":
         each = "each listed card" if effect.get("each", False) else "once per trick"
         return f"+1 chili per won trick holding {', '.join(map(str, effect['numbers']))} ({each})"
@@ -253,6 +278,12 @@ def mission_from_dict(data: dict[str, Any]) -> Mission:
             forbidden.add(effect["bid"])
         elif kind == "extra_draw":
             fields["extra_draw"] = effect.get("count", 1)
+        elif kind == "bidding_order":
+            start = {"dealer": 0, "left_of_dealer": 1, "right_of_dealer": -1}[effect.get("start", "dealer")]
+            direction = 1 if effect.get("direction", "clockwise") == "clockwise" else -1
+            if (start, direction) == (0, 1):
+                raise DeckError(f"{where}: bidding_order must change the order (start or direction)")
+            fields.update(bid_start=start, bid_direction=direction)
         elif kind == "listed_numbers":
             fields.update(listed_numbers=tuple(sorted(effect["numbers"])), listed_each=effect.get("each", False))
         else:

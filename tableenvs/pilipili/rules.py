@@ -19,6 +19,7 @@ round or ``GAME_OVER``.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import NamedTuple
 
 import numpy as np
 
@@ -45,6 +46,22 @@ class Phase(IntEnum):
 NUM_PHASES = 8  # phases in which someone acts (GAME_OVER excluded)
 # Module-level aliases of the members: hot paths use these (a ``Phase.X`` lookup costs ~0.4 us).
 LOOK, BID, DESIGNATE, PASS, PLAY, DECLARE, SWAP_NAME, SWAP_GIVE, GAME_OVER = Phase
+
+
+class RoundSummary(NamedTuple):
+    """What every player saw of the last scored round (all of it was public when it happened).
+
+    ``taken``: chilis each seat took (bid error, mission extras and designation) before the exact-bid
+    discard; ``discarded``: chilis it then discarded; ``last_trick``: ``(seat, card, value)`` of the round's
+    last trick, in play order (played face up, so public), won by ``last_winner``.
+    """
+
+    bids: list[int]
+    tricks_won: list[int]
+    taken: list[int]
+    discarded: list[int]
+    last_trick: list[tuple[int, int, int]]
+    last_winner: int
 
 
 class RulesError(ValueError):
@@ -90,6 +107,8 @@ class PiliPiliGame:
         self.winners: list[int] = []
         self.round_scored = False  # set when a move ends a round; the caller clears it
         self.last_round_change = [0] * num_players
+        # Public summary of the last scored round (None before the first): see :class:`RoundSummary`.
+        self.last_scored: RoundSummary | None = None
         self._mission_pile: list[Mission] = []
 
     # ------------------------------------------------------------------ setup
@@ -173,8 +192,8 @@ class PiliPiliGame:
                 f"round {self.rounds_completed + 1}: dealer player_{self.dealer}, mission {m.id}"
                 f"{' ' + repr(m.name) if m.name else ''} (hand {h}): {m.describe()}"
             )
-        self.to_act = self.dealer
         self.phase = LOOK if m.has_look else BID
+        self.to_act = self.dealer if m.has_look else self.first_bidder()
 
     # ------------------------------------------------------------------ queries
 
@@ -184,6 +203,10 @@ class PiliPiliGame:
 
     def next_seat(self, seat: int) -> int:
         return (seat + 1) % self.n
+
+    def first_bidder(self) -> int:
+        """The dealer, unless the mission changes the bidding order (``bidding_order``)."""
+        return (self.dealer + self.mission.bid_start) % self.n
 
     def sees_own_hand(self, seat: int) -> bool:
         """Whether ``seat`` may look at its own hand now (the forehead, blind, look and memorise rules)."""
@@ -273,7 +296,7 @@ class PiliPiliGame:
         if self.acted == self.n:
             self.acted = 0
             self.phase = BID
-            self.to_act = self.dealer
+            self.to_act = self.first_bidder()
 
     def bid(self, bid: int) -> None:
         self._require(BID)
@@ -283,7 +306,7 @@ class PiliPiliGame:
         self.bids[seat] = bid
         self.last_bid = bid
         self.bids_made += 1
-        self.to_act = self.next_seat(seat)
+        self.to_act = (seat + self.mission.bid_direction) % self.n
         if self.bids_made == self.n:
             self.to_act = self.dealer
             if self.mission.designate:
@@ -481,6 +504,9 @@ class PiliPiliGame:
                     chilis[s] -= discarded[s]
         self.chilis = chilis
         self.last_round_change = [chilis[s] - before[s] for s in range(n)]
+        self.last_scored = RoundSummary(
+            self.bids[:], self.tricks_won[:], taken, discarded, list(self.last_trick), self.last_winner
+        )
         self.round_history.append(
             {
                 "mission": m.id,

@@ -24,7 +24,9 @@ Infos                 after a successful commit every agent's info holds ``arran
                       the table, tuple of ``Meld``); after a game ends, ``game_result`` (``GameResult``)
 Options               ``num_players`` (2..4, default 4), ``min_initial`` (opening points, 30),
                       ``draw_after_play`` (False), ``strict_commit`` (True), ``pool_exhausted`` ("lowest_rack"
-                      or "draw"), ``games_per_episode`` (1), ``max_turns`` (1000), ``render_mode``
+                      or "draw"), ``games_per_episode`` (1), ``max_turns`` (1000), ``end_on_empty_pool``
+                      (False: play on until every player passes; True: the game ends when the pool runs out,
+                      the write-up's rule), ``render_mode``
 Reset options         ``racks`` (one tile list per seat, ids or names like "red 7"), ``table`` (tiles of a valid
                       table), ``pool`` (drawing order, exactly the remaining tiles), ``first_player``, ``opened``
                       (per-seat flags); they script the first game only
@@ -60,6 +62,7 @@ class RummikubEnv(TableEnv):
         pool_exhausted: str = "lowest_rack",
         games_per_episode: int = 1,
         max_turns: int = 1000,
+        end_on_empty_pool: bool = False,
         render_mode: str | None = None,
     ):
         self.game = Rummikub(
@@ -70,6 +73,7 @@ class RummikubEnv(TableEnv):
             pool_exhausted=pool_exhausted,
             games_per_episode=games_per_episode,
             max_turns=max_turns,
+            end_on_empty_pool=end_on_empty_pool,
         )
         low, high = observation_bounds(self.game.games_per_episode)
         super().__init__(

@@ -14,8 +14,9 @@ with nothing staged, *draws* one tile from the pool (a *pass* once the pool is e
 prefix therefore has a legal completion, so a player can never get stuck. The first play of each player
 (the opening) uses only its own tiles, leaves the table untouched and is worth ``min_initial`` points.
 A game ends when a player empties its rack, or, once the pool is empty, when every player has passed in
-a row (``pool_exhausted`` decides the scores). An episode is ``games_per_episode`` games; it is
-truncated after ``max_turns`` turns in total.
+a row (``pool_exhausted`` decides the scores); with ``end_on_empty_pool=True`` (the write-up's literal
+rule) it ends instead at the end of the turn in which the pool runs out (same scoring). An episode is
+``games_per_episode`` games; it is truncated after ``max_turns`` turns in total.
 """
 
 from __future__ import annotations
@@ -117,6 +118,7 @@ class Rummikub:
         pool_exhausted: str = "lowest_rack",
         games_per_episode: int = 1,
         max_turns: int = 1000,
+        end_on_empty_pool: bool = False,
     ):
         self.num_players = check_int("num_players", num_players, 2, 4)
         self.min_initial = check_int("min_initial", min_initial, 0)
@@ -125,6 +127,7 @@ class Rummikub:
         self.pool_exhausted = check_choice("pool_exhausted", pool_exhausted, POOL_EXHAUSTED)
         self.games_per_episode = check_int("games_per_episode", games_per_episode, 1)
         self.max_turns = check_int("max_turns", max_turns, 1)
+        self.end_on_empty_pool = check_bool("end_on_empty_pool", end_on_empty_pool)
         n = self.num_players
         self.racks = np.zeros((n, TILE_TYPES), np.int64)
         self.table = np.zeros(TILE_TYPES, np.int64)
@@ -364,17 +367,21 @@ class Rummikub:
         self.passes += 1
         if self.passes < self.num_players:
             return None
+        return self._pool_end("pool empty and every player passed")
+
+    def _pool_end(self, why: str) -> list[float]:
+        """End the game without a player going out: ``pool_exhausted`` decides (a draw, or the lowest rack)."""
         totals = self.rack_totals()
         n = self.num_players
         if self.pool_exhausted == "draw":
-            self.log.append(f"game {self.game_number}: pool empty and every player passed: a draw")
+            self.log.append(f"game {self.game_number}: {why}: a draw")
             return self._finish("draw", (), [0.0] * n, totals)
         low = min(totals)
         winners = tuple(s for s in range(n) if totals[s] == low)
         losers_total = sum(totals[s] for s in range(n) if s not in winners)
         scores = [losers_total / len(winners) if s in winners else -float(totals[s]) for s in range(n)]
         names = ", ".join(f"player_{s}" for s in winners)
-        self.log.append(f"game {self.game_number}: pool empty and every player passed; lowest rack ({low}): {names}")
+        self.log.append(f"game {self.game_number}: {why}; lowest rack ({low}): {names}")
         return self._finish("lowest_rack", winners, scores, totals)
 
     def _score_out(self, seat: int) -> list[float]:
@@ -396,6 +403,8 @@ class Rummikub:
 
     def _end_turn(self, game_scores: list[float] | None) -> list[float] | None:
         self.turn += 1
+        if game_scores is None and self.end_on_empty_pool and self.pool_size == 0:
+            game_scores = self._pool_end("the pool is drawn out (end_on_empty_pool)")
         self._legal = None
         if game_scores is not None and not self.over:
             self._deal(None, np.zeros(TILE_TYPES, np.int64), None, None, None)

@@ -62,7 +62,7 @@ def test_registry_make_and_pettingzoo_registry():
 def test_spaces():
     e = raw_env(num_players=4)
     space = e.observation_space("player_0")
-    assert space["observation"].shape == (OBSERVATION_SIZE,) == (341,)
+    assert space["observation"].shape == (OBSERVATION_SIZE,) == (469,)  # 341 before issue 15 (shown hands)
     assert e.action_space("player_0").n == 32
     assert space is e.observation_space("player_0")
 
