@@ -295,7 +295,7 @@ def _format_eval_line(result: dict[str, Any], config: TrainConfig) -> str:
         f"reward/game {interval('mean_reward', True)} ({result['games']} games vs {_describe(config.opponents)})"
     )
     if result.get("illegal_rate") is not None:
-        line += f"; illegal actions asked {result['illegal_rate']:.1%}"
+        line += f"; {result['illegal_rate']:.1%} of its actions so far were illegal"
     return line
 
 
