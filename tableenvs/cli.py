@@ -128,6 +128,12 @@ def _add_train_parser(commands) -> None:
         default=10_000,
         help="timesteps between checkpoints under OUT/checkpoint (default 10000; 0: only on Ctrl-C/SIGTERM)",
     )
+    train.add_argument(
+        "--self-play-every",
+        type=int,
+        default=0,
+        help="self-play: every N steps a snapshot of the learner joins the opponent pool (default 0: off)",
+    )
     train.add_argument("--resume", metavar="DIR", default=None, help="continue the run saved in DIR to its budget")
     train.add_argument("--tensorboard", metavar="DIR", default=None, help="log training and evaluation to TensorBoard")
     train.add_argument(
@@ -219,6 +225,7 @@ def _train(args: argparse.Namespace) -> int:
         algo=args.algo,
         illegal_action=args.illegal_action,
         checkpoint_every=args.checkpoint_every,
+        self_play_every=args.self_play_every,
         tensorboard=args.tensorboard,
         log_formats=log_formats,
     )

@@ -17,7 +17,9 @@ Where you are: shared training plumbing (needs the ``train`` extra), used by ``t
    so far, the opponent pool when the envs have one, DQN's replay buffer) and print one line saying so. A
    signal stops training at the next step (a second Ctrl-C aborts at once); :func:`train` then returns with
    ``interrupted`` set. :func:`resume` (``tableenvs train --resume DIR``) continues the run to its budget: steps
-   already trained are not run again (a rollout cut short by the signal is discarded, not counted);
+   already trained are not run again (a rollout cut short by the signal is discarded, not counted). With
+   ``self_play_every``, the opponents are an :class:`~tableenvs.single_agent.OpponentPool` fed by
+   :class:`~tableenvs.selfplay.SelfPlayCallback` snapshots (``out/pool``), and the pool is part of the checkpoint;
 3. save ``model.zip``, ``curve.png`` (the learning curve), ``results.json`` (strict JSON); play the final
    evaluation and print the table: the trained agent, a random agent and the heuristic each in every seat on the
    same deals (a duplicate-deal gauntlet of :func:`tableenvs.evaluation.evaluate`), against random and against
@@ -121,6 +123,8 @@ class TrainConfig:
     algo: str = "maskable_ppo"  # one of ALGORITHMS
     illegal_action: str | None = None  # SingleAgentEnv's mode; None: "raise" for maskable_ppo, else "random"
     checkpoint_every: int = 10_000  # steps between checkpoints (0: only on a signal)
+    self_play_every: int = 0  # > 0: self-play, a snapshot of the learner joins the opponent pool every so many steps
+    self_play_pool: int = 5  # snapshots kept in the pool (with the starting opponents)
     tensorboard: str | None = None  # a TensorBoard log directory (SB3's "tensorboard" logger format)
     log_formats: list[str] = field(default_factory=list)  # more SB3 logger formats, written to out/logs
     progress_bar: bool = True
@@ -132,12 +136,14 @@ class TrainConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        for name in ("final_games", "checkpoint_every"):
+        for name in ("final_games", "checkpoint_every", "self_play_every", "self_play_pool"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
         if self.vec_env not in ("dummy", "subproc"):
             raise ValueError(f"vec_env must be 'dummy' or 'subproc', got {self.vec_env!r}")
+        if self.self_play_every and isinstance(self.opponents, (list, tuple)):
+            raise ValueError("self-play starts from one opponent spec for every seat, not a per-seat list")
         if self.algo not in ALGORITHMS:
             raise ValueError(f"algo must be one of {', '.join(ALGORITHMS)}; got {self.algo!r}")
         if self.illegal_action is None:
@@ -240,7 +246,7 @@ def _env_factory(config: TrainConfig, rank: int):
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         return SingleAgentEnv(
             config.env,
-            opponents=config.opponents,
+            opponents=OpponentPool([config.opponents]) if config.self_play_every else config.opponents,
             seat=config.seat,
             illegal_action=config.illegal_action,
             **config.options,
@@ -603,6 +609,11 @@ def train(config: TrainConfig, *, _resume_state: dict[str, Any] | None = None) -
         + (f" (runs {to_run:,}: whole rollouts of {config.rollout_size():,})" if to_run != config.timesteps else "")
         + f", {config.num_envs} envs, seed {config.seed}"
         + (f", illegal actions: {config.illegal_action}" if config.algo != "maskable_ppo" else "")
+        + (
+            f", self-play: a snapshot joins the pool every {config.self_play_every:,} steps"
+            if config.self_play_every
+            else ""
+        )
     )
     env_seed = config.seed
     if _resume_state is not None:
@@ -630,6 +641,21 @@ def train(config: TrainConfig, *, _resume_state: dict[str, Any] | None = None) -
         run.baseline = summary(evaluate_agent(config, ["random"], config.eval_games, 10_000_000 + config.seed))
     with _Stop() as stop:
         callback = _TrainingCallback.create(config, run, stop)
+        if config.self_play_every:
+            from stable_baselines3.common.callbacks import CallbackList
+
+            from tableenvs.selfplay import SelfPlayCallback
+
+            self_play = SelfPlayCallback(
+                out.resolve() / "pool",
+                snapshot_every=config.self_play_every,
+                pool_size=config.self_play_pool,
+                keep=[config.opponents],
+            )
+            pool = (_resume_state or {}).get("opponent_pool")
+            if pool is not None:  # the snapshots taken before the interruption stay in the pool
+                self_play.snapshots = [Path(member) for member in pool["members"][1:]]
+            callback = CallbackList([callback, self_play])
         run.segment_started = time.perf_counter()
         try:
             remaining = config.timesteps - run.trained_steps
@@ -643,7 +669,7 @@ def train(config: TrainConfig, *, _resume_state: dict[str, Any] | None = None) -
         except KeyboardInterrupt:  # a second Ctrl-C, or one raised where no handler could be installed
             stop.signal = stop.signal or "SIGINT"
         finally:
-            callback.close_bar()
+            (callback.callbacks[0] if config.self_play_every else callback).close_bar()
         if stop.signal is not None:
             run.interruptions += 1
             line = run.save_checkpoint(model, f"{stop.signal} received")

@@ -6,6 +6,7 @@ These test plumbing on the toy Nim game, not learning (docs/training.md records 
 """
 
 import json
+from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -311,13 +312,46 @@ def test_interrupted_run_saves_a_checkpoint_and_resumes_to_its_budget(tmp_path, 
         train_module.resume(tmp_path / "nowhere")
 
 
+def test_sigterm_stops_a_self_play_run_and_resume_keeps_its_opponent_pool(tmp_path, monkeypatch, capsys):
+    import os
+    import signal
+
+    import tableenvs.train as train_module
+
+    real = train_module.evaluate_agent
+    calls = []
+
+    def terminating(config, agents, games, seed):
+        calls.append(1)
+        if len(calls) == 4:  # the baseline, steps 0 and 128, then SIGTERM (as from `kill`) at step 256
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(config, agents, games, seed)
+
+    monkeypatch.setattr(train_module, "evaluate_agent", terminating)
+    config = tiny_config(tmp_path, timesteps=512, self_play_every=100, self_play_pool=2)
+    first = train(config)
+    assert first.interrupted == "SIGTERM" and first.timesteps == 256
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the job's handlers are gone again
+    assert "checkpoint (SIGTERM received) at step 256" in capsys.readouterr().out
+    pool = train_module.read_checkpoint(config.out)["opponent_pool"]
+    assert pool["members"][0] == "random" and len(pool["members"]) == 3  # random + the 2 newest snapshots
+    assert all(Path(member).is_file() for member in pool["members"][1:])
+
+    monkeypatch.setattr(train_module, "evaluate_agent", real)
+    second = train_module.resume(config.out, progress_bar=False)
+    assert second.timesteps == 512
+    snapshots = sorted((config.out / "pool").glob("snapshot_*.zip"))
+    assert len(snapshots) >= 4  # taken before and after the interruption
+    final_pool = train_module.read_checkpoint(config.out)["opponent_pool"]["members"]
+    assert final_pool[0] == "random" and final_pool[1:] == [str(p) for p in snapshots[-2:]]
+
+
 def test_ctrl_c_in_a_cli_subprocess_saves_a_checkpoint_then_resume_finishes(tmp_path):
     import os
     import signal
     import subprocess
     import sys
     import time
-    from pathlib import Path
 
     from tableenvs.cli import main
 
