@@ -15,9 +15,9 @@ Where you are: shared training plumbing (needs the ``train`` extra), used by ``t
    ``tensorboard`` and ``log_formats``); every ``checkpoint_every`` steps, and on Ctrl-C (SIGINT) or SIGTERM,
    save a checkpoint under ``out/checkpoint`` (model with optimizer state, run configuration, step count, curve
    so far, the opponent pool when the envs have one, DQN's replay buffer) and print one line saying so. A
-   signal stops training at the next step (a second Ctrl-C aborts at once); :func:`train` then returns with
-   ``interrupted`` set. :func:`resume` (``tableenvs train --resume DIR``) continues the run to its budget: steps
-   already trained are not run again (a rollout cut short by the signal is discarded, not counted). With
+   signal stops training at the next step (a second Ctrl-C at once, even inside an update); :func:`train` then
+   returns with ``interrupted`` set. :func:`resume` (``tableenvs train --resume DIR``) continues the run to its
+   budget: steps already trained are not run again (a rollout cut short by the signal is discarded, not counted). With
    ``self_play_every``, the opponents are an :class:`~tableenvs.single_agent.OpponentPool` fed by
    :class:`~tableenvs.selfplay.SelfPlayCallback` snapshots (``out/pool``), and the pool is part of the checkpoint;
 3. save ``model.zip``, ``curve.png`` (the learning curve), ``results.json`` (strict JSON); play the final
