@@ -616,6 +616,13 @@ def train(config: TrainConfig, *, _resume_state: dict[str, Any] | None = None) -
         )
     )
     env_seed = config.seed
+    if _resume_state is None and (run.directory / STATE_FILE).is_file():
+        earlier = read_checkpoint(out)
+        if not earlier["complete"]:  # a fresh start would overwrite a run that can still be resumed
+            raise ValueError(
+                f"{str(out)!r} holds an unfinished run (step {earlier['timesteps']:,} of {earlier['steps_to_run']:,}): "
+                f"continue it with tableenvs train --resume {out}, or train into another --out"
+            )
     if _resume_state is not None:
         run.load(_resume_state)
         # Fresh deals after a resume (not a replay of the first ones), still fixed by the seed and the step count.

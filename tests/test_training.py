@@ -297,6 +297,8 @@ def test_interrupted_run_saves_a_checkpoint_and_resumes_to_its_budget(tmp_path, 
     )
 
     monkeypatch.setattr(train_module, "evaluate_agent", real)
+    with pytest.raises(ValueError, match="holds an unfinished run .step 256 of 512.: continue it with"):
+        train(config)  # a fresh start would overwrite it
     second = train_module.resume(config.out, progress_bar=False)
     assert second.interrupted is None and second.timesteps == 512
     assert "resuming at step 256" in capsys.readouterr().out
