@@ -331,9 +331,10 @@ def test_sigterm_stops_a_self_play_run_and_resume_keeps_its_opponent_pool(tmp_pa
 
     monkeypatch.setattr(train_module, "evaluate_agent", terminating)
     config = tiny_config(tmp_path, timesteps=512, self_play_every=100, self_play_pool=2)
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
     first = train(config)
     assert first.interrupted == "SIGTERM" and first.timesteps == 256
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the job's handlers are gone again
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before  # the job's handlers left
     assert "checkpoint (SIGTERM received) at step 256" in capsys.readouterr().out
     pool = train_module.read_checkpoint(config.out)["opponent_pool"]
     assert pool["members"][0] == "random" and len(pool["members"]) == 3  # random + the 2 newest snapshots
