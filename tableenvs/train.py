@@ -182,7 +182,10 @@ class TrainConfig:
         settings = self.settings
         if "n_steps" in settings:  # on-policy: whole rollouts of n_steps per env
             return int(settings["n_steps"]) * self.num_envs
-        return self.num_envs  # DQN: one step of every env at a time
+        frequency = settings.get("train_freq", 1)  # DQN: train_freq steps of every env between updates
+        if isinstance(frequency, (tuple, list)):
+            frequency = frequency[0] if len(frequency) == 2 and frequency[1] == "step" else 1
+        return int(frequency) * self.num_envs
 
     def steps_to_run(self) -> int:
         """The steps the learner actually runs for a budget of ``timesteps``."""

@@ -266,6 +266,7 @@ def test_algorithm_settings_are_checked():
     assert TrainConfig("nim_gym_v0").illegal_action == "raise"
     config = TrainConfig("nim_gym_v0", timesteps=50_000)
     assert config.steps_to_run() == 51_200  # whole rollouts of 512 x 4
+    assert TrainConfig("nim_gym_v0", timesteps=3000, algo="dqn").steps_to_run() == 3008  # train_freq 4 x 4 envs
 
 
 # ---------------------------------------------------------------------------------------------- checkpoints, resume
