@@ -6,10 +6,11 @@ Where you are: the console script. Sub-commands:
 * ``tableenvs play ENV [--players N] [--policies heuristic,random] [--seed S]`` — one whole game between
   built-in agents, shown in the terminal: the table at the start, each decision and outcome as it
   happens, the table and the result at the end.
-* ``tableenvs train ENV [--timesteps N] [--opponents random] [--players N] [--out DIR] ...`` — train MaskablePPO
-  on one seat against the given opponents (needs the ``train`` extra): a progress bar, periodic evaluation, the
-  saved model, a learning-curve PNG and a final table against random and heuristic play
-  (see :mod:`tableenvs.train`).
+* ``tableenvs train ENV [--timesteps N] [--opponents random] [--players N] [--out DIR] [--algo A] ...`` — train
+  MaskablePPO (or PPO, A2C, DQN) on one seat against the given opponents (needs the ``train`` extra): a progress
+  bar, a printed line per periodic evaluation, checkpoints (periodic and on Ctrl-C/SIGTERM), the saved model, a
+  learning-curve PNG and a final table against random and heuristic play; ``tableenvs train --resume DIR``
+  continues a run (see :mod:`tableenvs.train`).
 * ``tableenvs eval ENV --policies random,heuristic,model.zip [--players N] [--games N] [--out DIR] ...`` — a
   tournament between policies, balanced seatings and duplicate deals: a progress bar, a printed table, results
   as JSON and CSV and a ratings PNG under ``--out`` (see :mod:`tableenvs.evaluation` and ``docs/evaluation.md``).
@@ -163,17 +164,19 @@ def _main(argv: list[str] | None) -> int:
 def _add_train_parser(commands) -> None:
     train = commands.add_parser(
         "train",
-        help="train MaskablePPO on one seat (needs the train extra)",
-        description="Train sb3-contrib's MaskablePPO on one seat of a game against the given opponents; save the "
-        "model, a learning-curve PNG and results.json under --out and print the final evaluation table.",
+        help="train MaskablePPO (or PPO, A2C, DQN) on one seat (needs the train extra)",
+        description="Train sb3-contrib's MaskablePPO (or --algo ppo|a2c|dqn) on one seat of a game against the given "
+        "opponents; save the model, a learning-curve PNG and results.json under --out and print the final evaluation "
+        "table. A checkpoint is saved every --checkpoint-every steps and on Ctrl-C or SIGTERM; --resume DIR continues "
+        "a run to its budget.",
     )
-    train.add_argument("env", help=f"environment name ({', '.join(names())})")
+    train.add_argument("env", nargs="?", help=f"environment name ({', '.join(names())}); omit with --resume")
     train.add_argument(
         "--timesteps",
         type=int,
         default=50_000,
-        help="learner decisions to train (default 50000); PPO trains whole rollouts of 512 steps per env, so at "
-        "least 512 x --envs, rounded up to a multiple of it (50000 with 4 envs trains 51200)",
+        help="learner decisions to train (default 50000); the learner runs whole rollouts (MaskablePPO: 512 steps "
+        "per env), so at least one, rounded up to whole ones (50000 with 4 envs runs 51200)",
     )
     train.add_argument(
         "--opponents",
@@ -201,6 +204,44 @@ def _add_train_parser(commands) -> None:
         "--final-games", type=int, default=500, help="games per row of the final table (default 500; 0 skips it)"
     )
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
+    train.add_argument(
+        "--algo",
+        choices=("maskable_ppo", "ppo", "a2c", "dqn"),
+        default="maskable_ppo",
+        help="learner (default maskable_ppo, the only one that reads the action masks)",
+    )
+    train.add_argument(
+        "--illegal-action",
+        choices=("raise", "lose", "random"),
+        default=None,
+        help="what an illegal learner action does: raise (the default for maskable_ppo), random (play a random legal "
+        "action instead; the default for the others) or lose (end the game, reward -1)",
+    )
+    train.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=10_000,
+        help="timesteps between checkpoints under OUT/checkpoint (default 10000; 0: only on Ctrl-C/SIGTERM)",
+    )
+    train.add_argument(
+        "--self-play-every",
+        type=int,
+        default=0,
+        help="self-play: every N steps a snapshot of the learner joins the opponent pool (default 0: off)",
+    )
+    train.add_argument("--resume", metavar="DIR", default=None, help="continue the run saved in DIR to its budget")
+    train.add_argument("--tensorboard", metavar="DIR", default=None, help="log training and evaluation to TensorBoard")
+    train.add_argument(
+        "--log-formats",
+        default="",
+        help="comma-separated SB3 logger formats written to OUT/logs: stdout, csv, json, log, tensorboard",
+    )
+    _TRAIN_DEFAULTS.update({action.dest: action.default for action in train._actions if action.dest != "help"})
+
+
+#: The train subcommand's defaults: with --resume, any other flag given is refused (the run keeps its config).
+_TRAIN_DEFAULTS: dict[str, object] = {}
+_RESUME_FLAGS = ("env", "resume", "no_progress", "tensorboard", "log_formats")
 
 
 def player_count(text: str) -> int:
@@ -242,17 +283,34 @@ def _train(args: argparse.Namespace) -> int:
         raise ValueError(
             f"training needs the train extra ({missing} is missing): "
             'python -m pip install torch==2.13.0 -e ".[train]" (the torch pin takes a CPU build)'
-        )
+        ) from None
     from tableenvs.single_agent import SingleAgentEnv
-    from tableenvs.train import DEFAULT_HYPERPARAMETERS, TrainConfig, train
+    from tableenvs.train import TrainConfig, train
 
-    rollout = DEFAULT_HYPERPARAMETERS["n_steps"] * args.envs
-    if args.timesteps < rollout:
-        raise ValueError(
-            f"--timesteps must be >= {rollout} with --envs {args.envs} (PPO trains whole rollouts of "
-            f"{DEFAULT_HYPERPARAMETERS['n_steps']} steps per env), got {args.timesteps}; "
-            "use fewer --envs for a shorter run"
-        )
+    log_formats = [name.strip() for name in args.log_formats.split(",") if name.strip()]
+    if args.resume is not None:
+        from tableenvs.train import read_checkpoint, resume
+
+        given = [
+            "--" + name.replace("_", "-")
+            for name, default in _TRAIN_DEFAULTS.items()
+            if name not in _RESUME_FLAGS and getattr(args, name, default) != default
+        ]
+        if args.env is not None and args.env != read_checkpoint(args.resume)["config"]["env"]:
+            given.insert(0, f"environment {args.env!r}")
+        if given:
+            raise ValueError(
+                f"--resume continues the run with its saved configuration; drop {', '.join(given)} "
+                "(only --no-progress, --tensorboard and --log-formats may be given)"
+            )
+        changes: dict[str, object] = {"progress_bar": not args.no_progress}
+        if args.tensorboard is not None:
+            changes["tensorboard"] = args.tensorboard
+        if log_formats:
+            changes["log_formats"] = log_formats
+        return _train_exit_code(resume(args.resume, **changes))
+    if args.env is None:
+        raise ValueError("train needs an environment name (or --resume DIR)")
     options = dict(_parse_option(text) for text in args.option)
     if args.players is not None:
         options["num_players"] = args.players
@@ -275,12 +333,24 @@ def _train(args: argparse.Namespace) -> int:
         eval_games=args.eval_games,
         final_games=args.final_games,
         progress_bar=not args.no_progress,
+        algo=args.algo,
+        illegal_action=args.illegal_action,
+        checkpoint_every=args.checkpoint_every,
+        self_play_every=args.self_play_every,
+        tensorboard=args.tensorboard,
+        log_formats=log_formats,
     )
     check_output_dir(args.out, "--out")
     # The game options, seat and opponents (saved models loaded and matched to the game) once, before training.
     SingleAgentEnv(config.env, opponents=config.opponents, seat=config.seat, **config.options).close()
-    train(config)
-    return 0
+    return _train_exit_code(train(config))
+
+
+def _train_exit_code(result) -> int:
+    """0 when training ran to its budget; 130 after Ctrl-C, 143 after SIGTERM (the checkpoint line was printed)."""
+    if result.interrupted is None:
+        return 0
+    return 143 if result.interrupted == "SIGTERM" else 130
 
 
 def _add_eval_parser(commands) -> None:

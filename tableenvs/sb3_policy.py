@@ -4,7 +4,8 @@ Where you are: shared plumbing for training (needs the ``train`` extra: torch, s
 Nothing here is imported by ``import tableenvs``; torch is imported only when a model is loaded.
 
 :class:`SB3Policy` loads a ``.zip`` saved by ``model.save(...)`` (``MaskablePPO``, ``PPO`` or ``A2C``: any
-actor-critic policy with a categorical action distribution) or wraps a model already in memory, and picks an
+actor-critic policy with a categorical action distribution; or ``DQN``, whose Q-values stand in for the logits)
+or wraps a model already in memory, and picks an
 action from the policy's action logits restricted to the legal actions: the most likely legal action
 (``deterministic=True``) or a sample from the masked distribution drawn with the caller's ``rng`` (so games
 stay reproducible; torch's global generator is never used).
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 
 #: Algorithms a saved model may come from, by name (classes are imported on demand).
-ALGORITHMS = ("MaskablePPO", "PPO", "A2C")
+ALGORITHMS = ("MaskablePPO", "PPO", "A2C", "DQN")
 
 
 def load_model(path: str | Path, algorithm: str = "auto") -> Any:
@@ -36,6 +37,8 @@ def load_model(path: str | Path, algorithm: str = "auto") -> Any:
         from sb3_contrib import MaskablePPO as cls
     elif algorithm == "PPO":
         from stable_baselines3 import PPO as cls
+    elif algorithm == "DQN":
+        from stable_baselines3 import DQN as cls
     else:
         from stable_baselines3 import A2C as cls
     return cls.load(str(path), device="cpu")
@@ -50,6 +53,8 @@ def _detect_algorithm(path: Path) -> str:
     policy_module = data.get("policy_class", {}).get("__module__", "")
     if policy_module.startswith("sb3_contrib.common.maskable"):
         return "MaskablePPO"
+    if policy_module.startswith("stable_baselines3.dqn"):
+        return "DQN"
     return "PPO" if "clip_range" in data else "A2C"
 
 
@@ -111,7 +116,10 @@ class SB3Policy:
         policy = self.model.policy
         with torch.no_grad():
             obs_tensor, _ = policy.obs_to_tensor(np.asarray(observation, dtype=np.float32))
-            logits = policy.get_distribution(obs_tensor).distribution.logits[0].cpu().numpy().astype(np.float64)
+            if hasattr(policy, "q_net"):  # DQN: the Q-values play the logits (argmax; softmax when sampling)
+                logits = policy.q_net(obs_tensor)[0].cpu().numpy().astype(np.float64)
+            else:
+                logits = policy.get_distribution(obs_tensor).distribution.logits[0].cpu().numpy().astype(np.float64)
         logits = np.where(legal, logits, -np.inf)
         logits -= logits[legal].max()
         probabilities = np.exp(logits)

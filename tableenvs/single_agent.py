@@ -17,9 +17,16 @@ Opponents              one spec for every other seat, a list of ``num_players - 
                        :class:`OpponentPool` sampled every episode. A spec is anything
                        :func:`tableenvs.policies.make_policy` accepts: ``"random"``, ``"heuristic"``, a saved
                        SB3 model (``.zip``), a :class:`~tableenvs.policies.Policy` or a callable
+Illegal action         ``illegal_action="raise"`` (default): :class:`tableenvs.aec.IllegalActionError` naming the
+                       legal actions (use masks); ``"lose"``: the episode ends at once (``terminated``) with
+                       reward ``illegal_reward`` (default -1.0) for that step, as PettingZoo classic's wrapper
+                       does; ``"random"``: a uniformly random legal action (from the env's generator) is played
+                       instead. Either way ``info["illegal_action"]`` holds the action asked for (and
+                       ``info["played_action"]`` the one played with ``"random"``). The non-raising modes are for
+                       algorithms without masks (PPO, A2C, DQN) and for env checkers
 Info                   ``seat`` (the learner's seat); when the episode ends also ``episode_rewards`` (total reward
                        of every seat this game, learner's seat included) and ``game_info`` (the game's own
-                       ``infos`` for the learner)
+                       ``infos`` for the learner); ``illegal_action`` / ``played_action`` after an illegal action
 =====================  ===========================================================================================
 
 Made by name through Gymnasium after ``import tableenvs`` (see :mod:`tableenvs.registry`)::
@@ -28,9 +35,10 @@ Made by name through Gymnasium after ``import tableenvs`` (see :mod:`tableenvs.r
 
 or directly: ``SingleAgentEnv("pilipili_v0", num_players=4, opponents=["random", "heuristic", "model.zip"])``.
 Every other keyword is a game option, checked by the game. An illegal learner action raises
-:class:`tableenvs.aec.IllegalActionError` (use masks); an action that is not an ``int`` or numpy integer in range
-raises :class:`tableenvs.aec.InvalidActionError`. After any exception raised by ``step()`` or ``reset()`` (the
-episode's state is then unknown) every ``step()`` is refused, naming that exception, until ``reset()`` succeeds.
+:class:`tableenvs.aec.IllegalActionError` unless ``illegal_action`` says otherwise (see above); an action
+that is not an ``int`` or numpy integer in range raises :class:`tableenvs.aec.InvalidActionError`. After any
+exception raised by ``step()`` or ``reset()`` (the episode's state is then unknown) every ``step()`` is refused,
+naming that exception, until ``reset()`` succeeds.
 If a game ends before the learner's first decision (possible only in toy games), :meth:`reset` deals again.
 """
 
@@ -51,8 +59,10 @@ from tableenvs.registry import spec as game_spec
 from tableenvs.validation import check_seed
 
 SEAT_MODES = ("rotate", "random")
+#: What an illegal (in range, masked out) learner action does; see the module docstring.
+ILLEGAL_ACTION_MODES = ("raise", "lose", "random")
 #: The wrapper's own keyword options; every other keyword goes to the game.
-WRAPPER_OPTIONS = ("opponents", "seat", "render_mode")
+WRAPPER_OPTIONS = ("opponents", "seat", "render_mode", "illegal_action", "illegal_reward")
 _MAX_REDEALS = 1000
 
 
@@ -94,8 +104,20 @@ class SingleAgentEnv(gymnasium.Env):
         opponents: PolicySpec | list[PolicySpec] | OpponentPool = "random",
         seat: int | str = "rotate",
         render_mode: str | None = None,
+        illegal_action: str = "raise",
+        illegal_reward: float = -1.0,
         **options: Any,
     ):
+        if not isinstance(illegal_action, str) or illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(
+                f"illegal_action must be one of {', '.join(map(repr, ILLEGAL_ACTION_MODES))}; got {illegal_action!r}"
+            )
+        if isinstance(illegal_reward, bool) or not isinstance(illegal_reward, (int, float, np.integer, np.floating)):
+            raise TypeError(f"illegal_reward must be a number, got {illegal_reward!r}")
+        if not np.isfinite(illegal_reward):
+            raise ValueError(f"illegal_reward must be finite, got {illegal_reward!r}")
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
         if render_mode not in (None, *RENDER_MODES):
             # A TypeError, not a ValueError: SB3's make_vec_env first tries render_mode="rgb_array" and retries
             # without it on TypeError only.
@@ -230,12 +252,22 @@ class SingleAgentEnv(gymnasium.Env):
         game = self.game
         action = check_action(action, game.num_actions, game.metadata["name"])
         learner = game.possible_agents[self.learner_seat]
+        illegal: dict[str, int] = {}
+        if self.illegal_action != "raise" and not game.action_masks()[action]:
+            illegal["illegal_action"] = action
+            if self.illegal_action == "lose":
+                # As PettingZoo classic's TerminateIllegalWrapper: the game stops here, the mover is penalised.
+                self._over = True
+                self._episode_rewards[self.learner_seat] += self.illegal_reward
+                return self._observe(), self.illegal_reward, True, False, {**self._info(), **illegal}
+            action = int(self.np_random.choice(np.flatnonzero(game.action_masks())))
+            illegal["played_action"] = action
         game.step(action)
         reward = self._collect_rewards(learner)
         reward += self._play_opponents()
         terminated = bool(game.terminations[learner])
         truncated = bool(game.truncations[learner])
-        return self._observe(), reward, terminated, truncated, self._info()
+        return self._observe(), reward, terminated, truncated, {**self._info(), **illegal}
 
     def _fail(self, where: str, error: BaseException) -> None:
         self._failure = f"an earlier {where} raised {type(error).__name__}: {error}"

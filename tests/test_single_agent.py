@@ -5,6 +5,7 @@ real games are checked by Gymnasium's env checker at the end, for each game whos
 """
 
 import importlib.util
+import warnings
 
 import gymnasium
 import numpy as np
@@ -250,3 +251,67 @@ def test_policies_that_leave_the_opponents_are_forgotten():
     assert len(env._policy_cache) == 2
     env.set_opponents("random")
     assert list(env._policy_cache) == [("random", True)]
+
+
+# ---------------------------------------------------------------------------------------------- illegal actions
+
+
+def test_illegal_action_modes():
+    # pile 2: action 2 (take 3) is illegal at the learner's first decision.
+    with pytest.raises(IllegalActionError):
+        env = SingleAgentEnv("nim_gym_v0", num_players=2, pile=2, seat=0)
+        env.reset(seed=0)
+        env.step(2)
+    lose = SingleAgentEnv("nim_gym_v0", num_players=2, pile=2, seat=0, illegal_action="lose", illegal_reward=-5)
+    lose.reset(seed=0)
+    obs, reward, terminated, truncated, info = lose.step(2)
+    assert (reward, terminated, truncated, info["illegal_action"]) == (-5.0, True, False, 2)
+    assert info["episode_rewards"][0] == -5.0 and not lose.action_masks().any()
+    with pytest.raises(RuntimeError, match="after the episode ended"):
+        lose.step(0)
+    played = set()
+    for seed in range(20):
+        rand = SingleAgentEnv("nim_gym_v0", num_players=2, pile=2, seat=0, illegal_action="random", opponents=take_one)
+        obs, _ = rand.reset(seed=seed)
+        pile = int(obs[0])  # 2, or 1 when the opponent moved first
+        obs, reward, terminated, truncated, info = rand.step(2)
+        assert info["illegal_action"] == 2 and info["played_action"] in range(pile)
+        played.add(info["played_action"])
+        # the replacement is played: taking the last counter loses; leaving one makes the opponent take it
+        assert terminated and reward == (-1.0 if info["played_action"] == pile - 1 else 1.0)
+    assert played == {0, 1}
+    legal = SingleAgentEnv("nim_gym_v0", num_players=2, pile=9, seat=0, illegal_action="random")
+    legal.reset(seed=0)
+    assert "illegal_action" not in legal.step(0)[4]  # a legal action is reported as nothing
+    with pytest.raises(ValueError, match="illegal_action must be one of 'raise', 'lose', 'random'; got 'skip'"):
+        SingleAgentEnv("nim_gym_v0", illegal_action="skip")
+    with pytest.raises(TypeError, match="illegal_reward must be a number"):
+        SingleAgentEnv("nim_gym_v0", illegal_action="lose", illegal_reward="-1")
+    # through gymnasium.make too
+    assert gymnasium.make(NIM_ID, illegal_action="lose").unwrapped.illegal_action == "lose"
+
+
+def test_random_replacement_is_reproducible():
+    def run(seed):
+        env = SingleAgentEnv("nim_gym_v0", num_players=3, pile=12, illegal_action="random")
+        env.reset(seed=seed)
+        trace, done = [], False
+        while not done:
+            _, reward, terminated, truncated, info = env.step(2)
+            trace.append((info.get("played_action"), reward))
+            done = terminated or truncated
+        return trace
+
+    assert run(4) == run(4)
+
+
+@pytest.mark.parametrize("name", ["pilipili_v0", "llama_party_v0", "rummikub_v0"])
+def test_gymnasium_and_sb3_env_checkers_pass_with_a_non_raising_mode(name):
+    pytest.importorskip("stable_baselines3", reason="needs the train extra")
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    for mode in ("lose", "random"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. "A Box observation space minimum value is -infinity"
+            check_env(SingleAgentEnv(name, illegal_action=mode), skip_render_check=True)
+            sb3_check_env(SingleAgentEnv(name, illegal_action=mode))

@@ -6,6 +6,7 @@ These test plumbing on the toy Nim game, not learning (docs/training.md records 
 """
 
 import json
+from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -205,3 +206,213 @@ def test_cli_train_runs_the_job(tmp_path, capsys):
     assert (out / "model.zip").is_file() and (out / "curve.png").is_file()
     assert main(["train", "nim_gym_v0", "--option", "pile"]) == 2
     assert "--option expects KEY=VALUE" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------- any SB3 algorithm
+
+
+def tiny_config(tmp_path, **changes):
+    settings = dict(
+        out=tmp_path / "run",
+        timesteps=256,
+        options={"num_players": 2, "pile": 6},
+        num_envs=2,
+        eval_every=128,
+        eval_games=10,
+        final_games=0,
+        hyperparameters=SMALL,
+        progress_bar=False,
+        checkpoint_every=0,
+    )
+    settings.update(changes)
+    return TrainConfig("nim_gym_v0", **settings)
+
+
+@pytest.mark.parametrize(
+    "algo, hyperparameters",
+    [("ppo", SMALL), ("a2c", {}), ("dqn", {"learning_starts": 64, "buffer_size": 500})],
+)
+def test_unmasked_algorithms_train_with_random_replacement_and_play_as_policies(tmp_path, algo, hyperparameters):
+    config = tiny_config(tmp_path, algo=algo, hyperparameters=hyperparameters, final_games=6)
+    assert config.illegal_action == "random"  # the default for learners that do not read masks
+    result = train(config)
+    saved = json.loads(result.results_path.read_text())
+    assert saved["algo"] == {"ppo": "PPO", "a2c": "A2C", "dqn": "DQN"}[algo]
+    assert saved["timesteps"] == config.steps_to_run() and 0.0 <= saved["illegal_action_rate"] <= 1.0
+    assert result.history[0]["illegal_rate"] is None and all(h["illegal_rate"] is not None for h in result.history[1:])
+    # the saved model plays (masked) as a policy, DQN through its Q-values
+    policy = make_policy(str(result.model_path), tableenvs.make_raw("nim_gym_v0", pile=6))
+    assert isinstance(policy, SB3Policy)
+    assert policy.act(np.array([6, 1, 1, 0], np.float32), np.array([0, 1, 0], np.int8), np.random.default_rng()) == 1
+
+
+def test_sb3_evaluate_policy_works_with_a_non_raising_mode():
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.evaluation import evaluate_policy
+
+    env = SingleAgentEnv("nim_gym_v0", num_players=3, pile=8, illegal_action="lose")
+    model = PPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    mean, std = evaluate_policy(model, env, n_eval_episodes=5)
+    assert -1.0 <= mean <= 1.0
+
+
+def test_algorithm_settings_are_checked():
+    with pytest.raises(ValueError, match="ppo does not read action masks"):
+        TrainConfig("nim_gym_v0", algo="ppo", illegal_action="raise")
+    with pytest.raises(ValueError, match="algo must be one of maskable_ppo, ppo, a2c, dqn"):
+        TrainConfig("nim_gym_v0", algo="sac")
+    with pytest.raises(ValueError, match="unknown hyperparameter.*n_epochs for dqn"):
+        TrainConfig("nim_gym_v0", algo="dqn", hyperparameters={"n_epochs": 3})
+    assert TrainConfig("nim_gym_v0").illegal_action == "raise"
+    config = TrainConfig("nim_gym_v0", timesteps=50_000)
+    assert config.steps_to_run() == 51_200  # whole rollouts of 512 x 4
+    assert TrainConfig("nim_gym_v0", timesteps=3000, algo="dqn").steps_to_run() == 3008  # train_freq 4 x 4 envs
+
+
+# ---------------------------------------------------------------------------------------------- checkpoints, resume
+
+
+def test_interrupted_run_saves_a_checkpoint_and_resumes_to_its_budget(tmp_path, monkeypatch, capsys):
+    import tableenvs.train as train_module
+
+    real = train_module.evaluate_agent
+    calls = []
+
+    def interrupting(config, agents, games, seed):
+        calls.append(1)
+        if len(calls) == 4:  # the baseline, steps 0 and 128, then Ctrl-C during the evaluation at step 256
+            raise KeyboardInterrupt
+        return real(config, agents, games, seed)
+
+    monkeypatch.setattr(train_module, "evaluate_agent", interrupting)
+    config = tiny_config(tmp_path, timesteps=512, checkpoint_every=128, final_games=4)
+    first = train(config)
+    assert first.interrupted == "SIGINT" and first.timesteps == 256
+    printed = capsys.readouterr().out
+    line = [x for x in printed.splitlines() if "SIGINT" in x]
+    assert len(line) == 1 and "at step 256 of 512" in line[0] and f"--resume {config.out}" in line[0]
+    assert not (config.out / "model.zip").exists()
+    state = train_module.read_checkpoint(config.out)
+    assert (
+        state["timesteps"] == 256 and not state["complete"] and [h["timesteps"] for h in state["history"]] == [0, 128]
+    )
+
+    monkeypatch.setattr(train_module, "evaluate_agent", real)
+    with pytest.raises(ValueError, match="holds an unfinished run .step 256 of 512.: continue it with"):
+        train(config)  # a fresh start would overwrite it
+    second = train_module.resume(config.out, progress_bar=False)
+    assert second.interrupted is None and second.timesteps == 512
+    assert "resuming at step 256" in capsys.readouterr().out
+    saved = json.loads(second.results_path.read_text())
+    assert saved["timesteps"] == 512 and saved["interruptions"] == 1 and saved["resumes"] == 1
+    # each step evaluated once: nothing trained twice, nothing skipped
+    assert [h["timesteps"] for h in saved["history"]] == [0, 128, 256, 384, 512]
+    with pytest.raises(ValueError, match="is complete"):
+        train_module.resume(config.out)
+    with pytest.raises(ValueError, match="only log_formats, progress_bar, tensorboard, verbose may change"):
+        train_module.resume(config.out, timesteps=10)
+    with pytest.raises(ValueError, match="no checkpoint to resume"):
+        train_module.resume(tmp_path / "nowhere")
+
+
+def test_sigterm_stops_a_self_play_run_and_resume_keeps_its_opponent_pool(tmp_path, monkeypatch, capsys):
+    import os
+    import signal
+
+    import tableenvs.train as train_module
+
+    real = train_module.evaluate_agent
+    calls = []
+
+    def terminating(config, agents, games, seed):
+        calls.append(1)
+        if len(calls) == 4:  # the baseline, steps 0 and 128, then SIGTERM (as from `kill`) at step 256
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(config, agents, games, seed)
+
+    monkeypatch.setattr(train_module, "evaluate_agent", terminating)
+    config = tiny_config(tmp_path, timesteps=512, self_play_every=100, self_play_pool=2)
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    first = train(config)
+    assert first.interrupted == "SIGTERM" and first.timesteps == 256
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before  # the job's handlers left
+    assert "checkpoint (SIGTERM received) at step 256" in capsys.readouterr().out
+    pool = train_module.read_checkpoint(config.out)["opponent_pool"]
+    assert pool["members"][0] == "random" and len(pool["members"]) == 3  # random + the 2 newest snapshots
+    assert all(Path(member).is_file() for member in pool["members"][1:])
+
+    monkeypatch.setattr(train_module, "evaluate_agent", real)
+    second = train_module.resume(config.out, progress_bar=False)
+    assert second.timesteps == 512
+    snapshots = sorted((config.out / "pool").glob("snapshot_*.zip"))
+    assert len(snapshots) >= 4  # taken before and after the interruption
+    final_pool = train_module.read_checkpoint(config.out)["opponent_pool"]["members"]
+    assert final_pool[0] == "random" and final_pool[1:] == [str(p) for p in snapshots[-2:]]
+
+
+def test_ctrl_c_in_a_cli_subprocess_saves_a_checkpoint_then_resume_finishes(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tableenvs.cli import main
+
+    out = tmp_path / "run"
+    script = (
+        "import sys, tableenvs; from tableenvs.registry import GameSpec; "
+        "tableenvs.register_game(GameSpec('nim_gym_v0', 'tests.toy_game', 'tableenvs/NimGymTest-v0')); "
+        "from tableenvs.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    args = ["train", "nim_gym_v0", "--timesteps", "1536", "--players", "2", "--envs", "1", "--eval-every", "100000"]
+    args += [
+        "--eval-games",
+        "4",
+        "--final-games",
+        "0",
+        "--checkpoint-every",
+        "1024",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    process = subprocess.Popen(
+        [sys.executable, "-u", "-c", script, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    lines = []
+    deadline = time.monotonic() + 60
+    for text in process.stdout:
+        lines.append(text)
+        if "checkpoint (periodic)" in text or time.monotonic() > deadline:
+            process.send_signal(signal.SIGINT)
+            break
+    rest, errors = process.communicate(timeout=60)
+    lines += rest.splitlines(keepends=True)
+    assert process.returncode == 130, (lines, errors)
+    assert "Traceback" not in errors
+    stopped = [x for x in lines if "SIGINT received" in x]
+    assert len(stopped) == 1 and "resume with: tableenvs train --resume" in stopped[0]
+    steps = json.loads((out / "checkpoint" / "state.json").read_text())["timesteps"]
+    assert steps in (512, 1024)  # whole rollouts of 512
+    # flags that would change the run are refused; then the run finishes its budget
+    assert main(["train", "--resume", str(out), "--seed", "3"]) == 2
+    assert main(["train", "--resume", str(out), "--no-progress"]) == 0
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["timesteps"] == 1536 and saved["interruptions"] == 1
+
+
+def test_logger_formats_and_tensorboard_get_the_evaluation_figures(tmp_path):
+    result = train(tiny_config(tmp_path, log_formats=["csv"], tensorboard=str(tmp_path / "tb")))
+    header = (tmp_path / "run" / "logs" / "progress.csv").read_text().splitlines()[0].split(",")
+    assert {"eval/win_rate", "eval/win_rate_low", "eval/mean_reward_high"} <= set(header)
+    assert result.history[-1]["timesteps"] == 256
+    events = list((tmp_path / "tb").glob("events.out.tfevents.*"))
+    assert events
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    accumulator = EventAccumulator(str(events[0]))
+    accumulator.Reload()
+    assert [e.step for e in accumulator.Scalars("eval/win_rate")] == [0, 128, 256]
