@@ -40,9 +40,10 @@ from typing import Any
 import numpy as np
 
 from tableenvs.aec import TableEnv, wrap
+from tableenvs.state import StateError
 
 from .encoder import ACTION_TEXT, COMMIT, DRAW, NUM_ACTIONS, OBSERVATION_SIZE, Encoder, observation_bounds
-from .rules import Rummikub
+from .rules import Rummikub, melds_from_record, melds_record, result_from_record, result_record
 from .tiles import TILE_TYPES, tile_name
 
 
@@ -176,6 +177,49 @@ class RummikubEnv(TableEnv):
         if game.staged.any() and not (game.over or game.truncated):
             lines.append(f"staged by player_{game.to_act}: {_tiles_text(game.staged)}")
         return "\n".join(lines)
+
+    # ------------------------------------------------------------------ state API hooks (see TableEnv.clone)
+
+    def _clone_game(self, new: TableEnv) -> None:
+        new.game = self.game.copy(new._rng)  # the encoder keeps no per-state cache: shared
+
+    def _state_options(self) -> dict[str, Any]:
+        game = self.game
+        keys = ("min_initial", "draw_after_play", "strict_commit", "pool_exhausted", "games_per_episode", "max_turns")
+        return {
+            "num_players": self.num_players,
+            **{key: getattr(game, key) for key in keys},
+            "end_on_empty_pool": game.end_on_empty_pool,
+        }
+
+    def _rules_state(self) -> dict[str, Any]:
+        return self.game.to_record()
+
+    def _rules_from_state(self, rules: Any, rng: np.random.Generator, event_log: list[str]) -> dict[str, Any]:
+        return {"game": self.game.load_record(rules, rng)}
+
+    def _infos_state(self) -> dict[str, Any]:
+        infos = {}
+        for agent, info in self.infos.items():
+            entry = {}
+            if "game_result" in info:
+                entry["game_result"] = result_record(info["game_result"])
+            if "arrangement" in info:
+                entry["arrangement"] = melds_record(info["arrangement"])
+            infos[agent] = entry
+        return infos
+
+    def _infos_from_state(self, infos: Any, agents: list[str]) -> dict[str, dict]:
+        infos = super()._infos_from_state(infos, agents)
+        for agent, info in infos.items():
+            unknown = set(info) - {"game_result", "arrangement"}
+            if unknown:
+                raise StateError(f"infos[{agent!r}]: unknown key(s) {sorted(unknown)}")
+            if "game_result" in info:
+                info["game_result"] = result_from_record(info["game_result"], f"infos[{agent!r}].game_result")
+            if "arrangement" in info:
+                info["arrangement"] = melds_from_record(info["arrangement"], f"infos[{agent!r}].arrangement")
+        return infos
 
     # ------------------------------------------------------------------ helpers
 
