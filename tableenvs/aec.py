@@ -545,6 +545,20 @@ class TableEnv(AECEnv):
         )
         return updates
 
+    def sample_world(self, agent: str, rng: np.random.Generator) -> TableEnv:
+        """A clone in which everything ``agent`` cannot know is resampled with ``rng`` (uniformly among the worlds
+        consistent with what it has observed, as far as the game's page says), and the env's own RNG (future
+        shuffles and draws) is replaced by one seeded from ``rng``. ``observe(agent)`` of the result equals
+        ``observe(agent)`` here. For determinised search (PIMC, IS-MCTS). Implemented for: Rummikub."""
+        seat = self._seat_of(agent)
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"sample_world: rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        world = self.clone()
+        world._rng = np.random.default_rng(int(rng.integers(2**63)))
+        world._mask = None
+        self._resample_hidden(world, seat, rng)
+        return world
+
     # Hooks of the state API: each game adapter implements the first four.
 
     def _clone_game(self, new: TableEnv) -> None:
@@ -562,6 +576,11 @@ class TableEnv(AECEnv):
     def _rules_from_state(self, rules: Any, rng: np.random.Generator, event_log: list[str]) -> dict[str, Any]:
         """Check ``rules`` and build the attributes (``game``, ...) to swap in; raise :class:`StateError`."""
         raise NotImplementedError(f"{self.metadata['name']} has no set_state()")
+
+    def _resample_hidden(self, world: TableEnv, seat: int, rng: np.random.Generator) -> None:
+        """Resample in ``world`` (a clone with a new ``_rng``) everything ``seat`` cannot know; point the engine
+        at ``world._rng``."""
+        raise NotImplementedError(f"{self.metadata['name']}: sample_world() is not implemented yet")
 
     def _infos_state(self) -> dict[str, Any]:
         """``infos`` as plain JSON values (default: they already are)."""

@@ -339,3 +339,64 @@ def test_from_state_refuses_unknown_game_and_state_before_reset():
     for method in (env.clone, env.get_state):
         with pytest.raises(RuntimeError, match="reset"):
             method()
+
+
+# ---------------------------------------------------------------------------------------------- sample_world
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"num_players": 2},
+        {"num_players": 4, "max_turns": 80},
+        {"num_players": 3, "min_initial": 0, "games_per_episode": 2},
+    ],
+)
+def test_rummikub_sample_world_keeps_what_the_agent_knows(options):
+    from tableenvs.rummikub.rules import FULL_SET
+
+    varied = 0
+    for seed in range(3):
+        length = game_length("rummikub_v0", options, seed)
+        point = int(np.random.default_rng(seed).integers(0, length))
+        env = played("rummikub_v0", options, seed, point)
+        before = json.dumps(env.get_state())
+        rng = np.random.default_rng(seed)
+        for agent in env.possible_agents:
+            seat = env.agent_name_mapping[agent]
+            truth = env.observe(agent)
+            others = [s for s in range(env.num_players) if s != seat]
+            hidden = []
+            for _ in range(4):
+                world = env.sample_world(agent, rng)
+                seen = world.observe(agent)
+                assert np.array_equal(seen["observation"], truth["observation"])
+                assert np.array_equal(seen["action_mask"], truth["action_mask"])
+                game = world.game
+                assert np.array_equal(
+                    game.racks.sum(axis=0) + game.table + np.bincount(game.pool[game._drawn :], minlength=53),
+                    FULL_SET,
+                )
+                hidden.append(game.racks[others].tobytes())
+                TableEnv.from_state(json.loads(json.dumps(world.get_state())))  # a valid record
+                play_rng = np.random.default_rng(1)
+                for _ in range(40):  # the world plays on under the rules
+                    if not world.agents:
+                        break
+                    world.step(pick(world, play_rng))
+            if env.game.racks[others].sum() >= 5 and env.game.pool_size >= 5:
+                assert len(set(hidden)) > 1, agent  # the other racks are resampled (4 samples, tiny odds of a tie)
+                varied += 1
+        assert json.dumps(env.get_state()) == before  # the real game is untouched
+    assert varied >= 3
+
+
+def test_sample_world_checks_its_arguments_and_is_refused_where_not_implemented():
+    env = played("rummikub_v0", {"num_players": 2}, 0, 3)
+    with pytest.raises(ValueError, match="unknown agent"):
+        env.sample_world("player_7", np.random.default_rng(0))
+    with pytest.raises(TypeError, match="Generator"):
+        env.sample_world("player_0", 3)
+    for name in ("pilipili_v0", "llama_party_v0"):
+        with pytest.raises(NotImplementedError, match="sample_world"):
+            played(name, {}, 0, 3).sample_world("player_0", np.random.default_rng(0))

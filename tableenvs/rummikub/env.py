@@ -43,7 +43,7 @@ from tableenvs.aec import TableEnv, wrap
 from tableenvs.state import StateError
 
 from .encoder import ACTION_TEXT, COMMIT, DRAW, NUM_ACTIONS, OBSERVATION_SIZE, Encoder, observation_bounds
-from .rules import Rummikub, melds_from_record, melds_record, result_from_record, result_record
+from .rules import FULL_SET, Rummikub, melds_from_record, melds_record, result_from_record, result_record
 from .tiles import TILE_TYPES, tile_name
 
 
@@ -197,6 +197,29 @@ class RummikubEnv(TableEnv):
 
     def _rules_from_state(self, rules: Any, rng: np.random.Generator, event_log: list[str]) -> dict[str, Any]:
         return {"game": self.game.load_record(rules, rng)}
+
+    def _resample_hidden(self, world: TableEnv, seat: int, rng: np.random.Generator) -> None:
+        # Hidden from ``seat``: the other racks (their sizes are public) and the pool order. The tiles it has not
+        # seen (all but its rack and the table) are dealt at random to the other racks and the pool: every
+        # assignment with the public rack sizes is equally likely (a player may always draw instead of playing,
+        # so play so far rules none out). Another player's staging in progress is hidden too: that player is
+        # put back at the start of its turn (nothing staged, same rack), which its observation allows.
+        game = world.game  # the clone's own copy
+        game._rng = world._rng
+        unseen = FULL_SET - game.table - game.racks[seat]
+        tiles = rng.permutation(np.repeat(np.arange(TILE_TYPES), unseen))
+        start = 0
+        for other in range(self.num_players):
+            if other != seat:
+                size = int(game.racks[other].sum())
+                game.racks[other] = np.bincount(tiles[start : start + size], minlength=TILE_TYPES)
+                start += size
+        game.pool = tiles[start:]
+        game._drawn = 0
+        if game.to_act != seat:
+            game.staged[:] = 0
+        game._legal = None
+        game._staged_is_play = None
 
     def _infos_state(self) -> dict[str, Any]:
         infos = {}
