@@ -182,3 +182,13 @@ _STANDARD_DATA = load_deck(
     read_package_data("tableenvs.llama_party", "standard_deck.toml"), DECK_SCHEMA, source="standard deck"
 )
 STANDARD_DECK: Deck = _build(_STANDARD_DATA["cards"], "standard deck")
+
+
+def card_record(card: Card) -> dict[str, Any]:
+    """``card`` as a deck table (``load_cards`` reads a list of them back into equal cards)."""
+    return {
+        "id": card.id,
+        "letter": LETTERS[card.letter],
+        "top": [{"letter": LETTERS[letter], "points": points} for letter, points in card.tops],
+        "bottom": [{"combo": combo, "points": points} for combo, _, points in card.bottoms],
+    }

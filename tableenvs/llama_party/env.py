@@ -29,13 +29,14 @@ Reset options         ``hands`` (4 lists of 8 card indices or ids: seats 0..n-1,
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from tableenvs.aec import TableEnv, wrap
-from tableenvs.llama_party.cards import DECK_SIZE, Deck, load_cards
+from tableenvs.llama_party.cards import DECK_SIZE, STANDARD_DECK, Deck, card_record, load_cards
 from tableenvs.llama_party.encoder import (
     MAX_START_TOTAL,
     NUM_ACTIONS,
@@ -184,6 +185,23 @@ class LlamaPartyEnv(TableEnv):
             for seat, hand in enumerate(game.shown_hands):
                 lines.append(f"  player_{seat}: {cards(hand)}")
         return "\n".join(lines)
+
+    # ------------------------------------------------------------------ state API hooks (see TableEnv.clone)
+
+    def _clone_game(self, new: TableEnv) -> None:
+        new.game = self.game.copy(new._rng)
+        new.encoder = copy.copy(self.encoder)  # __getstate__: the version-keyed table cache starts empty
+
+    def _state_options(self) -> dict[str, Any]:
+        deck = None if self.deck == STANDARD_DECK else [card_record(card) for card in self.deck]
+        return {"num_players": self.num_players, "deck": deck, "reward": self.reward_mode}
+
+    def _rules_state(self) -> dict[str, Any]:
+        return self.game.to_record()
+
+    def _rules_from_state(self, rules: Any, rng: np.random.Generator, event_log: list[str]) -> dict[str, Any]:
+        game = LlamaParty.from_record(rules, self.deck, self.num_players, rng)
+        return {"game": game, "encoder": Encoder(self.deck, self.num_players)}
 
     # ------------------------------------------------------------------ helpers
 

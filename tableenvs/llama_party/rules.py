@@ -22,10 +22,12 @@ A round, in short (the full rules and every decision are in ``docs/llama_party.m
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Sequence
 
 import numpy as np
 
+from tableenvs import state
 from tableenvs.llama_party.cards import NUM_LETTERS, Card, Deck
 
 NUM_SLOTS = 4  # hands dealt every round = goals = display positions
@@ -348,3 +350,72 @@ class LlamaParty:
             self.round_number += 1
             self._deal()
         return scores
+
+    # ------------------------------------------------------------------ copies and records (the state API)
+
+    def copy(self, rng: np.random.Generator) -> LlamaParty:
+        """An independent copy drawing from ``rng``: every list the rules change in place is copied; the deck,
+        the ring and the shown hands are shared (never changed in place). The version is kept: an encoder that
+        caches on it must start empty for the copy (``LlamaPartyEnv.clone`` gives the copy a fresh one)."""
+        new = LlamaParty.__new__(LlamaParty)
+        d = self.__dict__.copy()
+        d["rng"] = rng
+        for key in ("hands", "staged", "passed", "received"):
+            d[key] = [inner[:] for inner in d[key]]
+        for key in ("goal_of_slot", "totals", "round_scores", "display", "left_of", "winners", "log"):
+            d[key] = d[key][:]
+        new.__dict__ = d
+        return new
+
+    def to_record(self) -> dict:
+        """The game as plain JSON values (the deck and player count are the env's options)."""
+        keys = (
+            *("hands", "goal_of_slot", "display", "step", "to_act", "staged", "passed", "received", "totals"),
+            *("round_scores", "round_number", "over", "winners", "shown_hands", "shown_display", "dummy_feeds"),
+        )
+        return json.loads(json.dumps({key: getattr(self, key) for key in keys}))
+
+    @classmethod
+    def from_record(cls, record: dict, deck: Deck, num_players: int, rng: np.random.Generator) -> LlamaParty:
+        """A game from :meth:`to_record`'s dict; :class:`~tableenvs.state.StateError` naming a bad field."""
+        n = num_players
+        size = len(deck)
+        game = cls(deck, n)
+        game.rng = rng
+
+        def get(key: str):
+            return state.field(record, key, "rules")
+
+        game.hands = state.int_lists(get("hands"), "rules.hands", 0, size - 1, NUM_SLOTS)
+        game.goal_of_slot = state.int_list(get("goal_of_slot"), "rules.goal_of_slot", -1, size - 1, NUM_SLOTS)
+        game.display = state.int_list(get("display"), "rules.display", 0, size - 1)
+        game.step = state.as_int(get("step"), "rules.step", GOAL_STEP, len(PASS_COUNTS))
+        game.to_act = state.as_int(get("to_act"), "rules.to_act", 0, n - 1)
+        for key in ("staged", "passed", "received"):
+            setattr(game, key, state.int_lists(get(key), f"rules.{key}", 0, size - 1, n))
+        game.totals = state.int_list(get("totals"), "rules.totals", length=n)
+        game.round_scores = state.int_lists(get("round_scores"), "rules.round_scores", length=None)
+        if any(len(scores) != n for scores in game.round_scores) or len(game.round_scores) > NUM_ROUNDS:
+            raise state.StateError(f"rules.round_scores must list at most {NUM_ROUNDS} rounds of {n} scores")
+        game.round_number = state.as_int(get("round_number"), "rules.round_number", 1, NUM_ROUNDS)
+        game.over = state.as_bool(get("over"), "rules.over")
+        game.winners = state.int_list(get("winners"), "rules.winners", 0, n - 1)
+        game.shown_hands = state.int_lists(get("shown_hands"), "rules.shown_hands", 0, size - 1)
+        game.shown_display = state.int_list(get("shown_display"), "rules.shown_display", 0, size - 1)
+        feeds = get("dummy_feeds")
+        game.dummy_feeds = None if feeds is None else state.as_int(feeds, "rules.dummy_feeds", 0, n - 1)
+        if (game.dummy_feeds is None) != (n != 3):
+            raise state.StateError("rules.dummy_feeds must be a seat with 3 players and None otherwise")
+        game.ring = passing_ring(n, game.dummy_feeds)
+        game.left_of = [0] * NUM_SLOTS
+        for i, slot in enumerate(game.ring):
+            game.left_of[slot] = game.ring[(i + 1) % NUM_SLOTS]
+        game.log = []
+        if len(game.shown_hands) not in (0, n):
+            raise state.StateError(f"rules.shown_hands must be empty or list {n} hands")
+        if game.step > 0 and len(game.display) != NUM_SLOTS:
+            raise state.StateError(f"rules.display must list the {NUM_SLOTS} goals once they are placed")
+        if sorted(game.all_cards()) != list(range(size)):
+            raise state.StateError(f"rules: hands, picks and goals must hold every card 0..{size - 1} exactly once")
+        game.touch()
+        return game

@@ -43,7 +43,7 @@ from tableenvs.aec import TableEnv, wrap
 from tableenvs.decks import DeckError
 from tableenvs.pilipili.encoder import NUM_ACTIONS, Encoder
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission, load_missions, standard_missions
-from tableenvs.pilipili.rules import NUM_CARDS, Phase, PiliPiliGame, card_name
+from tableenvs.pilipili.rules import NUM_CARDS, Phase, PiliPiliGame, card_name, mission_record
 from tableenvs.validation import check_bool, check_choice, check_int, check_int_list
 
 REWARDS = ("penalty", "win")
@@ -213,6 +213,44 @@ class PiliPiliEnv(TableEnv):
             else:
                 lines.append("winner(s): " + ", ".join(f"player_{s}" for s in game.winners))
         return "\n".join(lines)
+
+    # ------------------------------------------------------------------ state API hooks (see TableEnv.clone)
+
+    def _clone_game(self, new: TableEnv) -> None:
+        new.game = self.game.copy(new._rng, new.event_log)
+        encoder = new.encoder = object.__new__(Encoder)
+        encoder.__dict__.update(self.encoder.__dict__)
+        encoder._previous_of = None  # the previous-round cache starts empty (tables and mission vectors shared)
+        encoder._previous_blocks = [None] * self.num_players
+
+    def _state_options(self) -> dict[str, Any]:
+        if self.missions is None:
+            missions: Any = "none"
+        elif self.missions == standard_missions(expert=self.expert):
+            missions = "standard"
+        else:
+            missions = [mission_record(mission) for mission in self.missions]
+        return {
+            "num_players": self.num_players,
+            "missions": missions,
+            "expert": self.expert,
+            "reward": self.reward_mode,
+            "max_rounds": self.max_rounds,
+        }
+
+    def _rules_state(self) -> dict[str, Any]:
+        return self.game.to_record()
+
+    def _rules_from_state(self, rules: Any, rng: np.random.Generator, event_log: list[str]) -> dict[str, Any]:
+        game = PiliPiliGame.from_record(
+            rules,
+            num_players=self.num_players,
+            missions=self.missions,
+            max_rounds=self.max_rounds,
+            rng=rng,
+            log=event_log,
+        )
+        return {"game": game, "encoder": Encoder(self.num_players)}
 
 
 def _played(card: int, value: int) -> str:

@@ -18,12 +18,15 @@ round or ``GAME_OVER``.
 
 from __future__ import annotations
 
+import json
 from enum import IntEnum
 from typing import NamedTuple
 
 import numpy as np
 
-from tableenvs.pilipili.missions import BASIC_MISSION, Mission
+from tableenvs import state
+from tableenvs.decks import DeckError
+from tableenvs.pilipili.missions import BASIC_MISSION, Mission, load_missions
 
 WILD = 0
 NUM_CARDS = 56
@@ -552,3 +555,149 @@ class PiliPiliGame:
     def card_count(self) -> int:
         """Cards in hands, stock, the current trick and completed tricks (always 56; staged cards stay in hands)."""
         return sum(map(len, self.hands)) + len(self.stock) + len(self.trick) + len(self.played_cards)
+
+    # ------------------------------------------------------------------ copies and records (the state API)
+
+    def copy(self, rng: np.random.Generator, log: list[str] | None) -> PiliPiliGame:
+        """An independent copy drawing from ``rng`` and logging to ``log``. Every list the rules change in place
+        is copied; missions, the mission, the last scored round and finished tricks are shared (never changed)."""
+        new = PiliPiliGame.__new__(PiliPiliGame)
+        d = self.__dict__.copy()
+        d["rng"] = rng
+        d["log"] = log
+        for key in _FLAT_LISTS:
+            d[key] = d[key][:]
+        for key in _NESTED_LISTS:
+            d[key] = [inner[:] for inner in d[key]]
+        new.__dict__ = d
+        return new
+
+    def to_record(self) -> dict:
+        """The game as plain JSON values (the options ``n``, ``missions``, ``max_rounds`` are the env's)."""
+        index = {id(mission): i for i, mission in enumerate(self.missions or ())}
+        record = {key: getattr(self, key) for key in _SCALARS}
+        record["phase"] = int(self.phase)
+        record.update({key: list(getattr(self, key)) for key in _FLAT_LISTS if key != "_mission_pile"})
+        record.update({key: [list(inner) for inner in getattr(self, key)] for key in _NESTED_LISTS})
+        record["mission"] = mission_record(self.mission)
+        record["mission_pile"] = [index[id(mission)] for mission in self._mission_pile]
+        record["last_trick"] = [list(play) for play in self.last_trick]
+        summary = self.last_scored
+        record["last_scored"] = None if summary is None else summary._replace(last_trick=list(summary.last_trick))
+        record["round_history"] = self.round_history
+        return json.loads(json.dumps(record))
+
+    @classmethod
+    def from_record(
+        cls,
+        record: dict,
+        *,
+        num_players: int,
+        missions: list[Mission] | None,
+        max_rounds: int | None,
+        rng: np.random.Generator,
+        log: list[str] | None,
+    ) -> PiliPiliGame:
+        """A game from :meth:`to_record`'s dict; :class:`~tableenvs.state.StateError` naming a bad field."""
+        n = num_players
+        game = cls(n, missions, rng, max_rounds=max_rounds, log=log)
+        where = "rules"
+        for key in _SCALARS:
+            value = state.field(record, key, where)
+            if key in ("revealed", "truncated", "round_scored"):
+                value = state.as_bool(value, f"{where}.{key}")
+            else:
+                value = state.as_int(value, f"{where}.{key}", -1)
+            setattr(game, key, value)
+        game.phase = Phase(state.as_int(state.field(record, "phase", where), f"{where}.phase", 0, GAME_OVER))
+        for key in _FLAT_LISTS:
+            if key not in ("_mission_pile", "trick", "round_tricks", "round_history"):
+                setattr(game, key, state.int_list(state.field(record, key, where), f"{where}.{key}", -1))
+        for key in ("bids", "tricks_won", "extras", "designations", "chilis", "last_round_change"):
+            if len(getattr(game, key)) != n:
+                raise state.StateError(f"{where}.{key} must have {n} items")
+        for key in ("hands", "staged", "position_cards"):
+            setattr(game, key, state.int_lists(state.field(record, key, where), f"{where}.{key}", 0, NUM_CARDS - 1, n))
+        game.position_used = [
+            state.bool_list(used, f"{where}.position_used[{s}]")
+            for s, used in enumerate(state.as_list(state.field(record, "position_used", where), "position_used", n))
+        ]
+        game.trick = _plays(state.field(record, "trick", where), f"{where}.trick")
+        game.last_trick = _plays(state.field(record, "last_trick", where), f"{where}.last_trick")
+        game.round_tricks = [
+            (_plays(plays, f"{where}.round_tricks[{i}]"), state.as_int(winner, f"{where}.round_tricks[{i}]", 0, n - 1))
+            for i, (plays, winner) in enumerate(
+                state.as_list(state.field(record, "round_tricks", where), "round_tricks")
+            )
+        ]
+        game.mission = _mission_from_record(state.field(record, "mission", where), missions)
+        deck = missions or []
+        game._mission_pile = [
+            deck[i]
+            for i in state.int_list(state.field(record, "mission_pile", where), "mission_pile", 0, len(deck) - 1)
+        ]
+        summary = state.field(record, "last_scored", where)
+        if summary is not None:
+            bids, won, taken, discarded, last_trick, last_winner = state.as_list(summary, f"{where}.last_scored", 6)
+            summary = RoundSummary(
+                *(state.int_list(x, f"{where}.last_scored", length=n) for x in (bids, won, taken, discarded)),
+                _plays(last_trick, f"{where}.last_scored.last_trick"),
+                state.as_int(last_winner, f"{where}.last_scored.last_winner", 0, n - 1),
+            )
+        game.last_scored = summary
+        history = state.as_list(state.field(record, "round_history", where), "round_history")
+        game.round_history = []
+        for entry in history:
+            entry = state.plain(entry)  # a copy: the record stays as it was
+            entry["tricks"] = [(_plays(plays, "round_history"), winner) for plays, winner in entry["tricks"]]
+            game.round_history.append(entry)
+        if not (0 <= game.to_act < n and 0 <= game.dealer < n and 0 <= game.leader < n):
+            raise state.StateError(f"{where}: to_act, dealer and leader must be seats 0..{n - 1}")
+        cards = sorted([c for hand in game.hands for c in hand] + game.stock + game.played_cards)
+        cards = sorted(cards + [card for _, card, _ in game.trick])
+        if cards != list(range(NUM_CARDS)):
+            raise state.StateError(f"{where}: hands, stock, trick and played cards must hold every card 0..55 once")
+        return game
+
+
+# Fields of the game by kind, for copies and records.
+_SCALARS = (
+    *("dealer", "hand_size", "bids_made", "last_bid", "last_winner", "tricks_played", "total_tricks", "leader"),
+    *("swap_winner", "swap_target", "acted", "to_act", "revealed", "rounds_completed", "truncated", "round_scored"),
+)
+_FLAT_LISTS = (
+    *("chilis", "winners", "last_round_change", "bids", "tricks_won", "extras", "designations", "stock", "trick"),
+    *("played_cards", "round_tricks", "round_history", "_mission_pile"),
+)
+_NESTED_LISTS = ("hands", "staged", "position_cards", "position_used")
+
+
+def _plays(value: object, where: str) -> list[tuple[int, int, int]]:
+    """A list of ``(seat, card, value)`` plays from a record."""
+    return [
+        tuple(state.int_list(play, f"{where}[{i}]", 0, length=3)) for i, play in enumerate(state.as_list(value, where))
+    ]
+
+
+def mission_record(mission: Mission) -> dict:
+    """A mission as the ``[[mission]]`` table it was read from (``load_missions`` reads it back)."""
+    record = {
+        "id": mission.id,
+        "hand_size": mission.hand_size,
+        "expert": mission.expert,
+        "effects": list(mission.effects),
+    }
+    if mission.name:
+        record["name"] = mission.name
+    return record
+
+
+def _mission_from_record(record: object, missions: list[Mission] | None) -> Mission:
+    """The deck's (or the basic) mission with this table, else the table read as a new mission."""
+    for mission in (*(missions or ()), BASIC_MISSION):
+        if state.plain(mission_record(mission)) == state.plain(record):
+            return mission
+    try:
+        return load_missions([record])[0]
+    except (DeckError, TypeError, KeyError) as error:
+        raise state.StateError(f"rules.mission: not a valid mission table: {error}") from None

@@ -40,9 +40,10 @@ from typing import Any
 import numpy as np
 
 from tableenvs.aec import TableEnv, wrap
+from tableenvs.state import StateError
 
 from .encoder import ACTION_TEXT, COMMIT, DRAW, NUM_ACTIONS, OBSERVATION_SIZE, Encoder, observation_bounds
-from .rules import Rummikub
+from .rules import FULL_SET, Rummikub, melds_from_record, melds_record, result_from_record, result_record
 from .tiles import TILE_TYPES, tile_name
 
 
@@ -176,6 +177,72 @@ class RummikubEnv(TableEnv):
         if game.staged.any() and not (game.over or game.truncated):
             lines.append(f"staged by player_{game.to_act}: {_tiles_text(game.staged)}")
         return "\n".join(lines)
+
+    # ------------------------------------------------------------------ state API hooks (see TableEnv.clone)
+
+    def _clone_game(self, new: TableEnv) -> None:
+        new.game = self.game.copy(new._rng)  # the encoder keeps no per-state cache: shared
+
+    def _state_options(self) -> dict[str, Any]:
+        game = self.game
+        keys = ("min_initial", "draw_after_play", "strict_commit", "pool_exhausted", "games_per_episode", "max_turns")
+        return {
+            "num_players": self.num_players,
+            **{key: getattr(game, key) for key in keys},
+            "end_on_empty_pool": game.end_on_empty_pool,
+        }
+
+    def _rules_state(self) -> dict[str, Any]:
+        return self.game.to_record()
+
+    def _rules_from_state(self, rules: Any, rng: np.random.Generator, event_log: list[str]) -> dict[str, Any]:
+        return {"game": self.game.load_record(rules, rng)}
+
+    def _resample_hidden(self, world: TableEnv, seat: int, rng: np.random.Generator) -> None:
+        # Hidden from ``seat``: the other racks (their sizes are public) and the pool order. The tiles it has not
+        # seen (all but its rack and the table) are dealt at random to the other racks and the pool: every
+        # assignment with the public rack sizes is equally likely (a player may always draw instead of playing,
+        # so play so far rules none out). Another player's staging in progress is hidden too: that player is
+        # put back at the start of its turn (nothing staged, same rack), which its observation allows.
+        game = world.game  # the clone's own copy
+        game._rng = world._rng
+        unseen = FULL_SET - game.table - game.racks[seat]
+        tiles = rng.permutation(np.repeat(np.arange(TILE_TYPES), unseen))
+        start = 0
+        for other in range(self.num_players):
+            if other != seat:
+                size = int(game.racks[other].sum())
+                game.racks[other] = np.bincount(tiles[start : start + size], minlength=TILE_TYPES)
+                start += size
+        game.pool = tiles[start:]
+        game._drawn = 0
+        if game.to_act != seat:
+            game.staged[:] = 0
+        game._legal = None
+        game._staged_is_play = None
+
+    def _infos_state(self) -> dict[str, Any]:
+        infos = {}
+        for agent, info in self.infos.items():
+            entry = {}
+            if "game_result" in info:
+                entry["game_result"] = result_record(info["game_result"])
+            if "arrangement" in info:
+                entry["arrangement"] = melds_record(info["arrangement"])
+            infos[agent] = entry
+        return infos
+
+    def _infos_from_state(self, infos: Any, agents: list[str]) -> dict[str, dict]:
+        infos = super()._infos_from_state(infos, agents)
+        for agent, info in infos.items():
+            unknown = set(info) - {"game_result", "arrangement"}
+            if unknown:
+                raise StateError(f"infos[{agent!r}]: unknown key(s) {sorted(unknown)}")
+            if "game_result" in info:
+                info["game_result"] = result_from_record(info["game_result"], f"infos[{agent!r}].game_result")
+            if "arrangement" in info:
+                info["arrangement"] = melds_from_record(info["arrangement"], f"infos[{agent!r}].arrangement")
+        return infos
 
     # ------------------------------------------------------------------ helpers
 

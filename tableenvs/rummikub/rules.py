@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from tableenvs import state
 from tableenvs.validation import check_bool, check_choice, check_int
 
 from .melds import Meld
@@ -413,6 +414,135 @@ class Rummikub:
         if not self.over and self.turn >= self.max_turns:
             self.truncated = True
         return game_scores
+
+    # ------------------------------------------------------------------ copies and records (the state API)
+
+    def copy(self, rng: np.random.Generator) -> Rummikub:
+        """An independent copy drawing from ``rng``: count arrays and lists the rules change in place are copied;
+        the pool order, the arrangement, finished results and this decision's legal moves are shared (never
+        changed in place); the solver's turn sweep (a cache of several MB) starts empty in the copy."""
+        new = Rummikub.__new__(Rummikub)
+        d = self.__dict__.copy()
+        d["_rng"] = rng
+        for key in ("racks", "table", "staged", "last_placed", "scores"):
+            d[key] = d[key].copy()
+        for key in ("opened", "results", "log"):
+            d[key] = d[key][:]
+        d["_sweeps"] = _TurnSweep()
+        new.__dict__ = d
+        return new
+
+    def to_record(self) -> dict:
+        """The episode as plain JSON values (the rules options are the env's); the pool as the tiles still to draw."""
+        return {
+            "racks": self.racks.tolist(),
+            "table": self.table.tolist(),
+            "staged": self.staged.tolist(),
+            "last_placed": self.last_placed.tolist(),
+            "pool": self.pool[self._drawn :].tolist(),
+            "opened": list(self.opened),
+            "scores": self.scores.tolist(),
+            "to_act": self.to_act,
+            "game_number": self.game_number,
+            "turn": self.turn,
+            "passes": self.passes,
+            "commits": self.commits,
+            "over": self.over,
+            "truncated": self.truncated,
+            "arrangement": melds_record(self.arrangement),
+            "results": [result_record(result) for result in self.results],
+        }
+
+    def load_record(self, record: dict, rng: np.random.Generator) -> Rummikub:
+        """A copy of this (fresh) engine, with its options, in the state of :meth:`to_record`'s dict; raises
+        :class:`~tableenvs.state.StateError` naming a bad field. This engine is left unchanged."""
+        n = self.num_players
+        game = self.copy(rng)
+
+        def get(key: str):
+            return state.field(record, key, "rules")
+
+        def counts(value, where: str) -> np.ndarray:
+            return np.array(state.int_list(value, where, 0, 2, TILE_TYPES), np.int64)
+
+        game.racks = np.array(
+            [counts(rack, f"rules.racks[{s}]") for s, rack in enumerate(state.as_list(get("racks"), "rules.racks", n))],
+            np.int64,
+        ).reshape(n, TILE_TYPES)
+        game.table = counts(get("table"), "rules.table")
+        game.staged = counts(get("staged"), "rules.staged")
+        game.last_placed = counts(get("last_placed"), "rules.last_placed")
+        game.pool = np.array(state.int_list(get("pool"), "rules.pool", 0, TILE_TYPES - 1), np.int64)
+        game._drawn = 0
+        game.opened = state.bool_list(get("opened"), "rules.opened", n)
+        game.scores = np.array(
+            [state.as_float(x, "rules.scores") for x in state.as_list(get("scores"), "rules.scores", n)]
+        )
+        game.to_act = state.as_int(get("to_act"), "rules.to_act", 0, n - 1)
+        game.game_number = state.as_int(get("game_number"), "rules.game_number", 1, self.games_per_episode)
+        game.turn = state.as_int(get("turn"), "rules.turn", 0)
+        game.passes = state.as_int(get("passes"), "rules.passes", 0, n)
+        game.commits = state.as_int(get("commits"), "rules.commits", 0)
+        game.over = state.as_bool(get("over"), "rules.over")
+        game.truncated = state.as_bool(get("truncated"), "rules.truncated")
+        game.arrangement = melds_from_record(get("arrangement"), "rules.arrangement")
+        game.results = [
+            result_from_record(result, f"rules.results[{i}]")
+            for i, result in enumerate(state.as_list(get("results"), "rules.results"))
+        ]
+        game.log = []
+        game._legal = None
+        game._staged_is_play = None
+        everything = game.racks.sum(axis=0) + game.table + np.bincount(game.pool, minlength=TILE_TYPES)
+        if not np.array_equal(everything, FULL_SET):
+            raise state.StateError("rules: racks, table and pool must hold the 106 tiles exactly")
+        if (game.staged > game.racks[game.to_act]).any():
+            raise state.StateError("rules.staged must be part of the rack of the player to act")
+        placed = sorted(t for meld in game.arrangement for t in meld.tiles)
+        if placed != np.repeat(np.arange(TILE_TYPES), game.table).tolist():
+            raise state.StateError("rules.arrangement must hold exactly the tiles on the table")
+        return game
+
+
+def melds_record(melds: Sequence[Meld]) -> list:
+    return [[meld.kind, list(meld.tiles), list(meld.stands_for)] for meld in melds]
+
+
+def melds_from_record(value: Any, where: str) -> tuple[Meld, ...]:
+    melds = []
+    for i, meld in enumerate(state.as_list(value, where)):
+        kind, tiles, stands_for = state.as_list(meld, f"{where}[{i}]", 3)
+        if kind not in ("group", "run"):
+            raise state.StateError(f"{where}[{i}]: kind must be 'group' or 'run', got {kind!r}")
+        tiles = state.int_list(tiles, f"{where}[{i}].tiles", 0, TILE_TYPES - 1)
+        stands_for = state.int_list(stands_for, f"{where}[{i}].stands_for", 0, TILE_TYPES - 1, len(tiles))
+        melds.append(Meld(kind, tuple(tiles), tuple(stands_for)))
+    return tuple(melds)
+
+
+def result_record(result: GameResult) -> dict:
+    return {
+        "number": result.number,
+        "end": result.end,
+        "winners": list(result.winners),
+        "scores": list(result.scores),
+        "rack_totals": list(result.rack_totals),
+        "arrangement": melds_record(result.arrangement),
+    }
+
+
+def result_from_record(value: Any, where: str) -> GameResult:
+    end = state.field(value, "end", where)
+    if end not in ("out", "lowest_rack", "draw"):
+        raise state.StateError(f"{where}.end must be 'out', 'lowest_rack' or 'draw', got {end!r}")
+    return GameResult(
+        state.as_int(state.field(value, "number", where), f"{where}.number", 1),
+        end,
+        tuple(state.int_list(state.field(value, "winners", where), f"{where}.winners", 0)),
+        tuple(state.as_float(x, f"{where}.scores") for x in state.as_list(state.field(value, "scores", where), where)),
+        tuple(state.int_list(state.field(value, "rack_totals", where), f"{where}.rack_totals", 0)),
+        melds_from_record(state.field(value, "arrangement", where), f"{where}.arrangement"),
+    )
 
 
 __all__ = [
