@@ -297,9 +297,19 @@ class TableEnv(AECEnv):
         seat = self._seat_of(agent)
         return self._render_view_text(seat)
 
+    def describe_action_public(self, action: int) -> str:
+        """What the other seats learn when the agent to act takes ``action`` now (hidden cards left out), e.g.
+        ``"pass a card"`` where :meth:`describe_action` says ``"pass 37"``. Shown to human tables."""
+        self._require_reset("describe_action_public()")
+        return self._describe_action_public(check_action(action, self.num_actions, self.metadata["name"]))
+
     def _render_view_text(self, seat: int) -> str:
         """Hook: the table as text from ``seat``, showing only what that seat may see."""
         raise NotImplementedError(f"{self.metadata['name']} has no per-player view")
+
+    def _describe_action_public(self, action: int) -> str:
+        """Hook: :meth:`describe_action_public`; the default says only that the agent moved."""
+        return "moves"
 
     def close(self) -> None:
         pass

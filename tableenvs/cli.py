@@ -540,15 +540,18 @@ def _play(args: argparse.Namespace) -> int:
                 if action is None:
                     print(f"tableenvs: {agent} quit the game")
                     return 0
+                if len(humans) == 1:
+                    print(f"  {agent} (you): {raw.describe_action(action)}")
             else:
                 action = policies[agent].act(observation["observation"], observation["action_mask"], rng)
             recorder.add(env, action)
+            public = raw.describe_action_public(action)
         env.step(action)
         log = raw.event_log
         if humans:
-            # the god-view log would show hidden moves (passed cards, staged tiles): say only who moved
+            # the god-view log would show hidden moves (passed cards, staged tiles): only what the table sees
             if action is not None and agent not in humans and not args.quiet:
-                print(f"  {agent} moved")
+                print(f"  {agent}: {public}")
                 if pause:
                     time.sleep(pause)
         elif not args.quiet:

@@ -31,6 +31,7 @@ import tableenvs  # noqa: E402
 from tableenvs.llama_party.env import raw_env as llama_env  # noqa: E402
 from tableenvs.pilipili.env import raw_env as pilipili_env  # noqa: E402
 from tableenvs.pilipili.rules import WILD, card_name  # noqa: E402
+from tableenvs.rummikub.encoder import COMMIT  # noqa: E402
 
 NUM_CARDS = 56
 
@@ -197,3 +198,51 @@ def test_render_view_on_the_wrapped_env_names_the_seat_and_refuses_unknown_agent
         assert env.unwrapped.render_view(agent).startswith(f"{agent}'s view")
     with pytest.raises(ValueError, match="unknown agent"):
         env.unwrapped.render_view("player_9")
+
+
+# ---------------------------------------------------------------- what the table learns of a move
+
+
+@pytest.mark.parametrize("rule", sorted(INFO_RULES))
+def test_pilipili_public_move_text_never_names_a_passed_given_or_face_down_card(rule):
+    deck = [{"id": 1, "hand_size": 4, "expert": True, "effects": INFO_RULES[rule]}]
+    env = pilipili_env(num_players=3, missions=deck, max_rounds=2)
+    hidden_kinds = {"PASS", "SWAP_GIVE", "DECLARE"}
+    seen = set()
+
+    def check(e, rng):
+        game = e.game
+        for action in e.legal_actions():
+            text = e.describe_action_public(action)
+            secret = game.phase.name in hidden_kinds or (game.phase.name == "PLAY" and game.mission.simultaneous)
+            if secret:
+                assert not any(ch.isdigit() for ch in text), f"{game.phase.name}: {text!r}"
+            else:
+                assert text == e.describe_action(action)
+            seen.add(game.phase.name)
+
+    play_pilipili(env, 0, check)
+    assert "BID" in seen
+
+
+def test_llama_party_and_rummikub_public_move_texts_hide_the_cards():
+    env = llama_env(num_players=3)
+    ids = [card.id for card in env.deck]
+
+    def on_step(e):
+        if not e.game.over:
+            for action in e.legal_actions():
+                text = e.describe_action_public(action)
+                assert not any(card in text for card in ids), text
+
+    play_llama(env, 1, on_step)
+
+    def check(e, rng):
+        game = e.game
+        if game.over or game.truncated:
+            return
+        for action in e.legal_actions():
+            text = e.describe_action_public(action)
+            assert text == ("stages a tile" if action < COMMIT else e.describe_action(action))
+
+    play_rummikub({"num_players": 2}, 2, check)

@@ -143,6 +143,14 @@ class LlamaPartyEnv(TableEnv):
         count = PASS_COUNTS[game.step - 1]
         return f"pass {card} ({count - game.picks_left + 1} of {count})"
 
+    def _describe_action_public(self, action: int) -> str:
+        """Goal choices and passes are secret: only that a card was picked."""
+        game = self.game
+        if game.over or game.step == GOAL_STEP:
+            return "chooses a goal" if not game.over else "picks a card"
+        count = PASS_COUNTS[game.step - 1]
+        return f"picks a card to pass ({count - game.picks_left + 1} of {count})"
+
     def _render_text(self) -> str:
         game = self.game
         n = self.num_players

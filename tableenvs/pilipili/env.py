@@ -214,6 +214,19 @@ class PiliPiliEnv(TableEnv):
                 lines.append("winner(s): " + ", ".join(f"player_{s}" for s in game.winners))
         return "\n".join(lines)
 
+    def _describe_action_public(self, action: int) -> str:
+        """Bids, plays (face down under simultaneous play), names, declines and ready are public; which card is
+        passed or given is not, nor (to the others) the value a memorised wild is declared as."""
+        game = self.game
+        text = self.encoder.describe(game, action)
+        if game.phase in (Phase.PASS, Phase.SWAP_GIVE):
+            return f"{text.split()[0]} a card"
+        if game.phase == Phase.DECLARE:
+            return "moves"
+        if game.phase == Phase.PLAY and game.mission.simultaneous:
+            return "plays a card face down"
+        return text
+
     def _render_view_text(self, seat: int) -> str:
         """The table as ``seat`` sees it: what its observation encodes, in words (``docs/pilipili.md``).
 

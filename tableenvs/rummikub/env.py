@@ -144,6 +144,12 @@ class RummikubEnv(TableEnv):
             return f"commit {int(self.game.staged.sum())} tile(s)"
         return ACTION_TEXT[action]
 
+    def _describe_action_public(self, action: int) -> str:
+        """Staging is private until the commit (the table then shows the play); commits and draws are public."""
+        if action < COMMIT:
+            return "stages a tile"
+        return self._describe_action(action)
+
     def _render_text(self) -> str:
         game = self.game
         if game.over:
