@@ -538,6 +538,9 @@ def _play(args: argparse.Namespace) -> int:
             if agent in humans:
                 action = _human_turn(raw, agent, len(humans) > 1)
                 if action is None:
+                    if args.record is not None:  # the game so far: it replays, with no outcome
+                        path = recorder.finish(env).save(args.record)
+                        print(f"wrote {path} ({len(recorder.record.steps)} steps, unfinished)")
                     print(f"tableenvs: {agent} quit the game")
                     return 0
                 if len(humans) == 1:

@@ -139,3 +139,14 @@ def test_the_cli_through_a_real_pipe():
     assert "'nonsense' is not one of your legal actions" in result.stdout
     assert "game over" in result.stdout and "total reward:" in result.stdout
     assert result.stderr == ""
+
+
+def test_quitting_with_record_writes_the_game_so_far_and_it_replays(monkeypatch, capsys, tmp_path):
+    record = tmp_path / "partial.json"
+    scripted_input(monkeypatch, iter(["1", "1", "q"]))
+    args = ["play", "pilipili_v0", "--players", "3", "--policies", "random,human,random", "--record", str(record)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "unfinished" in out and "quit the game" in out
+    assert main(["replay", str(record), "--quiet"]) == 0
+    assert "reproduces exactly" in capsys.readouterr().out and "unfinished" in out
