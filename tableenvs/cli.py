@@ -53,6 +53,7 @@ MINIMUM = {
     "eval_every": 1,
     "eval_games": 1,
     "final_games": 0,
+    "record_games": 1,
     "seed": 0,
 }
 
@@ -429,6 +430,16 @@ def _add_eval_parser(commands) -> None:
     )
     evaluate.add_argument("--out", default="runs/eval", help="output directory (default runs/eval)")
     evaluate.add_argument("--no-plot", action="store_true", help="skip ratings.png")
+    evaluate.add_argument(
+        "--records",
+        metavar="DIR",
+        default=None,
+        help="also write game records (JSON, see tableenvs replay) of the tournament's games under DIR; the games are "
+        "played again for it",
+    )
+    evaluate.add_argument(
+        "--record-games", type=int, default=None, help="with --records: only the first N games (default all)"
+    )
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -453,6 +464,10 @@ def _eval(args: argparse.Namespace) -> int:
 
     check_output_dir(args.out, "--out")  # before any game: a bad --out must not cost the whole tournament
     _check_eval_extra(plot=not args.no_plot, progress=not args.no_progress)
+    if args.records is not None:
+        check_output_dir(args.records, "--records")
+    elif args.record_games is not None:
+        raise ValueError("--record-games needs --records DIR")
     options = dict(_parse_option(text) for text in args.option)
     opponents = None
     if args.opponents is not None:
@@ -483,6 +498,15 @@ def _eval(args: argparse.Namespace) -> int:
         f"\n{result.games} games in {result.seconds:.1f} s ({result.games_per_second:.1f} games/s); wrote "
         + ", ".join(str(path) for path in paths.values())
     )
+    if args.records is not None:
+        from tableenvs.records import record_tournament
+
+        specs = _policy_list(args.policies, "--policies")
+        if opponents is not None:
+            specs += opponents if isinstance(opponents, list) else [opponents]
+        count = result.games if args.record_games is None else min(args.record_games, result.games)
+        written = record_tournament(result, specs, args.records, games=range(count), deterministic=not args.sample)
+        print(f"wrote {len(written)} game records under {args.records} (check one with: tableenvs replay FILE)")
     return 0
 
 

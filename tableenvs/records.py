@@ -7,6 +7,7 @@ from Python:
 * :class:`Recorder` — record a game you drive yourself: ``add(env, action)`` before each ``env.step(action)``,
   ``finish(env)`` at the end.
 * :class:`GameRecord` — ``save(path)`` / ``GameRecord.load(path)`` / ``to_dict()`` / ``from_dict()``.
+* :func:`record_tournament` — records of games of a finished tournament (``tableenvs eval --records DIR``).
 * :func:`replay` — re-play a record on a fresh env (same game, options and seed) and check that every step
   (agent, legal action, its description) and the result (per-seat returns and the outcome) come out the same;
   :class:`RecordError` (a ``ValueError``) names the first step that differs, or what is wrong with the file.
@@ -201,6 +202,79 @@ def record_game(
     return recorder.finish(env)
 
 
+class _RecordingSeat:
+    """A seat's policy that also records each of its actions (with its description, before the step)."""
+
+    def __init__(self, policy: Any, raw_env: Any, recorder: Recorder):
+        self.policy, self.raw_env, self.recorder = policy, raw_env, recorder
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
+        action = int(self.policy.act(observation, action_mask, rng))
+        self.recorder.add(self.raw_env, action)
+        return action
+
+
+def record_tournament(
+    result: Any,
+    specs: Sequence[Any],
+    directory: str | os.PathLike,
+    *,
+    games: Sequence[int] | Any = None,
+    deterministic: bool = True,
+) -> list[Path]:
+    """Write a record of games of a finished tournament (:func:`tableenvs.evaluation.evaluate`) under ``directory``.
+
+    A tournament game depends only on the tournament seed, its index and its seating, so the games are played
+    again here, in this process, with every action recorded; each must end with the rewards the tournament
+    recorded (else :class:`RecordError`). ``specs``: the policies as given to ``evaluate`` (the candidates, then
+    the opponents of a gauntlet); ``games``: game indices, or a predicate on the tournament's per-game result
+    (``result.records[i]``, e.g. ``lambda g: set(g.entrants) == {0, 2}``), default all. Files are
+    ``game_00012.json``; returns their paths.
+    """
+    from tableenvs.evaluation.models import labels
+    from tableenvs.evaluation.playing import _SeatRng, build_policies, game_seeds
+    from tableenvs.policies import play_game
+    from tableenvs.registry import make_raw
+
+    if games is None:
+        indices = [g.index for g in result.records]
+    elif callable(games):
+        indices = [g.index for g in result.records if games(g)]
+    else:
+        indices = [int(i) for i in games]
+    by_index = {g.index: g for g in result.records}
+    unknown = [i for i in indices if i not in by_index]
+    if unknown:
+        raise ValueError(f"record_tournament: no game {unknown[0]} in the tournament (0..{len(result.records) - 1})")
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    options = {**result.options, "num_players": result.num_players}
+    raw_env = make_raw(result.env, **options)
+    policies = build_policies(list(specs), raw_env, deterministic, 1)
+    names = labels(list(specs))
+    plan = result.plan
+    paths = []
+    for index in indices:
+        tournament_game = by_index[index]
+        entrants = plan.seating(index)
+        deal_seed, policy_seed = game_seeds(result.seed, index, plan.size, result.duplicate)
+        seat_rngs = [np.random.default_rng(child) for child in policy_seed.spawn(len(entrants))]
+        recorder = Recorder(result.env, options, deal_seed, [names[e] for e in entrants])
+        seats = [
+            _RecordingSeat(_SeatRng(policies[e], r), raw_env, recorder)
+            for e, r in zip(entrants, seat_rngs, strict=True)
+        ]
+        play_game(raw_env, seats, seed=deal_seed, rng=seat_rngs[0])
+        record = recorder.finish(raw_env)
+        if not _same_numbers(list(tournament_game.rewards), record.returns):
+            raise RecordError(
+                f"tournament game {index} played again ended with returns {record.returns}, the tournament recorded "
+                f"{list(tournament_game.rewards)}: pass the same policies (and deterministic flag) as to evaluate"
+            )
+        paths.append(record.save(directory / f"game_{index:05d}.json"))
+    return paths
+
+
 @dataclass(frozen=True)
 class ReplayResult:
     """What :func:`replay` checked: the number of steps, the final per-seat returns and the outcome."""
@@ -270,4 +344,14 @@ def _same_numbers(a: Sequence[float], b: Any) -> bool:
     )
 
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "GameRecord", "RecordError", "Recorder", "ReplayResult", "record_game", "replay"]
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "GameRecord",
+    "RecordError",
+    "Recorder",
+    "ReplayResult",
+    "record_game",
+    "record_tournament",
+    "replay",
+]

@@ -151,3 +151,34 @@ def test_cli_record_path_is_checked_before_the_game(tmp_path, capsys):
     assert "--record" in capsys.readouterr().err
     assert main(["play", "pilipili_v0", "--record", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
+
+
+def test_tournament_games_are_recorded_and_replay(tmp_path):
+    pytest.importorskip("openskill")
+    from tableenvs.evaluation import evaluate
+    from tableenvs.records import record_tournament
+
+    specs = ["random", "heuristic"]
+    result = evaluate("pilipili_v0", specs, 4, opponents="random", num_players=3, options={"missions": "none"}, seed=1)
+    paths = record_tournament(result, specs + ["random"], tmp_path, games=lambda g: 0 in g.entrants)
+    assert paths and len(paths) == sum(0 in g.entrants for g in result.records)
+    for path in paths:
+        record = GameRecord.load(path)
+        game = result.records[int(path.stem.split("_")[1])]
+        assert record.returns == list(game.rewards)
+        assert replay(record).returns == record.returns
+    with pytest.raises(RecordError, match="the same policies"):
+        record_tournament(result, ["heuristic", "random", "heuristic"], tmp_path / "other", games=[0, 1, 2, 3])
+    with pytest.raises(ValueError, match="no game 99"):
+        record_tournament(result, specs + ["random"], tmp_path, games=[99])
+
+
+def test_cli_eval_records(tmp_path, capsys):
+    pytest.importorskip("openskill")
+    records = tmp_path / "records"
+    args = ["eval", "llama_party_v0", "--policies", "random,heuristic", "--games", "2", "--no-plot", "--no-progress"]
+    assert main([*args, "--out", str(tmp_path / "out"), "--records", str(records), "--record-games", "1"]) == 0
+    assert "wrote 1 game records" in capsys.readouterr().out
+    assert main(["replay", str(records / "game_00000.json"), "--quiet"]) == 0
+    assert main([*args, "--out", str(tmp_path / "out"), "--record-games", "1"]) == 2
+    assert "--record-games needs --records" in capsys.readouterr().err
