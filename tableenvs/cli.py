@@ -155,7 +155,7 @@ def _main(argv: list[str] | None) -> int:
         "--pause",
         type=float,
         default=None,
-        help="with a human seat: seconds to wait after each automatic move (default 0.5 on a terminal, else 0)",
+        help="with a human seat: seconds to wait after each automatic turn (default 0.5 on a terminal, else 0)",
     )
 
     replay = commands.add_parser("replay", help="re-play a game record and check that it reproduces exactly")
@@ -579,7 +579,7 @@ def _play(args: argparse.Namespace) -> int:
             # the god-view log would show hidden moves (passed cards, staged tiles): only what the table sees
             if action is not None and agent not in humans and not args.quiet:
                 print(f"  {agent}: {public}")
-                if pause:
+                if pause and raw.agent_selection != agent:  # once per turn, not per staged tile or picked card
                     time.sleep(pause)
         elif not args.quiet:
             for line in log[shown:]:

@@ -150,3 +150,14 @@ def test_quitting_with_record_writes_the_game_so_far_and_it_replays(monkeypatch,
     assert "unfinished" in out and "quit the game" in out
     assert main(["replay", str(record), "--quiet"]) == 0
     assert "reproduces exactly" in capsys.readouterr().out and "unfinished" in out
+
+
+def test_pause_waits_once_per_automatic_turn(monkeypatch, capsys):
+    slept = []
+    monkeypatch.setattr("time.sleep", slept.append)
+    scripted_input(monkeypatch, iter(["1"] * 6 + ["q"]))
+    args = ["play", "pilipili_v0", "--players", "3", "--policies", "random,random,human", "--seed", "0"]
+    assert main([*args, "--pause", "0.25"]) == 0
+    out = capsys.readouterr().out
+    moves = len(re.findall(r"^  player_[01]: ", out, re.M))
+    assert slept and set(slept) == {0.25} and len(slept) <= moves
