@@ -161,3 +161,46 @@ def test_pause_waits_once_per_automatic_turn(monkeypatch, capsys):
     out = capsys.readouterr().out
     moves = len(re.findall(r"^  player_[01]: ", out, re.M))
     assert slept and set(slept) == {0.25} and len(slept) <= moves
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pseudo-terminal test on Linux")
+def test_a_whole_game_through_a_pseudo_terminal():
+    """stdin and stdout on a pty (a real terminal to the CLI): answer each prompt, play to the end."""
+    import pty
+    import select
+    import time
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "dumb"}
+    command = [sys.executable, "-m", "tableenvs.cli", "play", "rummikub_v0", "--players", "2"]
+    command += ["--policies", "heuristic,human", "--seed", "3", "--pause", "0"]
+    process = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ROOT)
+    os.close(slave)
+    output = b""
+    answered = 0
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                output += chunk
+                while output.count(b"player_1> ") > answered:
+                    os.write(master, b"?\n" if answered == 0 else b"1\n")
+                    answered += 1
+            elif process.poll() is not None:
+                break
+        code = process.wait(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(master)
+    text = output.decode(errors="replace")
+    assert code == 0, text[-2000:]
+    assert "Type the number of an action" in text and "player_1's view" in text
+    assert "total reward:" in text and answered > 2
