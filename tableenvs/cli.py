@@ -17,7 +17,8 @@ Where you are: the console script. Sub-commands:
   continues a run (see :mod:`tableenvs.train`).
 * ``tableenvs eval ENV --policies random,heuristic,model.zip [--players N] [--games N] [--out DIR] ...`` — a
   tournament between policies, balanced seatings and duplicate deals: a progress bar, a printed table, results
-  as JSON and CSV and a ratings PNG under ``--out`` (see :mod:`tableenvs.evaluation` and ``docs/evaluation.md``).
+  as JSON and CSV and a ratings PNG under ``--out`` (see :mod:`tableenvs.evaluation` and ``docs/evaluation.md``);
+  ``--records DIR`` also writes a game record of each game (:func:`tableenvs.records.record_tournament`).
 
 Flags mean one thing everywhere: ``--players`` is a number of players (seats), ``--policies`` a comma-separated
 list of policies.
