@@ -31,6 +31,7 @@ Hooks an adapter implements (all seats are integers ``0 .. n-1``; agent names ar
 ``_is_truncated()``        the game was cut short (e.g. ``max_rounds``); default False
 ``_describe_action(a)``    short human text for action id ``a`` in the current state
 ``_render_text()``         the table as text
+``_render_view_text(s)``   the table as text as seat ``s`` may see it (``render_view(agent)``)
 ``_final_scores()``        each seat's final score in the game's own measure (default: None, total reward)
 ``_rules_winners()``       the seats the rules name as winners, tie-breaks included (default: none named)
 =========================  ==============================================================================
@@ -298,6 +299,29 @@ class TableEnv(AECEnv):
             print(text)
             return None
         return text
+
+    # -- per-player views (issue 14): one seat's view of the table, and the hook each game implements
+    def render_view(self, agent: str) -> str:
+        """The table as text, as ``agent`` may see it under the game's information rules (never hidden cards).
+
+        ``render()`` stays the god view; this is what a human in that seat is shown (``tableenvs play``).
+        """
+        seat = self._seat_of(agent)
+        return self._render_view_text(seat)
+
+    def describe_action_public(self, action: int) -> str:
+        """What the other seats learn when the agent to act takes ``action`` now (hidden cards left out), e.g.
+        ``"pass a card"`` where :meth:`describe_action` says ``"pass 37"``. Shown to human tables."""
+        self._require_reset("describe_action_public()")
+        return self._describe_action_public(check_action(action, self.num_actions, self.metadata["name"]))
+
+    def _render_view_text(self, seat: int) -> str:
+        """Hook: the table as text from ``seat``, showing only what that seat may see."""
+        raise NotImplementedError(f"{self.metadata['name']} has no per-player view")
+
+    def _describe_action_public(self, action: int) -> str:
+        """Hook: :meth:`describe_action_public`; the default says only that the agent moved."""
+        return "moves"
 
     def close(self) -> None:
         pass

@@ -6,6 +6,10 @@ Where you are: the console script. Sub-commands:
 * ``tableenvs play ENV [--players N] [--policies heuristic,random] [--seed S]`` — one whole game between
   built-in agents, shown in the terminal: the table at the start, each decision and outcome as it
   happens, the table and the result at the end.
+* ``tableenvs play ENV --policies human,heuristic,...`` — a human seat (any seats, several allowed): each human
+  sees its own view of the table (``render_view``), a numbered list of its legal actions, and types a number or
+  the words (``?`` for help, ``q`` to quit); ``--record FILE`` writes the game as a JSON record.
+* ``tableenvs replay FILE`` — re-play a game record and check it reproduces exactly (:mod:`tableenvs.records`).
 * ``tableenvs train ENV [--timesteps N] [--opponents random] [--players N] [--out DIR] [--algo A] ...`` — train
   MaskablePPO (or PPO, A2C, DQN) on one seat against the given opponents (needs the ``train`` extra): a progress
   bar, a printed line per periodic evaluation, checkpoints (periodic and on Ctrl-C/SIGTERM), the saved model, a
@@ -13,7 +17,8 @@ Where you are: the console script. Sub-commands:
   continues a run (see :mod:`tableenvs.train`).
 * ``tableenvs eval ENV --policies random,heuristic,model.zip [--players N] [--games N] [--out DIR] ...`` — a
   tournament between policies, balanced seatings and duplicate deals: a progress bar, a printed table, results
-  as JSON and CSV and a ratings PNG under ``--out`` (see :mod:`tableenvs.evaluation` and ``docs/evaluation.md``).
+  as JSON and CSV and a ratings PNG under ``--out`` (see :mod:`tableenvs.evaluation` and ``docs/evaluation.md``);
+  ``--records DIR`` also writes a game record of each game (:func:`tableenvs.records.record_tournament`).
 
 Flags mean one thing everywhere: ``--players`` is a number of players (seats), ``--policies`` a comma-separated
 list of policies.
@@ -49,6 +54,7 @@ MINIMUM = {
     "eval_every": 1,
     "eval_games": 1,
     "final_games": 0,
+    "record_games": 1,
     "seed": 0,
 }
 
@@ -137,14 +143,25 @@ def _main(argv: list[str] | None) -> int:
         "--agents",
         dest="policies",
         default="heuristic",
-        help=f"comma-separated policies, one per seat or one for all ({', '.join(BUILTIN_POLICIES)}, or a saved "
-        "model .zip)",
+        help=f"comma-separated policies, one per seat or one for all ({', '.join(BUILTIN_POLICIES)}, human, or a "
+        "saved model .zip)",
     )
     play.add_argument(
         "--torch-threads", type=int, default=1, help="torch threads for model policies (default 1, the fastest)"
     )
     play.add_argument("--seed", type=int, default=None, help="seed for the deal and the agents")
     play.add_argument("--quiet", action="store_true", help="print only the final table and result")
+    play.add_argument("--record", metavar="FILE", default=None, help="write the game as a JSON record to FILE")
+    play.add_argument(
+        "--pause",
+        type=float,
+        default=None,
+        help="with a human seat: seconds to wait after each automatic turn (default 0.5 on a terminal, else 0)",
+    )
+
+    replay = commands.add_parser("replay", help="re-play a game record and check that it reproduces exactly")
+    replay.add_argument("file", help="a record written by tableenvs play --record (or tableenvs.records)")
+    replay.add_argument("--quiet", action="store_true", help="print only the result line")
 
     _add_train_parser(commands)
     _add_eval_parser(commands)
@@ -158,6 +175,8 @@ def _main(argv: list[str] | None) -> int:
         return _train(args)
     if args.command == "eval":
         return _eval(args)
+    if args.command == "replay":
+        return _replay(args)
     return _play(args)
 
 
@@ -412,6 +431,16 @@ def _add_eval_parser(commands) -> None:
     )
     evaluate.add_argument("--out", default="runs/eval", help="output directory (default runs/eval)")
     evaluate.add_argument("--no-plot", action="store_true", help="skip ratings.png")
+    evaluate.add_argument(
+        "--records",
+        metavar="DIR",
+        default=None,
+        help="also write game records (JSON, see tableenvs replay) of the tournament's games under DIR; the games are "
+        "played again for it",
+    )
+    evaluate.add_argument(
+        "--record-games", type=int, default=None, help="with --records: only the first N games (default all)"
+    )
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -436,6 +465,10 @@ def _eval(args: argparse.Namespace) -> int:
 
     check_output_dir(args.out, "--out")  # before any game: a bad --out must not cost the whole tournament
     _check_eval_extra(plot=not args.no_plot, progress=not args.no_progress)
+    if args.records is not None:
+        check_output_dir(args.records, "--records")
+    elif args.record_games is not None:
+        raise ValueError("--record-games needs --records DIR")
     options = dict(_parse_option(text) for text in args.option)
     opponents = None
     if args.opponents is not None:
@@ -466,29 +499,60 @@ def _eval(args: argparse.Namespace) -> int:
         f"\n{result.games} games in {result.seconds:.1f} s ({result.games_per_second:.1f} games/s); wrote "
         + ", ".join(str(path) for path in paths.values())
     )
+    if args.records is not None:
+        from tableenvs.records import record_tournament
+
+        specs = _policy_list(args.policies, "--policies")
+        if opponents is not None:
+            specs += opponents if isinstance(opponents, list) else [opponents]
+        count = result.games if args.record_games is None else min(args.record_games, result.games)
+        written = record_tournament(result, specs, args.records, games=range(count), deterministic=not args.sample)
+        print(f"wrote {len(written)} game records under {args.records} (check one with: tableenvs replay FILE)")
     return 0
 
 
 def _play(args: argparse.Namespace) -> int:
+    import time
+
+    from tableenvs.records import Recorder
+
     options = {"render_mode": "ansi"}
     if args.players is not None:
         options["num_players"] = args.players
+    if args.pause is not None and not (args.pause >= 0 and np.isfinite(args.pause)):
+        raise ValueError(f"--pause must be a number of seconds >= 0, got {args.pause}")
+    if args.record is not None:
+        _check_record_file(args.record)
     env = make(args.env, **options)
-    agent_names = env.unwrapped.possible_agents
+    raw = env.unwrapped
+    agent_names = raw.possible_agents
     policy_names = _policy_list(args.policies, "--policies")
     if len(policy_names) == 1:
         policy_names *= len(agent_names)
     if len(policy_names) != len(agent_names):
         raise ValueError(f"--policies names {len(policy_names)} policies for {len(agent_names)} players")
     check_model_files(policy_names, "--policies")
-    policies = {agent: make_policy(name, env) for agent, name in zip(agent_names, policy_names, strict=True)}
+    humans = {agent for agent, name in zip(agent_names, policy_names, strict=True) if name == "human"}
+    policies = {
+        agent: make_policy(name, env)
+        for agent, name in zip(agent_names, policy_names, strict=True)
+        if agent not in humans
+    }
     limit_torch_threads(args.torch_threads)
-    rng = np.random.default_rng(args.seed)
+    seed = args.seed
+    if seed is None and args.record is not None:  # a record needs the deal's seed
+        seed = int(np.random.SeedSequence().generate_state(1)[0])
+    rng = np.random.default_rng(seed)
+    pause = args.pause if args.pause is not None else (0.5 if humans and _stdin_is_tty() else 0.0)
+    recorder = Recorder(args.env, {k: v for k, v in options.items() if k != "render_mode"}, seed or 0, policy_names)
 
-    env.reset(seed=args.seed)
+    env.reset(seed=seed)
     seating = ", ".join(f"{agent}={name}" for agent, name in zip(agent_names, policy_names, strict=True))
-    print(f"{args.env}: {seating}\n")
-    print(env.render())
+    print(f"{args.env}: {seating}" + (f" (seed {seed})" if seed is not None else "") + "\n")
+    if humans:
+        print("human seats see only their own view; type ? at your turn for help\n")
+    else:
+        print(env.render())
     totals = dict.fromkeys(agent_names, 0.0)
     shown = 0
     for agent in env.agent_iter():
@@ -496,16 +560,158 @@ def _play(args: argparse.Namespace) -> int:
         totals[agent] += reward
         action = None
         if not (terminated or truncated):
-            action = policies[agent].act(observation["observation"], observation["action_mask"], rng)
+            if agent in humans:
+                action = _human_turn(raw, agent, len(humans) > 1)
+                if action is None:
+                    if args.record is not None:  # the game so far: it replays, with no outcome
+                        path = recorder.finish(env).save(args.record)
+                        print(f"wrote {path} ({len(recorder.record.steps)} steps, unfinished)")
+                    print(f"tableenvs: {agent} quit the game")
+                    return 0
+                if len(humans) == 1:
+                    print(f"  {agent} (you): {raw.describe_action(action)}")
+            else:
+                action = policies[agent].act(observation["observation"], observation["action_mask"], rng)
+            recorder.add(env, action)
+            public = raw.describe_action_public(action)
         env.step(action)
-        log = env.unwrapped.event_log
-        if not args.quiet:
+        log = raw.event_log
+        if humans:
+            # the god-view log would show hidden moves (passed cards, staged tiles): only what the table sees
+            if action is not None and agent not in humans and not args.quiet:
+                print(f"  {agent}: {public}")
+                if pause and raw.agent_selection != agent:  # once per turn, not per staged tile or picked card
+                    time.sleep(pause)
+        elif not args.quiet:
             for line in log[shown:]:
                 print(f"  {line}")
         shown = len(log)
     print()
     print(env.render())
     print("total reward: " + ", ".join(f"{agent} {value:+g}" for agent, value in totals.items()))
+    if args.record is not None:
+        path = recorder.finish(env).save(args.record)
+        print(f"wrote {path} ({len(recorder.record.steps)} steps)")
+    return 0
+
+
+def _stdin_is_tty() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _check_record_file(path: str) -> None:
+    """``--record FILE`` must be a file that can be written (checked before the game starts)."""
+    from pathlib import Path
+
+    from tableenvs.paths import check_output_dir
+
+    file = Path(path).expanduser()
+    if file.is_dir():
+        raise ValueError(f"--record {path!r} is a directory, not a file")
+    parent = file.parent
+    if not parent.is_dir():
+        raise ValueError(f"--record {path!r}: the directory {str(parent)!r} does not exist")
+    check_output_dir(parent, "--record's directory")
+
+
+HUMAN_HELP = """Type the number of an action, or its words (e.g. "bid 2", "commit"; a unique start is enough).
+  ?  or help   this help and the list of your actions again
+  v  or view   your view of the table again
+  q  or quit   leave the game (exit code 0)
+Only what your seat may see is shown; the other seats play automatically."""
+
+
+def _human_turn(raw, agent: str, several: bool) -> int | None:
+    """Ask the human at ``agent`` for a legal action; None if they quit (or the input ended)."""
+    legal = raw.legal_actions()
+    choices = [raw.describe_action(action) for action in legal]
+    print()
+    if several:
+        print(f"=== {agent}'s turn (other players, look away) ===")
+    print(raw.render_view(agent))
+    _print_choices(choices)
+    while True:
+        try:
+            text = input(f"{agent}> ")
+        except EOFError:
+            print()
+            return None
+        if not _stdin_is_tty():  # piped input: echo it so the transcript reads like a terminal session
+            print(text)
+        answer = " ".join(text.split()).lower()
+        if answer in ("q", "quit", "exit"):
+            return None
+        if answer in ("?", "h", "help"):
+            print(HUMAN_HELP)
+            _print_choices(choices)
+            continue
+        if answer in ("v", "view"):
+            print(raw.render_view(agent))
+            continue
+        if not answer:
+            continue
+        if answer.isdigit():
+            number = int(answer)
+            if 1 <= number <= len(legal):
+                return legal[number - 1]
+            print(f"no action {number}: type a number from 1 to {len(legal)}, ? for help, q to quit")
+            continue
+        lowered = [choice.lower() for choice in choices]
+        if answer in lowered:
+            return legal[lowered.index(answer)]
+        matches = [i for i, choice in enumerate(lowered) if choice.startswith(answer)]
+        if len(matches) == 1:
+            return legal[matches[0]]
+        if matches:
+            shown = ", ".join(choices[i] for i in matches[:6]) + (", ..." if len(matches) > 6 else "")
+            print(f"{text.strip()!r} could be {len(matches)} actions ({shown}); type more of it or the number")
+        else:
+            print(
+                f"{text.strip()!r} is not one of your legal actions; type a number from 1 to {len(legal)}, "
+                "? for help, q to quit"
+            )
+
+
+def _print_choices(choices: list[str]) -> None:
+    print("your legal actions:")
+    items = [f"{i:>3}. {choice}" for i, choice in enumerate(choices, 1)]
+    if len(items) <= 12:
+        print("\n".join(items))
+        return
+    width = max(len(item) for item in items) + 2
+    per_row = max(1, 110 // width)
+    for start in range(0, len(items), per_row):
+        print("".join(item.ljust(width) for item in items[start : start + per_row]).rstrip())
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from tableenvs.records import GameRecord, replay
+
+    record = GameRecord.load(args.file)
+    print(
+        f"{record.game} record: seed {record.seed}, options {record.options}, {len(record.steps)} steps"
+        + (f", policies {','.join(record.policies)}" if record.policies else "")
+    )
+    shown = [0]
+
+    def on_step(env, index, step):
+        log = env.event_log
+        if not args.quiet:
+            for line in log[shown[0] :]:
+                print(f"  {line}")
+        shown[0] = len(log)
+
+    result = replay(record, on_step=on_step)
+    outcome = result.outcome
+    ending = "unfinished" if outcome is None else "winner(s) " + ", ".join(f"player_{s}" for s in outcome["winners"])
+    print(
+        f"{args.file}: reproduces exactly ({result.steps} steps; {ending}; returns "
+        + ", ".join(f"{x:+g}" for x in result.returns)
+        + ")"
+    )
     return 0
 
 

@@ -144,6 +144,14 @@ class LlamaPartyEnv(TableEnv):
         count = PASS_COUNTS[game.step - 1]
         return f"pass {card} ({count - game.picks_left + 1} of {count})"
 
+    def _describe_action_public(self, action: int) -> str:
+        """Goal choices and passes are secret: only that a card was picked."""
+        game = self.game
+        if game.over or game.step == GOAL_STEP:
+            return "chooses a goal" if not game.over else "picks a card"
+        count = PASS_COUNTS[game.step - 1]
+        return f"picks a card to pass ({count - game.picks_left + 1} of {count})"
+
     def _render_text(self) -> str:
         game = self.game
         n = self.num_players
@@ -202,6 +210,49 @@ class LlamaPartyEnv(TableEnv):
     def _rules_from_state(self, rules: Any, rng: np.random.Generator, event_log: list[str]) -> dict[str, Any]:
         game = LlamaParty.from_record(rules, self.deck, self.num_players, rng)
         return {"game": game, "encoder": Encoder(self.deck, self.num_players)}
+
+    def _render_view_text(self, seat: int) -> str:
+        """The table as ``seat`` sees it: its own hand, picks and goal, the goals revealed so far (the others'
+        goals and the face-down display stay hidden), the cards it passed and received, every total, and the hands
+        shown at the last scoring. The others' hands (and the dummies') are never shown while a round runs."""
+        game = self.game
+        n = self.num_players
+        deck = self.deck
+        if game.over:
+            status = "game over; winner(s): " + ", ".join(f"player_{s}" for s in game.winners)
+        elif game.step == GOAL_STEP:
+            status = f"goal choice, player_{game.to_act} to choose"
+        else:
+            status = f"pass {game.step} ({PASS_COUNTS[game.step - 1]} cards each), player_{game.to_act} to pick"
+        if game.to_act == seat and not game.over:
+            status += f" ({game.picks_left} more)"
+
+        def cards(hand: list[int]) -> str:
+            return " ".join(str(deck[card]) for card in sorted(hand)) or "-"
+
+        lines = [f"player_{seat}'s view", f"Llama Party, {n} players, round {game.round_number}/{NUM_ROUNDS}: {status}"]
+        shown = [str(deck[card]) for card in game.revealed]
+        shown += ["(face down)" if game.display else "(not placed)"] * (NUM_SLOTS - len(shown))
+        lines.append("goals: " + "  ".join(f"[{p + 1}] {text}" for p, text in enumerate(shown)))
+        names = [f"player_{slot}" if slot < n else f"D{slot - n}" for slot in range(NUM_SLOTS)]
+        lines.append("passing: " + " -> ".join(names[slot] for slot in (*game.ring, game.ring[0])))
+        goal = game.goal_of_slot[seat]
+        lines.append(f"your goal: {deck[goal] if goal >= 0 else '-'}")
+        lines.append(f"your hand: {cards(game.hands[seat])}")
+        if game.staged[seat]:
+            lines.append(f"your picks: {cards(game.staged[seat])}")
+        if game.passed[seat] or game.received[seat]:
+            lines.append(f"passed this round: {cards(game.passed[seat])}; received: {cards(game.received[seat])}")
+        for s in range(n):
+            rounds = ", ".join(f"{scores[s]:+d}" for scores in game.round_scores) or "-"
+            you = " (you)" if s == seat else ""
+            lines.append(f"player_{s}{you}: total {game.totals[s]} (rounds {rounds})")
+        if game.shown_hands:
+            goals = " ".join(deck[goal].id for goal in game.shown_display)
+            lines.append(f"shown at the last scoring (goals {goals}):")
+            for s, hand in enumerate(game.shown_hands):
+                lines.append(f"  player_{s}: {cards(hand)}")
+        return "\n".join(lines)
 
     # ------------------------------------------------------------------ helpers
 

@@ -252,6 +252,94 @@ class PiliPiliEnv(TableEnv):
         )
         return {"game": game, "encoder": Encoder(self.num_players)}
 
+    def _describe_action_public(self, action: int) -> str:
+        """Bids, plays (face down under simultaneous play), names, declines and ready are public; which card is
+        passed or given is not, nor (to the others) the value a memorised wild is declared as."""
+        game = self.game
+        text = self.encoder.describe(game, action)
+        if game.phase in (Phase.PASS, Phase.SWAP_GIVE):
+            return f"{text.split()[0]} a card"
+        if game.phase == Phase.DECLARE:
+            return "moves"
+        if game.phase == Phase.PLAY and game.mission.simultaneous:
+            return "plays a card face down"
+        return text
+
+    def _render_view_text(self, seat: int) -> str:
+        """The table as ``seat`` sees it: what its observation encodes, in words (``docs/pilipili.md``).
+
+        Its own hand only when it may look at it (forehead, blind, timed look and memorise rules); the others'
+        hands only when forehead-visible (bidding) or revealed (play); under simultaneous play the others' cards
+        in the current trick stay face down; everything public (bids, tricks, chilis, hand sizes, played cards,
+        the mission, the previous round) as in ``render()``.
+        """
+        game = self.game
+        m = game.mission
+        phase = game.phase
+        if phase == Phase.DECLARE and seat != game.to_act:
+            phase = Phase.PLAY  # only the declarer knows the wild is being declared
+        lines = [
+            f"player_{seat}'s view",
+            f"round {game.rounds_completed + (0 if game.over else 1)} | mission {m.id} "
+            f"{m.name!r} (hand {game.hand_size}): {m.describe()}",
+            f"phase {phase.name.lower()}"
+            + ("" if game.over else f", to act: player_{game.to_act}")
+            + f", tricks played {game.tricks_played}/{game.total_tricks}",
+        ]
+        own_visible = game.sees_own_hand(seat)
+        others_visible = game.sees_other_hands()
+        for s in range(self.num_players):
+            marks = ("D" if s == game.dealer else " ") + (">" if s == game.to_act and not game.over else " ")
+            bid = "-" if game.bids[s] < 0 else str(game.bids[s])
+            named = f" names player_{game.designations[s]}" if m.designate and game.designations[s] >= 0 else ""
+            swap = " (swap)" if phase == Phase.SWAP_GIVE and s in (game.swap_winner, game.swap_target) else ""
+            count = len(game.hands[s])
+            if (s == seat and own_visible) or (s != seat and others_visible):
+                hand = "hand [" + " ".join(card_name(c) for c in sorted(game.hands[s])) + "]"
+            else:
+                hand = f"hand {count} card(s) face down"
+            you = " (you)" if s == seat else ""
+            lines.append(
+                f"{marks} player_{s}{you}: chilis {game.chilis[s]:2d} | bid {bid:>2} won {game.tricks_won[s]}"
+                f"{named}{swap} | {hand}"
+            )
+        if own_visible and game.staged[seat]:
+            lines.append("your picks: " + " ".join(card_name(c) for c in sorted(game.staged[seat])))
+        if m.memorise and game.position_used[seat]:
+            free = [str(p) for p, used in enumerate(game.position_used[seat]) if not used]
+            lines.append("your unplayed hand positions: " + (" ".join(free) or "-"))
+        if phase == Phase.PASS and game.to_act == seat and not game.over:
+            lines.append(f"cards left to pick: {game.pass_count() - len(game.staged[seat])}")
+        if game.played_cards:
+            lines.append("played this round: " + " ".join(card_name(c) for c in sorted(game.played_cards)))
+        if game.trick:
+            shown = [
+                f"player_{s} {_played(c, v)}" if not m.simultaneous or s == seat else f"player_{s} (face down)"
+                for s, c, v in game.trick
+            ]
+            lines.append("trick: " + ", ".join(shown))
+        if game.last_trick:
+            last = ", ".join(f"player_{s} {_played(c, v)}" for s, c, v in game.last_trick)
+            lines.append(f"last trick: {last} (won by player_{game.last_winner})")
+        if any(game.last_round_change):
+            lines.append("last change in chilis: " + ", ".join(f"{x:+d}" for x in game.last_round_change))
+        summary = game.last_scored
+        if summary is not None:
+            seats = "; ".join(
+                f"player_{s} bid {summary.bids[s]} won {summary.tricks_won[s]} took {summary.taken[s]}"
+                + (f" discarded {summary.discarded[s]}" if summary.discarded[s] else "")
+                for s in range(self.num_players)
+            )
+            last = ", ".join(f"player_{s} {_played(c, v)}" for s, c, v in summary.last_trick)
+            lines.append(f"previous round: {seats}")
+            lines.append(f"previous round's last trick: {last} (won by player_{summary.last_winner})")
+        if game.over:
+            if game.truncated:
+                lines.append(f"cut short after {game.rounds_completed} rounds")
+            else:
+                lines.append("winner(s): " + ", ".join(f"player_{s}" for s in game.winners))
+        return "\n".join(lines)
+
 
 def _played(card: int, value: int) -> str:
     return f"W={value}" if card == 0 else str(card)

@@ -145,6 +145,12 @@ class RummikubEnv(TableEnv):
             return f"commit {int(self.game.staged.sum())} tile(s)"
         return ACTION_TEXT[action]
 
+    def _describe_action_public(self, action: int) -> str:
+        """Staging is private until the commit (the table then shows the play); commits and draws are public."""
+        if action < COMMIT:
+            return "stages a tile"
+        return self._describe_action(action)
+
     def _render_text(self) -> str:
         game = self.game
         if game.over:
@@ -243,6 +249,45 @@ class RummikubEnv(TableEnv):
             if "arrangement" in info:
                 info["arrangement"] = melds_from_record(info["arrangement"], f"infos[{agent!r}].arrangement")
         return infos
+
+    def _render_view_text(self, seat: int) -> str:
+        """The table as ``seat`` sees it: the melds on the table, its own rack (and its staged tiles on its turn),
+        the tile counts, opened flags and scores of every rack, the pool size; never the others' tiles."""
+        game = self.game
+        live = not (game.over or game.truncated)
+        if game.over:
+            status = "episode over"
+        elif game.truncated:
+            status = f"truncated after {game.turn} turns"
+        else:
+            status = f"player_{game.to_act} to act"
+        lines = [
+            f"player_{seat}'s view",
+            f"Rummikub, {self.num_players} players, game {game.game_number}/{game.games_per_episode}, "
+            f"turn {game.turn}: {status}; pool {game.pool_size} tiles"
+            + (f", {game.passes} pass(es) in a row" if game.passes else ""),
+        ]
+        melds = [str(meld) for meld in game.arrangement]
+        lines.append(f"table ({len(melds)} melds, {int(game.table.sum())} tiles):" if melds else "table: (empty)")
+        row: list[str] = []
+        for meld in melds:
+            if row and sum(len(m) + 2 for m in row) + len(meld) > 116:
+                lines.append("  " + "  ".join(row))
+                row = []
+            row.append(meld)
+        if row:
+            lines.append("  " + "  ".join(row))
+        if game.last_placed.any():
+            lines.append(f"placed last turn: {_tiles_text(game.last_placed)}")
+        for s in range(self.num_players):
+            rack = game.racks[s]
+            flags = "opened" if game.opened[s] else "not opened"
+            tiles = f": {_tiles_text(rack)}" if s == seat else ""
+            you = " (you)" if s == seat else ""
+            lines.append(f"player_{s}{you}: score {game.scores[s]:+g}, {flags}, {int(rack.sum())} tiles{tiles}")
+        if live and game.to_act == seat and game.staged.any():
+            lines.append(f"your staged tiles: {_tiles_text(game.staged)}")
+        return "\n".join(lines)
 
     # ------------------------------------------------------------------ helpers
 

@@ -1,0 +1,357 @@
+"""Game records: a whole game as JSON, and a replay that checks it reproduces exactly (issue 14).
+
+Where you are: shared plumbing used by ``tableenvs play --record FILE`` and ``tableenvs replay FILE``, and usable
+from Python:
+
+* :func:`record_game` — play one game between policies and return its :class:`GameRecord`.
+* :class:`Recorder` — record a game you drive yourself: ``add(env, action)`` before each ``env.step(action)``,
+  ``finish(env)`` at the end.
+* :class:`GameRecord` — ``save(path)`` / ``GameRecord.load(path)`` / ``to_dict()`` / ``from_dict()``.
+* :func:`record_tournament` — records of games of a finished tournament (``tableenvs eval --records DIR``).
+* :func:`replay` — re-play a record on a fresh env (same game, options and seed) and check that every step
+  (agent, legal action, its description) and the result (per-seat returns and the outcome) come out the same;
+  :class:`RecordError` (a ``ValueError``) names the first step that differs, or what is wrong with the file.
+
+A record holds the game name, its constructor options, the reset seed (the deal), the policies' names (for
+reading only), every action with its agent and its description, and the per-seat returns and outcome. Only the
+seed and the actions are needed to reproduce the game; policies are not re-run. Records carry the tableenvs
+version that wrote them: a record from another version is refused (the rules or the action tables may differ).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+FORMAT = "tableenvs-game-record"
+FORMAT_VERSION = 1
+
+
+class RecordError(ValueError):
+    """A record that cannot be read, or that does not reproduce (names the first differing step)."""
+
+
+def _version() -> str:
+    import tableenvs
+
+    return tableenvs.__version__
+
+
+@dataclass
+class GameRecord:
+    """One whole game. ``steps``: ``{"agent": "player_k", "action": id, "description": text}`` in play order
+    (the dead steps after the game ends are not recorded). ``returns``: each seat's total reward; ``outcome``:
+    :meth:`tableenvs.aec.TableEnv.outcome` as a dict (None if the game did not finish)."""
+
+    game: str
+    options: dict[str, Any]
+    seed: int
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    policies: list[str] | None = None
+    returns: list[float] | None = None
+    outcome: dict[str, Any] | None = None
+    version: str = field(default_factory=_version)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": FORMAT, "format_version": FORMAT_VERSION, **asdict(self)}
+
+    def to_json(self) -> str:
+        """The record as JSON text, one line per step."""
+        data = self.to_dict()
+        steps = data.pop("steps")
+        data["steps"] = "@steps@"
+        body = ",\n  ".join(json.dumps(step) for step in steps)
+        return json.dumps(data, indent=1).replace('"@steps@"', f"[\n  {body}\n ]" if steps else "[]")
+
+    def save(self, path: str | os.PathLike) -> Path:
+        path = Path(path)
+        path.write_text(self.to_json() + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "record") -> GameRecord:
+        """Check and read a record dict; :class:`RecordError` for anything that is not a record of this version."""
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise RecordError(f'{source} is not a tableenvs game record (no "format": "{FORMAT}" field)')
+        if data.get("format_version") != FORMAT_VERSION:
+            raise RecordError(
+                f"{source} has record format version {data.get('format_version')!r}; this tableenvs reads "
+                f"version {FORMAT_VERSION}"
+            )
+        if data.get("version") != _version():
+            raise RecordError(
+                f"{source} was written by tableenvs {data.get('version')!r}, this is tableenvs {_version()}: "
+                "records replay only on the version that wrote them"
+            )
+        missing = [key for key in ("game", "options", "seed", "steps") if key not in data]
+        if missing:
+            raise RecordError(f"{source} lacks the field(s) {', '.join(missing)}")
+        seed = data["seed"]
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise RecordError(f"{source}: seed must be an integer >= 0, got {seed!r}")
+        if not isinstance(data["options"], dict):
+            raise RecordError(f"{source}: options must be an object, got {data['options']!r}")
+        steps = data["steps"]
+        if not isinstance(steps, list):
+            raise RecordError(f"{source}: steps must be a list")
+        for index, step in enumerate(steps):
+            action = step.get("action") if isinstance(step, dict) else None
+            if not isinstance(action, int) or isinstance(action, bool) or not isinstance(step.get("agent"), str):
+                raise RecordError(f'{source}: step {index} is not {{"agent": str, "action": int, ...}}: {step!r}')
+        known = {"game", "options", "seed", "steps", "policies", "returns", "outcome", "version"}
+        return cls(**{key: value for key, value in data.items() if key in known})
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> GameRecord:
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or error
+            raise RecordError(f"cannot read record {str(path)!r}: {reason}") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise RecordError(f"record {str(path)!r} is not JSON: {error}") from None
+        return cls.from_dict(data, f"record {str(path)!r}")
+
+
+def _outcome_dict(env: Any) -> dict[str, Any] | None:
+    outcome = env.unwrapped.outcome()
+    if outcome is None:
+        return None
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(outcome).items()}
+
+
+def _returns(env: Any) -> list[float]:
+    return [float(x) for x in env.unwrapped._returns]
+
+
+class Recorder:
+    """Record a game as it is played: ``add(env, action)`` just before each (live) ``env.step(action)``."""
+
+    def __init__(self, game: str, options: dict[str, Any], seed: int, policies: Sequence[str] | None = None):
+        self.record = GameRecord(
+            game, _json_options(options), int(seed), policies=None if policies is None else [str(p) for p in policies]
+        )
+
+    def add(self, env: Any, action: int) -> None:
+        raw = env.unwrapped
+        self.record.steps.append(
+            {"agent": raw.agent_selection, "action": int(action), "description": raw.describe_action(int(action))}
+        )
+
+    def finish(self, env: Any) -> GameRecord:
+        self.record.returns = _returns(env)
+        self.record.outcome = _outcome_dict(env)
+        return self.record
+
+
+def _json_options(options: dict[str, Any]) -> dict[str, Any]:
+    options = {key: value for key, value in options.items() if key != "render_mode"}
+    try:
+        return json.loads(json.dumps(options))
+    except TypeError as error:
+        raise ValueError(f"a record needs JSON options (numbers, text, lists, dicts): {error}") from None
+
+
+def record_game(
+    game: str,
+    policies: Sequence[Any] | str = "random",
+    *,
+    seed: int = 0,
+    options: dict[str, Any] | None = None,
+    rng: np.random.Generator | int | None = None,
+) -> GameRecord:
+    """Play one game of ``game`` (one policy per seat, or one for all) and return its record.
+
+    ``seed`` deals the game; ``rng`` (default: ``seed``) drives the policies. ``options`` go to the game.
+    """
+    from tableenvs.policies import make_policy
+    from tableenvs.registry import make
+
+    options = dict(options or {})
+    env = make(game, **options)
+    agents = env.unwrapped.possible_agents
+    specs = [policies] * len(agents) if isinstance(policies, str) or not isinstance(policies, Sequence) else policies
+    if len(specs) == 1:
+        specs = list(specs) * len(agents)
+    if len(specs) != len(agents):
+        raise ValueError(f"record_game: {len(specs)} policies for {len(agents)} players")
+    seated = [make_policy(spec, env) for spec in specs]
+    names = [spec if isinstance(spec, str) else getattr(spec, "name", type(spec).__name__) for spec in specs]
+    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(seed if rng is None else rng)
+    recorder = Recorder(game, options, seed, names)
+    env.reset(seed=seed)
+    for agent in env.agent_iter():
+        observation, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        policy = seated[agents.index(agent)]
+        action = int(policy.act(observation["observation"], observation["action_mask"], generator))
+        recorder.add(env, action)
+        env.step(action)
+    return recorder.finish(env)
+
+
+class _RecordingSeat:
+    """A seat's policy that also records each of its actions (with its description, before the step)."""
+
+    def __init__(self, policy: Any, raw_env: Any, recorder: Recorder):
+        self.policy, self.raw_env, self.recorder = policy, raw_env, recorder
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
+        action = int(self.policy.act(observation, action_mask, rng))
+        self.recorder.add(self.raw_env, action)
+        return action
+
+
+def record_tournament(
+    result: Any,
+    specs: Sequence[Any],
+    directory: str | os.PathLike,
+    *,
+    games: Sequence[int] | Any = None,
+    deterministic: bool = True,
+) -> list[Path]:
+    """Write a record of games of a finished tournament (:func:`tableenvs.evaluation.evaluate`) under ``directory``.
+
+    A tournament game depends only on the tournament seed, its index and its seating, so the games are played
+    again here, in this process, with every action recorded; each must end with the rewards the tournament
+    recorded (else :class:`RecordError`). ``specs``: the policies as given to ``evaluate`` (the candidates, then
+    the opponents of a gauntlet); ``games``: game indices, or a predicate on the tournament's per-game result
+    (``result.records[i]``, e.g. ``lambda g: set(g.entrants) == {0, 2}``), default all. Files are
+    ``game_00012.json``; returns their paths.
+    """
+    from tableenvs.evaluation.models import labels
+    from tableenvs.evaluation.playing import _SeatRng, build_policies, game_seeds
+    from tableenvs.policies import play_game
+    from tableenvs.registry import make_raw
+
+    if games is None:
+        indices = [g.index for g in result.records]
+    elif callable(games):
+        indices = [g.index for g in result.records if games(g)]
+    else:
+        indices = [int(i) for i in games]
+    by_index = {g.index: g for g in result.records}
+    unknown = [i for i in indices if i not in by_index]
+    if unknown:
+        raise ValueError(f"record_tournament: no game {unknown[0]} in the tournament (0..{len(result.records) - 1})")
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    options = {**result.options, "num_players": result.num_players}
+    raw_env = make_raw(result.env, **options)
+    policies = build_policies(list(specs), raw_env, deterministic, 1)
+    names = labels(list(specs))
+    plan = result.plan
+    paths = []
+    for index in indices:
+        tournament_game = by_index[index]
+        entrants = plan.seating(index)
+        deal_seed, policy_seed = game_seeds(result.seed, index, plan.size, result.duplicate)
+        seat_rngs = [np.random.default_rng(child) for child in policy_seed.spawn(len(entrants))]
+        recorder = Recorder(result.env, options, deal_seed, [names[e] for e in entrants])
+        seats = [
+            _RecordingSeat(_SeatRng(policies[e], r), raw_env, recorder)
+            for e, r in zip(entrants, seat_rngs, strict=True)
+        ]
+        play_game(raw_env, seats, seed=deal_seed, rng=seat_rngs[0])
+        record = recorder.finish(raw_env)
+        if not _same_numbers(list(tournament_game.rewards), record.returns):
+            raise RecordError(
+                f"tournament game {index} played again ended with returns {record.returns}, the tournament recorded "
+                f"{list(tournament_game.rewards)}: pass the same policies (and deterministic flag) as to evaluate"
+            )
+        paths.append(record.save(directory / f"game_{index:05d}.json"))
+    return paths
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """What :func:`replay` checked: the number of steps, the final per-seat returns and the outcome."""
+
+    steps: int
+    returns: list[float]
+    outcome: dict[str, Any] | None
+    env: Any = field(repr=False, compare=False)
+
+
+def replay(record: GameRecord | dict | str | os.PathLike, on_step: Any = None) -> ReplayResult:
+    """Re-play ``record`` (a :class:`GameRecord`, its dict, or a file path) and check that it reproduces exactly.
+
+    Every step must find the recorded agent to act, the recorded action legal and described the same way; the
+    game must end exactly after the last step with the recorded returns and outcome. Otherwise
+    :class:`RecordError` names the first step that differs. ``on_step(env, index, step)`` is called after each
+    step (for printing).
+    """
+    from tableenvs.aec import IllegalActionError
+    from tableenvs.registry import make_raw
+
+    if isinstance(record, dict):
+        record = GameRecord.from_dict(record)
+    elif not isinstance(record, GameRecord):
+        record = GameRecord.load(record)
+    try:
+        env = make_raw(record.game, **record.options)
+        env.reset(seed=record.seed)
+    except (ValueError, TypeError) as error:
+        raise RecordError(f"the record's game cannot be set up: {error}") from None
+    for index, step in enumerate(record.steps):
+        where = f"step {index} ({step['agent']}: {step.get('description', step['action'])})"
+        if env.outcome() is not None:
+            raise RecordError(f"the record does not reproduce: the game ended before {where}")
+        if env.agent_selection != step["agent"]:
+            raise RecordError(f"the record does not reproduce at {where}: {env.agent_selection} is to act")
+        try:
+            description = env.describe_action(step["action"])
+            env.step(step["action"])
+        except IllegalActionError as error:
+            raise RecordError(f"the record does not reproduce at {where}: {error}") from None
+        if "description" in step and description != step["description"]:
+            raise RecordError(f"the record does not reproduce at {where}: the action now reads {description!r}")
+        if on_step is not None:
+            on_step(env, index, step)
+    returns = _returns(env)
+    outcome = _outcome_dict(env)
+    if record.outcome is not None and outcome is None:
+        raise RecordError(
+            f"the record does not reproduce: the game is not over after its last step ({len(record.steps)} steps)"
+        )
+    if record.returns is not None and not _same_numbers(returns, record.returns):
+        raise RecordError(f"the record does not reproduce: returns {returns}, recorded {record.returns}")
+    if record.outcome is not None and outcome != record.outcome:
+        raise RecordError(f"the record does not reproduce: outcome {outcome}, recorded {record.outcome}")
+    return ReplayResult(len(record.steps), returns, outcome, env)
+
+
+def _same_numbers(a: Sequence[float], b: Any) -> bool:
+    return (
+        isinstance(b, list)
+        and len(a) == len(b)
+        and all(
+            isinstance(y, (int, float)) and math.isclose(x, y, rel_tol=0, abs_tol=1e-9)
+            for x, y in zip(a, b, strict=True)
+        )
+    )
+
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "GameRecord",
+    "RecordError",
+    "Recorder",
+    "ReplayResult",
+    "record_game",
+    "record_tournament",
+    "replay",
+]
