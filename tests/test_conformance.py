@@ -1,9 +1,10 @@
 """One conformance suite for every registered game (issue 16, item 3).
 
-Every game in ``tableenvs.names()`` is checked the same way, parametrised by what its :class:`GameSpec` declares:
-every player count in ``player_counts`` crossed with every option set in ``option_sets`` (as PettingZoo's
-``all_parameter_combs_test`` and OpenSpiel's ``games_sim_test`` do). Registering a game with those two fields is
-all it takes to be tested here; the game-specific rule tests stay in each game's test folder.
+Every game tableenvs registers (``tableenvs.names()``, the tests' toy games aside) is checked the same way,
+parametrised by what its :class:`GameSpec` declares: every player count in ``player_counts`` crossed with every
+option set in ``option_sets`` (as PettingZoo's ``all_parameter_combs_test`` and OpenSpiel's ``games_sim_test`` do).
+Registering a game with those two fields is all it takes to be tested here; the game-specific rule tests stay in
+each game's test folder.
 
 Checks: PettingZoo's ``api_test``, ``seed_test`` and ``render_test`` (ansi text non-empty); different seeds deal
 different games; the registries (``make``, ``make_raw``, ``pettingzoo.make``, the Gymnasium id, unknown options,
@@ -73,9 +74,11 @@ def test_every_game_declares_its_player_counts_and_option_sets():
     for name in GAMES:
         game = tableenvs.spec(name)
         assert game.option_sets and all(isinstance(options, dict) for options in game.option_sets), name
+        counts = game.player_counts
         if "num_players" in game.option_names():
-            counts = game.player_counts
             assert counts and list(counts) == list(range(counts[0], counts[-1] + 1)), name
+        else:
+            assert not counts, name
 
 
 # ---------------------------------------------------------------------- PettingZoo's own tests
