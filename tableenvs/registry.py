@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pettingzoo import AECEnv
@@ -30,12 +31,17 @@ class GameSpec:
 
     ``module`` must define ``raw_env`` (a :class:`tableenvs.aec.TableEnv` subclass) and ``env(**options)``
     (the wrapped env). ``heuristic`` is ``"module:Class"`` of the game's built-in heuristic policy.
+    ``player_counts`` lists every ``num_players`` the game accepts (empty: the game has no such option) and
+    ``option_sets`` a few option combinations worth testing (``{}`` = the defaults); the conformance suite
+    (``tests/test_conformance.py``) plays every player count with every option set.
     """
 
     name: str  # tableenvs name, e.g. "pilipili_v0"
     module: str  # e.g. "tableenvs.pilipili.env"
     registry_id: str  # PettingZoo and Gymnasium id, e.g. "tableenvs/PiliPili-v0"
     heuristic: str | None = None
+    player_counts: tuple[int, ...] = ()
+    option_sets: tuple[Mapping[str, Any], ...] = field(default=({},), hash=False)
 
     def raw_env_class(self) -> type:
         return importlib.import_module(self.module).raw_env
@@ -115,24 +121,30 @@ def _register_with_gymnasium(game: GameSpec) -> None:
 
 
 for _game in (
-    # name, module, PettingZoo/Gymnasium id, heuristic policy
+    # name, module, PettingZoo/Gymnasium id, heuristic policy, player counts, option sets for the conformance suite
     GameSpec(
         "pilipili_v0",
         "tableenvs.pilipili.env",
         "tableenvs/PiliPili-v0",
         "tableenvs.pilipili.agents:HeuristicPolicy",
+        player_counts=tuple(range(2, 9)),
+        option_sets=({}, {"missions": "none"}, {"expert": False, "reward": "win"}),
     ),
     GameSpec(
         "llama_party_v0",
         "tableenvs.llama_party.env",
         "tableenvs/LlamaParty-v0",
         "tableenvs.llama_party.agents:HeuristicPolicy",
+        player_counts=(2, 3, 4),
+        option_sets=({}, {"reward": "win"}),
     ),
     GameSpec(
         "rummikub_v0",
         "tableenvs.rummikub.env",
         "tableenvs/Rummikub-v0",
         "tableenvs.rummikub.agents:HeuristicPolicy",
+        player_counts=(2, 3, 4),
+        option_sets=({}, {"strict_commit": False, "draw_after_play": True, "games_per_episode": 2}),
     ),
 ):
     register_game(_game)
