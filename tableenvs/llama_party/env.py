@@ -152,19 +152,21 @@ class LlamaPartyEnv(TableEnv):
         count = PASS_COUNTS[game.step - 1]
         return f"picks a card to pass ({count - game.picks_left + 1} of {count})"
 
+    def _status_text(self, picks_left: bool) -> str:
+        """Where the game stands (public): over, the goal choice, or which pass and who picks."""
+        game = self.game
+        if game.over:
+            return "game over; winner(s): " + ", ".join(f"player_{s}" for s in game.winners)
+        if game.step == GOAL_STEP:
+            return f"goal choice, player_{game.to_act} to choose"
+        status = f"pass {game.step} ({PASS_COUNTS[game.step - 1]} cards each), player_{game.to_act} to pick"
+        return status + (f" {game.picks_left} more" if picks_left else "")
+
     def _render_text(self) -> str:
         game = self.game
         n = self.num_players
         deck = self.deck
-        if game.over:
-            status = "game over; winner(s): " + ", ".join(f"player_{s}" for s in game.winners)
-        elif game.step == GOAL_STEP:
-            status = f"goal choice, player_{game.to_act} to choose"
-        else:
-            status = (
-                f"pass {game.step} ({PASS_COUNTS[game.step - 1]} cards each), "
-                f"player_{game.to_act} to pick {game.picks_left} more"
-            )
+        status = self._status_text(picks_left=True)
         lines = [f"Llama Party, {n} players, round {game.round_number}/{NUM_ROUNDS}: {status}"]
         shown = [str(deck[card]) for card in game.revealed]
         shown += ["(face down)" if game.display else "(not placed)"] * (NUM_SLOTS - len(shown))
@@ -218,12 +220,7 @@ class LlamaPartyEnv(TableEnv):
         game = self.game
         n = self.num_players
         deck = self.deck
-        if game.over:
-            status = "game over; winner(s): " + ", ".join(f"player_{s}" for s in game.winners)
-        elif game.step == GOAL_STEP:
-            status = f"goal choice, player_{game.to_act} to choose"
-        else:
-            status = f"pass {game.step} ({PASS_COUNTS[game.step - 1]} cards each), player_{game.to_act} to pick"
+        status = self._status_text(picks_left=False)
         if game.to_act == seat and not game.over:
             status += f" ({game.picks_left} more)"
 

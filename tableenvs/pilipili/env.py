@@ -197,21 +197,7 @@ class PiliPiliEnv(TableEnv):
             )
         if game.trick:
             lines.append("trick: " + ", ".join(f"player_{s} {_played(c, v)}" for s, c, v in game.trick))
-        summary = game.last_scored
-        if summary is not None:
-            seats = "; ".join(
-                f"player_{s} bid {summary.bids[s]} won {summary.tricks_won[s]} took {summary.taken[s]}"
-                + (f" discarded {summary.discarded[s]}" if summary.discarded[s] else "")
-                for s in range(self.num_players)
-            )
-            last = ", ".join(f"player_{s} {_played(c, v)}" for s, c, v in summary.last_trick)
-            lines.append(f"previous round: {seats}")
-            lines.append(f"previous round's last trick: {last} (won by player_{summary.last_winner})")
-        if game.over:
-            if game.truncated:
-                lines.append(f"cut short after {game.rounds_completed} rounds")
-            else:
-                lines.append("winner(s): " + ", ".join(f"player_{s}" for s in game.winners))
+        lines += self._public_ending_lines()
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ state API hooks (see TableEnv.clone)
@@ -264,6 +250,26 @@ class PiliPiliEnv(TableEnv):
         if game.phase == Phase.PLAY and game.mission.simultaneous:
             return "plays a card face down"
         return text
+
+    def _public_ending_lines(self) -> list[str]:
+        """The previous round's summary and the result: public, the same in the god view and every seat's view."""
+        game, lines = self.game, []
+        summary = game.last_scored
+        if summary is not None:
+            seats = "; ".join(
+                f"player_{s} bid {summary.bids[s]} won {summary.tricks_won[s]} took {summary.taken[s]}"
+                + (f" discarded {summary.discarded[s]}" if summary.discarded[s] else "")
+                for s in range(self.num_players)
+            )
+            last = ", ".join(f"player_{s} {_played(c, v)}" for s, c, v in summary.last_trick)
+            lines.append(f"previous round: {seats}")
+            lines.append(f"previous round's last trick: {last} (won by player_{summary.last_winner})")
+        if game.over:
+            if game.truncated:
+                lines.append(f"cut short after {game.rounds_completed} rounds")
+            else:
+                lines.append("winner(s): " + ", ".join(f"player_{s}" for s in game.winners))
+        return lines
 
     def _render_view_text(self, seat: int) -> str:
         """The table as ``seat`` sees it: what its observation encodes, in words (``docs/pilipili.md``).
@@ -323,21 +329,7 @@ class PiliPiliEnv(TableEnv):
             lines.append(f"last trick: {last} (won by player_{game.last_winner})")
         if any(game.last_round_change):
             lines.append("last change in chilis: " + ", ".join(f"{x:+d}" for x in game.last_round_change))
-        summary = game.last_scored
-        if summary is not None:
-            seats = "; ".join(
-                f"player_{s} bid {summary.bids[s]} won {summary.tricks_won[s]} took {summary.taken[s]}"
-                + (f" discarded {summary.discarded[s]}" if summary.discarded[s] else "")
-                for s in range(self.num_players)
-            )
-            last = ", ".join(f"player_{s} {_played(c, v)}" for s, c, v in summary.last_trick)
-            lines.append(f"previous round: {seats}")
-            lines.append(f"previous round's last trick: {last} (won by player_{summary.last_winner})")
-        if game.over:
-            if game.truncated:
-                lines.append(f"cut short after {game.rounds_completed} rounds")
-            else:
-                lines.append("winner(s): " + ", ".join(f"player_{s}" for s in game.winners))
+        lines += self._public_ending_lines()
         return "\n".join(lines)
 
 

@@ -151,14 +151,18 @@ class RummikubEnv(TableEnv):
             return "stages a tile"
         return self._describe_action(action)
 
-    def _render_text(self) -> str:
+    def _status_text(self) -> str:
+        """Where the episode stands (public): over, truncated, or who acts."""
         game = self.game
         if game.over:
-            status = "episode over"
-        elif game.truncated:
-            status = f"truncated after {game.turn} turns"
-        else:
-            status = f"player_{game.to_act} to act"
+            return "episode over"
+        if game.truncated:
+            return f"truncated after {game.turn} turns"
+        return f"player_{game.to_act} to act"
+
+    def _render_text(self) -> str:
+        game = self.game
+        status = self._status_text()
         lines = [
             f"Rummikub, {self.num_players} players, game {game.game_number}/{game.games_per_episode}, "
             f"turn {game.turn}: {status}; pool {game.pool_size} tiles"
@@ -255,12 +259,7 @@ class RummikubEnv(TableEnv):
         the tile counts, opened flags and scores of every rack, the pool size; never the others' tiles."""
         game = self.game
         live = not (game.over or game.truncated)
-        if game.over:
-            status = "episode over"
-        elif game.truncated:
-            status = f"truncated after {game.turn} turns"
-        else:
-            status = f"player_{game.to_act} to act"
+        status = self._status_text()
         lines = [
             f"player_{seat}'s view",
             f"Rummikub, {self.num_players} players, game {game.game_number}/{game.games_per_episode}, "
