@@ -86,7 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, TypeError) as error:
         if os.environ.get("TABLEENVS_DEBUG"):
             raise
-        print(f"tableenvs: error: {_one_line(error)}", file=sys.stderr)
+        message = _one_line(error)
+        if message.startswith("num_players must be") and argv_players(argv) is not None:
+            message = f"--players {argv_players(argv)}: {message}"  # the game's own words, under the flag's name
+        print(f"tableenvs: error: {message}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as error:  # an optional dependency the checks above did not foresee
         if os.environ.get("TABLEENVS_DEBUG"):
@@ -106,6 +109,18 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+
+
+def argv_players(argv: list[str] | None) -> str | None:
+    """The value given to ``--players`` (or its ``--num-players`` alias) on the command line, if any."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    for i, arg in enumerate(args):
+        for flag in ("--players", "--num-players"):
+            if arg == flag and i + 1 < len(args):
+                return args[i + 1]
+            if arg.startswith(flag + "="):
+                return arg.split("=", 1)[1]
+    return None
 
 
 def _one_line(error: BaseException) -> str:

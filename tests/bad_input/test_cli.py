@@ -46,7 +46,7 @@ TRAIN_CASES = [
     (TRAIN + ["--envs", "0", "--out", "DIR"], "--envs must be an integer >= 1, got 0"),
     (TRAIN + ["--seed", "-3", "--out", "DIR"], "--seed must be an integer >= 0, got -3"),
     (TRAIN + ["--players", "0", "--out", "DIR"], "--players must be an integer >= 1, got 0"),
-    (TRAIN + ["--players", "9", "--out", "DIR"], "num_players must be in 2..8, got 9"),
+    (TRAIN + ["--players", "9", "--out", "DIR"], "--players 9: num_players must be in 2..8, got 9"),
     (TRAIN + ["--players", "3", "--seat", "7", "--out", "DIR"], "seat must be a seat index 0..2"),
     (TRAIN + ["--opponents", "missing.zip", "--out", "DIR"], "--opponents: no saved model at 'missing.zip'"),
     (TRAIN + ["--opponents", "DIR/model.zip", "--out", "DIR"], "--opponents: no saved model at 'DIR/model.zip'"),
@@ -62,7 +62,7 @@ TRAIN_CASES = [
 OTHER_CASES = [
     ([], "the following arguments are required: command"),
     (["fly"], "argument command: invalid choice: 'fly'"),
-    (["play", "pilipili_v0", "--players", "9"], "num_players must be in 2..8, got 9"),
+    (["play", "pilipili_v0", "--players", "9"], "--players 9: num_players must be in 2..8, got 9"),
     (["play", "pilipili_v0", "--players", "-2"], "--players must be an integer >= 1, got -2"),
     (["play", "pilipili_v0", "--seed", "-1"], "--seed must be an integer >= 0, got -1"),
     (["play", "pilipili_v0", "--policies", "random,nobody,random,random,random"], "unknown policy 'nobody'"),
