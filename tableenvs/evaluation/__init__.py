@@ -235,7 +235,7 @@ def _choose_players(
         return
     if "num_players" in options:
         return
-    env_class = type(make_raw(env))
+    env_class = game_spec(env).raw_env_class()
     trained = {(trained_players(spec, env_class), label(spec)) for spec in candidates}
     trained = {(players, name) for players, name in trained if players is not None}
     counts = {players for players, _ in trained}

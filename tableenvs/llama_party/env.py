@@ -152,6 +152,19 @@ class LlamaPartyEnv(TableEnv):
         count = PASS_COUNTS[game.step - 1]
         return f"picks a card to pass ({count - game.picks_left + 1} of {count})"
 
+    def _cards_text(self, hand: list[int]) -> str:
+        return " ".join(str(self.deck[card]) for card in sorted(hand)) or "-"
+
+    def _shown_hands_lines(self) -> list[str]:
+        """The hands shown at the last scoring (public until the next scoring), or nothing."""
+        game = self.game
+        if not game.shown_hands:
+            return []
+        goals = " ".join(self.deck[goal].id for goal in game.shown_display)
+        lines = [f"shown at the last scoring (goals {goals}):"]
+        lines += [f"  player_{seat}: {self._cards_text(hand)}" for seat, hand in enumerate(game.shown_hands)]
+        return lines
+
     def _status_text(self, picks_left: bool) -> str:
         """Where the game stands (public): over, the goal choice, or which pass and who picks."""
         game = self.game
@@ -166,6 +179,7 @@ class LlamaPartyEnv(TableEnv):
         game = self.game
         n = self.num_players
         deck = self.deck
+        cards = self._cards_text
         status = self._status_text(picks_left=True)
         lines = [f"Llama Party, {n} players, round {game.round_number}/{NUM_ROUNDS}: {status}"]
         shown = [str(deck[card]) for card in game.revealed]
@@ -173,9 +187,6 @@ class LlamaPartyEnv(TableEnv):
         lines.append("goals: " + "  ".join(f"[{p + 1}] {text}" for p, text in enumerate(shown)))
         names = [f"player_{slot}" if slot < n else f"D{slot - n}" for slot in range(NUM_SLOTS)]
         lines.append("passing: " + " -> ".join(names[slot] for slot in (*game.ring, game.ring[0])))
-
-        def cards(hand: list[int]) -> str:
-            return " ".join(str(deck[card]) for card in sorted(hand)) or "-"
 
         for slot in range(NUM_SLOTS):
             goal = game.goal_of_slot[slot]
@@ -189,11 +200,7 @@ class LlamaPartyEnv(TableEnv):
                 )
             else:
                 lines.append(f"{names[slot]} (dummy): goal {goal_text}, hand: {cards(game.hands[slot])}")
-        if game.shown_hands:
-            goals = " ".join(deck[goal].id for goal in game.shown_display)
-            lines.append(f"shown at the last scoring (goals {goals}):")
-            for seat, hand in enumerate(game.shown_hands):
-                lines.append(f"  player_{seat}: {cards(hand)}")
+        lines += self._shown_hands_lines()
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ state API hooks (see TableEnv.clone)
@@ -220,12 +227,10 @@ class LlamaPartyEnv(TableEnv):
         game = self.game
         n = self.num_players
         deck = self.deck
+        cards = self._cards_text
         status = self._status_text(picks_left=False)
         if game.to_act == seat and not game.over:
             status += f" ({game.picks_left} more)"
-
-        def cards(hand: list[int]) -> str:
-            return " ".join(str(deck[card]) for card in sorted(hand)) or "-"
 
         lines = [f"player_{seat}'s view", f"Llama Party, {n} players, round {game.round_number}/{NUM_ROUNDS}: {status}"]
         shown = [str(deck[card]) for card in game.revealed]
@@ -244,11 +249,7 @@ class LlamaPartyEnv(TableEnv):
             rounds = ", ".join(f"{scores[s]:+d}" for scores in game.round_scores) or "-"
             you = " (you)" if s == seat else ""
             lines.append(f"player_{s}{you}: total {game.totals[s]} (rounds {rounds})")
-        if game.shown_hands:
-            goals = " ".join(deck[goal].id for goal in game.shown_display)
-            lines.append(f"shown at the last scoring (goals {goals}):")
-            for s, hand in enumerate(game.shown_hands):
-                lines.append(f"  player_{s}: {cards(hand)}")
+        lines += self._shown_hands_lines()
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ helpers

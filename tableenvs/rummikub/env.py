@@ -160,12 +160,12 @@ class RummikubEnv(TableEnv):
             return f"truncated after {game.turn} turns"
         return f"player_{game.to_act} to act"
 
-    def _render_text(self) -> str:
+    def _public_table_lines(self) -> list[str]:
+        """The status line and the melds on the table (public: the same in the god view and every seat's view)."""
         game = self.game
-        status = self._status_text()
         lines = [
             f"Rummikub, {self.num_players} players, game {game.game_number}/{game.games_per_episode}, "
-            f"turn {game.turn}: {status}; pool {game.pool_size} tiles"
+            f"turn {game.turn}: {self._status_text()}; pool {game.pool_size} tiles"
             + (f", {game.passes} pass(es) in a row" if game.passes else "")
         ]
         melds = [str(meld) for meld in game.arrangement]
@@ -178,6 +178,11 @@ class RummikubEnv(TableEnv):
             row.append(meld)
         if row:
             lines.append("  " + "  ".join(row))
+        return lines
+
+    def _render_text(self) -> str:
+        game = self.game
+        lines = self._public_table_lines()
         for seat in range(self.num_players):
             rack = game.racks[seat]
             flags = "opened" if game.opened[seat] else "not opened"
@@ -259,23 +264,7 @@ class RummikubEnv(TableEnv):
         the tile counts, opened flags and scores of every rack, the pool size; never the others' tiles."""
         game = self.game
         live = not (game.over or game.truncated)
-        status = self._status_text()
-        lines = [
-            f"player_{seat}'s view",
-            f"Rummikub, {self.num_players} players, game {game.game_number}/{game.games_per_episode}, "
-            f"turn {game.turn}: {status}; pool {game.pool_size} tiles"
-            + (f", {game.passes} pass(es) in a row" if game.passes else ""),
-        ]
-        melds = [str(meld) for meld in game.arrangement]
-        lines.append(f"table ({len(melds)} melds, {int(game.table.sum())} tiles):" if melds else "table: (empty)")
-        row: list[str] = []
-        for meld in melds:
-            if row and sum(len(m) + 2 for m in row) + len(meld) > 116:
-                lines.append("  " + "  ".join(row))
-                row = []
-            row.append(meld)
-        if row:
-            lines.append("  " + "  ".join(row))
+        lines = [f"player_{seat}'s view", *self._public_table_lines()]
         if game.last_placed.any():
             lines.append(f"placed last turn: {_tiles_text(game.last_placed)}")
         for s in range(self.num_players):
