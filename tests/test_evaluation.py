@@ -300,6 +300,7 @@ def test_setup_is_reused_only_for_the_same_names_options_and_model_files(tmp_pat
         (dict(policies=["random"] * 15, num_players=4), ValueError, "no exactly balanced seating design"),
         (dict(backend="dask"), ValueError, "backend must be one of 'local', 'ray', got 'dask'"),
         (dict(policies=[]), ValueError, "policies is empty"),
+        (dict(policies=5, num_players=2), TypeError, r"policy #1 \(int\): cannot make a policy from 5"),
         (dict(num_players=9), ValueError, "num_players"),
         (dict(options={"colour": 1}), TypeError, "unknown option.*'colour'"),
         (dict(policies=["random", "missing.zip"]), FileNotFoundError, r"policy #2 \(missing\).*no saved SB3"),

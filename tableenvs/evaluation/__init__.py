@@ -40,7 +40,6 @@ import math
 import pickle
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from tableenvs.policies import PolicySpec, make_policy
@@ -115,7 +114,7 @@ def evaluate(
         raise ValueError(f"duplicate must be True or False, got {duplicate!r}")
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
-    candidates = list(policies) if not isinstance(policies, (str, Path)) else [policies]
+    candidates = list(policies) if isinstance(policies, (list, tuple)) else [policies]  # one spec alone too
     if not candidates:
         raise ValueError("policies is empty: give at least one policy")
     notes: list[str] = []
