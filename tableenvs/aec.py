@@ -17,7 +17,7 @@ handful of hooks; this class does all of PettingZoo's bookkeeping once, for ever
   ``_start`` should check every option before changing anything (what it did change is undone anyway);
 * clear errors for an unknown agent name and for any call before the first ``reset()``;
 * seeding through one ``numpy.random.Generator`` per env (never global state), ``render()`` in
-  ``"ansi"`` and ``"human"`` modes, and a readable event log used by ``tableenvs play``.
+  ``"ansi"``, ``"human"`` and ``"rgb_array"`` modes, and a readable event log used by ``tableenvs play``.
 
 Hooks an adapter implements (all seats are integers ``0 .. n-1``; agent names are derived):
 
@@ -32,6 +32,7 @@ Hooks an adapter implements (all seats are integers ``0 .. n-1``; agent names ar
 ``_describe_action(a)``    short human text for action id ``a`` in the current state
 ``_render_text()``         the table as text
 ``_render_view_text(s)``   the table as text as seat ``s`` may see it (``render_view(agent)``)
+``_picture_svg(s)``        the table as SVG text, god view (``s`` None) or seat ``s``'s (``render_svg``, ``rgb_array``)
 ``_final_scores()``        each seat's final score in the game's own measure (default: None, total reward)
 ``_rules_winners()``       the seats the rules name as winners, tie-breaks included (default: none named)
 =========================  ==============================================================================
@@ -68,9 +69,10 @@ from tableenvs.state import (
     generator_from_state,
     plain,
 )
+from tableenvs.svg import rasterise
 from tableenvs.validation import check_choice, check_seed
 
-RENDER_MODES = ("ansi", "human")
+RENDER_MODES = ("ansi", "human", "rgb_array")
 
 
 class IllegalActionError(ValueError):
@@ -286,14 +288,18 @@ class TableEnv(AECEnv):
         if self.render_mode == "human":
             self.render()
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """The god view: text (``"ansi"``), printed (``"human"``) or a ``uint8`` H x W x 3 picture (``"rgb_array"``,
+        the :meth:`render_svg` picture rasterised; needs the ``render`` extra)."""
         if self.render_mode is None:
             gymnasium.logger.warn(
                 f"{self.metadata['name']}: render() called without a render_mode; "
-                f"pass render_mode='ansi' or 'human' to the constructor."
+                f"pass render_mode='ansi', 'human' or 'rgb_array' to the constructor."
             )
             return None
         self._require_reset("render()")
+        if self.render_mode == "rgb_array":
+            return rasterise(self._picture_svg(None))
         text = self._render_text()
         if self.render_mode == "human":
             print(text)
@@ -309,6 +315,13 @@ class TableEnv(AECEnv):
         seat = self._seat_of(agent)
         return self._render_view_text(seat)
 
+    def render_svg(self, agent: str | None = None) -> str:
+        """The table as an SVG picture (text): the god view, or ``agent``'s view under the same information rules
+        as :meth:`render_view`. Needs no extra; ``render_mode="rgb_array"`` rasterises the god view."""
+        seat = None if agent is None else self._seat_of(agent)
+        self._require_reset("render_svg()")
+        return self._picture_svg(seat)
+
     def describe_action_public(self, action: int) -> str:
         """What the other seats learn when the agent to act takes ``action`` now (hidden cards left out), e.g.
         ``"pass a card"`` where :meth:`describe_action` says ``"pass 37"``. Shown to human tables."""
@@ -318,6 +331,10 @@ class TableEnv(AECEnv):
     def _render_view_text(self, seat: int) -> str:
         """Hook: the table as text from ``seat``, showing only what that seat may see."""
         raise NotImplementedError(f"{self.metadata['name']} has no per-player view")
+
+    def _picture_svg(self, seat: int | None) -> str:
+        """Hook: the table as SVG text, the god view (``seat`` None) or as ``seat`` may see it."""
+        raise NotImplementedError(f"{self.metadata['name']} has no picture")
 
     def _describe_action_public(self, action: int) -> str:
         """Hook: :meth:`describe_action_public`; the default says only that the agent moved."""

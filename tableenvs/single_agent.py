@@ -52,7 +52,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from tableenvs.aec import RENDER_MODES, TableEnv, check_action
+from tableenvs.aec import TableEnv, check_action
 from tableenvs.policies import Policy, PolicySpec, make_policy
 from tableenvs.registry import check_option_names, make_raw
 from tableenvs.registry import spec as game_spec
@@ -92,9 +92,14 @@ class OpponentPool:
         return self.members[int(rng.integers(len(self.members) - 1))]
 
 
+RENDER_MODES = ("ansi", "human")
+
+
 class SingleAgentEnv(gymnasium.Env):
     """One learner seat of a tableenvs game as a Gymnasium env; see the module docstring."""
 
+    #: Text only: SB3's ``make_vec_env`` asks for ``"rgb_array"`` first, and a picture per step would only cost
+    #: time there (the AEC env's ``render_mode="rgb_array"`` draws the table; see ``docs/training.md``).
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 1}
 
     def __init__(

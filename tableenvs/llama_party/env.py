@@ -20,7 +20,8 @@ Rewards               ``reward="score"`` (default): each player's round score wh
                       if all players share the win; an illegal move ends the game with -1 to the mover (wrapped env)
 Termination           after round 4, or after a round in which a total reaches 100
 Options               ``num_players`` (2..4, default 4), ``deck`` (None = standard deck, a .toml/.json path, or a
-                      list of 32 card tables), ``reward`` ("score"/"win"), ``render_mode`` (None, "ansi", "human")
+                      list of 32 card tables), ``reward`` ("score"/"win"), ``render_mode`` (None, "ansi", "human",
+                      "rgb_array")
 Reset options         ``hands`` (4 lists of 8 card indices or ids: seats 0..n-1, then dummies), ``totals``
                       (starting totals by seat), ``round`` (first round number 1..4), ``dummy_feeds`` (3 players:
                       the seat the dummy feeds in the first round); they script the first round only
@@ -45,6 +46,7 @@ from tableenvs.llama_party.encoder import (
     describe_card,
     observation_bounds,
 )
+from tableenvs.llama_party.picture import table_svg
 from tableenvs.llama_party.rules import DEAL_SIZE, GOAL_STEP, NUM_ROUNDS, NUM_SLOTS, PASS_COUNTS, LlamaParty
 from tableenvs.validation import check_choice, check_int
 
@@ -219,6 +221,9 @@ class LlamaPartyEnv(TableEnv):
     def _rules_from_state(self, rules: Any, rng: np.random.Generator, event_log: list[str]) -> dict[str, Any]:
         game = LlamaParty.from_record(rules, self.deck, self.num_players, rng)
         return {"game": game, "encoder": Encoder(self.deck, self.num_players)}
+
+    def _picture_svg(self, seat: int | None) -> str:
+        return table_svg(self, seat)
 
     def _render_view_text(self, seat: int) -> str:
         """The table as ``seat`` sees it: its own hand, picks and goal, the goals revealed so far (the others'

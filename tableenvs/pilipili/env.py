@@ -25,7 +25,8 @@ Episode end           terminated after the round in which someone holds >= 6 chi
                       ``max_rounds`` rounds (default 100)
 Options               ``num_players`` (2..8), ``missions`` ("standard", "none", a deck file path, or a list of
                       mission tables), ``expert`` (bool, default True; False drops expert cards), ``reward``
-                      ("penalty", "win"), ``max_rounds`` (int >= 1 or None), ``render_mode`` ("ansi", "human")
+                      ("penalty", "win"), ``max_rounds`` (int >= 1 or None), ``render_mode`` ("ansi", "human",
+                      "rgb_array")
 Reset options         scripted first round: ``dealer`` (seat), ``mission`` (mission id, or a mission table),
                       ``hands`` (n lists of card ids, 0 = wild), ``deck_order`` (the 56 card ids, dealt seat 0
                       first, the rest is the stock), ``chilis`` (n starting counts)
@@ -43,6 +44,7 @@ from tableenvs.aec import TableEnv, wrap
 from tableenvs.decks import DeckError
 from tableenvs.pilipili.encoder import NUM_ACTIONS, Encoder
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission, load_missions, standard_missions
+from tableenvs.pilipili.picture import table_svg
 from tableenvs.pilipili.rules import NUM_CARDS, Phase, PiliPiliGame, card_name, mission_record
 from tableenvs.validation import check_bool, check_choice, check_int, check_int_list
 
@@ -250,6 +252,9 @@ class PiliPiliEnv(TableEnv):
         if game.phase == Phase.PLAY and game.mission.simultaneous:
             return "plays a card face down"
         return text
+
+    def _picture_svg(self, seat: int | None) -> str:
+        return table_svg(self, seat)
 
     def _public_ending_lines(self) -> list[str]:
         """The previous round's summary and the result: public, the same in the god view and every seat's view."""

@@ -26,7 +26,7 @@ Options               ``num_players`` (2..4, default 4), ``min_initial`` (openin
                       ``draw_after_play`` (False), ``strict_commit`` (True), ``pool_exhausted`` ("lowest_rack"
                       or "draw"), ``games_per_episode`` (1), ``max_turns`` (1000), ``end_on_empty_pool``
                       (False: play on until every player passes; True: the game ends when the pool runs out,
-                      the write-up's rule), ``render_mode``
+                      the write-up's rule), ``render_mode`` ("ansi", "human", "rgb_array")
 Reset options         ``racks`` (one tile list per seat, ids or names like "red 7"), ``table`` (tiles of a valid
                       table), ``pool`` (drawing order, exactly the remaining tiles), ``first_player``, ``opened``
                       (per-seat flags); they script the first game only
@@ -43,6 +43,7 @@ from tableenvs.aec import TableEnv, wrap
 from tableenvs.state import StateError
 
 from .encoder import ACTION_TEXT, COMMIT, DRAW, NUM_ACTIONS, OBSERVATION_SIZE, Encoder, observation_bounds
+from .picture import table_svg
 from .rules import FULL_SET, Rummikub, melds_from_record, melds_record, result_from_record, result_record
 from .tiles import TILE_TYPES, tile_name
 
@@ -258,6 +259,9 @@ class RummikubEnv(TableEnv):
             if "arrangement" in info:
                 info["arrangement"] = melds_from_record(info["arrangement"], f"infos[{agent!r}].arrangement")
         return infos
+
+    def _picture_svg(self, seat: int | None) -> str:
+        return table_svg(self, seat)
 
     def _render_view_text(self, seat: int) -> str:
         """The table as ``seat`` sees it: the melds on the table, its own rack (and its staged tiles on its turn),

@@ -1,0 +1,95 @@
+"""Llama Party's table as an SVG picture (``render_svg``, ``render_mode="rgb_array"``; issue 14 item 4).
+
+Where you are: the Llama Party package's drawing, built on :mod:`tableenvs.svg`. From the top: the goal display
+(the revealed goal cards, face-down or empty slots for the rest), the passing ring, then one row per seat (and,
+in the god view, per dummy): its total and round scores, its goal card and its hand, the cards it picked to
+pass; finally the hands shown at the last scoring. A card shows its id and its rules (``+3/A, AA +6``), tinted by
+its letter. A seat's picture follows the information rules of its text view (``LlamaPartyEnv.render_view``): its
+own goal, hand, picks and the cards it passed and received; of the others only totals; revealed goals and the
+hands shown at the last scoring are public.
+"""
+
+from __future__ import annotations
+
+from tableenvs.llama_party.rules import NUM_ROUNDS, NUM_SLOTS
+from tableenvs.svg import GOLD, LIGHT, Svg
+
+#: A tint per letter A..H.
+LETTER_TINTS = ("#f6d6d6", "#f6e7c8", "#f3f3c4", "#d8f0d0", "#cfe8f3", "#d9dcf6", "#ecd6f3", "#e6e1d6")
+CARD_W, CARD_H, STEP = 76, 46, 80
+GOAL_X, HAND_X = 200, 290  # where a row's goal card and its hand start
+
+
+def table_svg(env, seat: int | None = None) -> str:
+    """The table of ``env`` (a ``LlamaPartyEnv``) as SVG text: the god view, or what ``seat`` may see."""
+    game, deck, n = env.game, env.deck, env.num_players
+
+    def card(x: float, y: float, index: int, stroke: str = "#1b1b1b") -> None:
+        face = deck[index]
+        rules = face.rules_text()
+        picture.card(
+            x, y, face.id, w=CARD_W, h=CARD_H, fill=LETTER_TINTS[face.letter % 8], stroke=stroke, size=14,
+            note=rules if len(rules) <= 15 else rules[:14] + "…",
+        )  # fmt: skip
+
+    def cards(x: float, y: float, indices, stroke: str = "#1b1b1b") -> float:
+        for k, index in enumerate(sorted(indices)):
+            card(x + k * STEP, y, index, stroke)
+        return x + len(indices) * STEP
+
+    names = [f"player_{slot}" if slot < n else f"dummy D{slot - n}" for slot in range(NUM_SLOTS)]
+    live = not game.over
+    picture = Svg(HAND_X + 12 * STEP + 60)
+    who = "god view" if seat is None else f"player_{seat}'s view"
+    picture.text(12, 24, f"Llama Party, {n} players, round {game.round_number}/{NUM_ROUNDS} ({who})", 18, bold=True)
+    own_turn = seat is None or (game.to_act == seat and live)
+    picture.text(12, 46, env._status_text(picks_left=own_turn), 13)
+    picture.text(12, 66, "passing: " + " -> ".join(names[s].split()[-1] for s in (*game.ring, game.ring[0])), 13)
+
+    y = 78
+    picture.text(12, y + 28, "goals", 15, bold=True)
+    for position in range(NUM_SLOTS):
+        x = GOAL_X + position * STEP
+        if position < len(game.revealed):
+            card(x, y, game.revealed[position])
+        elif game.display:
+            picture.card_back(x, y, w=CARD_W, h=CARD_H)
+        else:
+            picture.rect(x, y, CARD_W, CARD_H, "none", LIGHT, rx=4)
+        picture.text(x + CARD_W / 2, y + CARD_H + 13, f"[{position + 1}]", 11, anchor="middle")
+    y += CARD_H + 24
+
+    slots = range(NUM_SLOTS) if seat is None else range(n)
+    for slot in slots:
+        acting = slot == game.to_act and live
+        you = " (you)" if slot == seat else ""
+        picture.text(12, y + 18, names[slot] + you, 14, GOLD if acting else LIGHT, bold=acting)
+        if slot < n:
+            rounds = ", ".join(f"{scores[slot]:+d}" for scores in game.round_scores) or "-"
+            picture.text(12, y + 36, f"total {game.totals[slot]} (rounds {rounds})", 12)
+        if seat is None or slot == seat:
+            goal = game.goal_of_slot[slot]
+            picture.text(GOAL_X - 8, y + 28, "goal", 12, anchor="end")
+            if goal >= 0:
+                card(GOAL_X, y, goal, GOLD)
+            end = cards(HAND_X, y, game.hands[slot])
+            if slot < n and game.staged[slot]:
+                picture.text(end + 8, y + 28, "picked", 12, GOLD)
+                cards(end + 60, y, game.staged[slot], GOLD)
+        y += CARD_H + 10
+    if seat is not None and (game.passed[seat] or game.received[seat]):
+        for title, passed in (("you passed", game.passed[seat]), ("you received", game.received[seat])):
+            picture.text(12, y + 28, title, 12)
+            cards(GOAL_X, y, passed)
+            y += CARD_H + 10
+    if game.shown_hands:
+        goals = " ".join(deck[goal].id for goal in game.shown_display)
+        picture.text(12, y + 20, f"shown at the last scoring (goals {goals})", 14, bold=True)
+        y += 30
+        for s, hand in enumerate(game.shown_hands):
+            picture.text(12, y + 28, f"player_{s}", 12)
+            cards(GOAL_X, y, hand)
+            y += CARD_H + 8
+    if game.over:
+        picture.text(12, y + 20, "winner(s): " + ", ".join(f"player_{s}" for s in game.winners), 15, GOLD, bold=True)
+    return picture.text_of()

@@ -1,0 +1,89 @@
+"""Rummikub's table as an SVG picture (``render_svg``, ``render_mode="rgb_array"``; issue 14 item 4).
+
+Where you are: the Rummikub package's drawing, built on :mod:`tableenvs.svg`. From the top: the status line
+and pool size, the melds on the table (tiles with their number in the tile's colour, a joker as a purple ``J``
+with the tile it stands for below it), then one rack per seat (score, opened or not, its tiles) and the tiles
+staged this turn. A seat's picture follows the information rules of its text view (``RummikubEnv.render_view``):
+the table, its own rack (and its own staging), and only the tile counts of the others' racks, drawn face down.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tableenvs.rummikub.tiles import COLOURS, JOKER, TILE_TYPES, colour_of, number_of
+from tableenvs.svg import GOLD, LIGHT, Svg
+
+#: Ink of each colour (black, red, blue, orange), in :data:`tableenvs.rummikub.tiles.COLOURS` order.
+INKS = ("#1b1b1b", "#c8281e", "#1f57c3", "#e07800")
+JOKER_INK = "#8a2be2"
+TILE_W, TILE_H, STEP = 26, 38, 28
+WIDTH = 1000
+PER_ROW = (WIDTH - 120) // STEP  # tiles in one rack row
+assert len(INKS) == len(COLOURS)
+
+
+def _short(t: int) -> str:
+    """A tile type as a joker's note: ``r7`` for red 7."""
+    return f"{COLOURS[colour_of(t)][0]}{number_of(t)}"
+
+
+def _tile(picture: Svg, x: float, y: float, t: int, stands_for: int | None = None, stroke: str = "#1b1b1b") -> None:
+    if t == JOKER:
+        note = None if stands_for is None else _short(stands_for)
+        picture.card(x, y, "J", w=TILE_W, h=TILE_H, ink=JOKER_INK, stroke=stroke, size=15, note=note)
+    else:
+        picture.card(x, y, str(number_of(t)), w=TILE_W, h=TILE_H, ink=INKS[colour_of(t)], stroke=stroke, size=15)
+
+
+def _tiles(picture: Svg, x: float, y: float, counts: np.ndarray, stroke: str = "#1b1b1b") -> float:
+    """The tiles of a count vector in rows of :data:`PER_ROW`; returns the y below them."""
+    types = np.repeat(np.arange(TILE_TYPES), counts)
+    for k, t in enumerate(types):
+        _tile(picture, x + (k % PER_ROW) * STEP, y + (k // PER_ROW) * (TILE_H + 4), int(t), stroke=stroke)
+    return y + max(1, -(-len(types) // PER_ROW)) * (TILE_H + 4)
+
+
+def table_svg(env, seat: int | None = None) -> str:
+    """The table of ``env`` (a ``RummikubEnv``) as SVG text: the god view, or what ``seat`` may see."""
+    game = env.game
+    live = not (game.over or game.truncated)
+    picture = Svg(WIDTH)
+    who = "god view" if seat is None else f"player_{seat}'s view"
+    title = f"Rummikub, {env.num_players} players, game {game.game_number}/{game.games_per_episode} ({who})"
+    picture.text(12, 24, title, 18, bold=True)
+    passes = f", {game.passes} pass(es) in a row" if game.passes else ""
+    picture.text(12, 46, f"turn {game.turn}: {env._status_text()}; pool {game.pool_size} tiles{passes}", 13)
+
+    y = 58
+    picture.text(12, y + 18, f"table: {len(game.arrangement)} melds, {int(game.table.sum())} tiles", 14, bold=True)
+    y += 28
+    x = 12
+    for meld in game.arrangement:
+        width = len(meld.tiles) * STEP
+        if x + width > WIDTH - 12:
+            x, y = 12, y + TILE_H + 8
+        for k, (t, stands_for) in enumerate(zip(meld.tiles, meld.stands_for, strict=True)):
+            _tile(picture, x + k * STEP, y, t, stands_for)
+        x += width + 14
+    y += TILE_H + 16
+
+    for s in range(env.num_players):
+        rack = game.racks[s]
+        acting = s == game.to_act and live
+        flags = "opened" if game.opened[s] else "not opened"
+        you = " (you)" if s == seat else ""
+        label = f"player_{s}{you}: score {game.scores[s]:+g}, {flags}, {int(rack.sum())} tiles"
+        picture.text(12, y + 16, label, 14, GOLD if acting else LIGHT, bold=acting)
+        y += 24
+        if seat is None or s == seat:
+            y = _tiles(picture, 12, y, rack)
+        else:
+            for k in range(int(rack.sum())):
+                picture.card_back(12 + (k % PER_ROW) * STEP, y + (k // PER_ROW) * (TILE_H + 4), w=TILE_W, h=TILE_H)
+            y += max(1, -(-int(rack.sum()) // PER_ROW)) * (TILE_H + 4)
+        y += 6
+    if live and game.staged.any() and (seat is None or seat == game.to_act):
+        picture.text(12, y + 16, f"staged by player_{game.to_act}", 14, GOLD, bold=True)
+        _tiles(picture, 12, y + 24, game.staged, stroke=GOLD)
+    return picture.text_of()
