@@ -9,7 +9,8 @@ Where you are: the console script. Sub-commands:
 * ``tableenvs play ENV --policies human,heuristic,...`` — a human seat (any seats, several allowed): each human
   sees its own view of the table (``render_view``), a numbered list of its legal actions, and types a number or
   the words (``?`` for help, ``q`` to quit); ``--record FILE`` writes the game as a JSON record.
-* ``tableenvs replay FILE`` — re-play a game record and check it reproduces exactly (:mod:`tableenvs.records`).
+* ``tableenvs replay FILE`` — re-play a game record and check it reproduces exactly (:mod:`tableenvs.records`);
+  ``--html OUT.html`` also writes a self-contained page stepping through it (:mod:`tableenvs.viewer`).
 * ``tableenvs train ENV [--timesteps N] [--opponents random] [--players N] [--out DIR] [--algo A] ...`` — train
   MaskablePPO (or PPO, A2C, DQN) on one seat against the given opponents (needs the ``train`` extra): a progress
   bar, a printed line per periodic evaluation, checkpoints (periodic and on Ctrl-C/SIGTERM), the saved model, a
@@ -177,6 +178,9 @@ def _main(argv: list[str] | None) -> int:
     replay = commands.add_parser("replay", help="re-play a game record and check that it reproduces exactly")
     replay.add_argument("file", help="a record written by tableenvs play --record (or tableenvs.records)")
     replay.add_argument("--quiet", action="store_true", help="print only the result line")
+    replay.add_argument(
+        "--html", metavar="OUT", help="also write OUT (.html): one self-contained page stepping through the game"
+    )
 
     _add_train_parser(commands)
     _add_eval_parser(commands)
@@ -617,19 +621,19 @@ def _stdin_is_tty() -> bool:
         return False
 
 
-def _check_record_file(path: str) -> None:
-    """``--record FILE`` must be a file that can be written (checked before the game starts)."""
+def _check_record_file(path: str, flag: str = "--record") -> None:
+    """``flag FILE`` (``--record``, ``--html``) must be a file that can be written (checked before the game starts)."""
     from pathlib import Path
 
     from tableenvs.paths import check_output_dir
 
     file = Path(path).expanduser()
     if file.is_dir():
-        raise ValueError(f"--record {path!r} is a directory, not a file")
+        raise ValueError(f"{flag} {path!r} is a directory, not a file")
     parent = file.parent
     if not parent.is_dir():
-        raise ValueError(f"--record {path!r}: the directory {str(parent)!r} does not exist")
-    check_output_dir(parent, "--record's directory")
+        raise ValueError(f"{flag} {path!r}: the directory {str(parent)!r} does not exist")
+    check_output_dir(parent, f"{flag}'s directory")
 
 
 HUMAN_HELP = """Type the number of an action, or its words (e.g. "bid 2", "commit"; a unique start is enough).
@@ -706,6 +710,8 @@ def _replay(args: argparse.Namespace) -> int:
     from tableenvs.records import GameRecord, replay
 
     record = GameRecord.load(args.file)
+    if args.html is not None:
+        _check_record_file(args.html, "--html")
     print(
         f"{record.game} record: seed {record.seed}, options {record.options}, {len(record.steps)} steps"
         + (f", policies {','.join(record.policies)}" if record.policies else "")
@@ -727,6 +733,12 @@ def _replay(args: argparse.Namespace) -> int:
         + ", ".join(f"{x:+g}" for x in result.returns)
         + ")"
     )
+    if args.html is not None:
+        from pathlib import Path
+
+        from tableenvs.viewer import write_html
+
+        print(f"wrote {write_html(record, Path(args.html).expanduser())} (open it in a browser)")
     return 0
 
 

@@ -285,13 +285,14 @@ class ReplayResult:
     env: Any = field(repr=False, compare=False)
 
 
-def replay(record: GameRecord | dict | str | os.PathLike, on_step: Any = None) -> ReplayResult:
+def replay(record: GameRecord | dict | str | os.PathLike, on_step: Any = None, before_step: Any = None) -> ReplayResult:
     """Re-play ``record`` (a :class:`GameRecord`, its dict, or a file path) and check that it reproduces exactly.
 
     Every step must find the recorded agent to act, the recorded action legal and described the same way; the
     game must end exactly after the last step with the recorded returns and outcome. Otherwise
     :class:`RecordError` names the first step that differs. ``on_step(env, index, step)`` is called after each
-    step (for printing).
+    step (for printing), ``before_step(env, index, step)`` before it, once the recorded agent and action are checked
+    (the HTML viewer reads the public description of the move there).
     """
     from tableenvs.aec import IllegalActionError
     from tableenvs.registry import make_raw
@@ -313,6 +314,8 @@ def replay(record: GameRecord | dict | str | os.PathLike, on_step: Any = None) -
             raise RecordError(f"the record does not reproduce at {where}: {env.agent_selection} is to act")
         try:
             description = env.describe_action(step["action"])
+            if before_step is not None:
+                before_step(env, index, step)
             env.step(step["action"])
         except IllegalActionError as error:
             raise RecordError(f"the record does not reproduce at {where}: {error}") from None

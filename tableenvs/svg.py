@@ -77,7 +77,6 @@ class Svg:
             x=x,
             y=y,
             font_size=size,
-            font_family="sans-serif",
             fill=fill,
             text_anchor=None if anchor == "start" else anchor,
             font_weight="bold" if bold else None,
@@ -115,7 +114,7 @@ class Svg:
         height = int(np.ceil(self.bottom + self.margin))
         head = (
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" height="{height}" '
-            f'viewBox="0 0 {self.width} {height}">'
+            f'viewBox="0 0 {self.width} {height}" font-family="sans-serif">'
         )
         background = f'<rect width="100%" height="100%" fill="{self.background}"/>'
         return "".join([head, background, *self.parts, "</svg>"])

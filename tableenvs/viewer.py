@@ -1,0 +1,164 @@
+"""The replay viewer: a game record as one self-contained HTML page (``tableenvs replay FILE --html OUT.html``).
+
+Where you are: shared plumbing on top of :mod:`tableenvs.records` (the game is re-played and checked as
+``tableenvs replay`` does) and of each env's :meth:`~tableenvs.aec.TableEnv.render_svg`. The page needs no server
+and no network: the pictures are inline SVG and the script is in the page. It shows, step by step, the table
+picture, the acting player, the move in words and every seat's return so far; buttons, the left/right arrow keys
+and a slider move through the steps (step 0 is the deal, step k the table after the k-th move), and a switch
+shows the god view or one seat's view. A seat's view uses that seat's information only: its picture is
+``render_svg(agent)`` and the others' moves read as the table learns them (``describe_action_public``:
+``pass a card``), its own as it made them.
+
+Each distinct picture is stored once (consecutive steps often leave a seat's view unchanged).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from tableenvs.records import GameRecord, replay
+
+
+def _frames(record: GameRecord) -> tuple[list[dict[str, Any]], list[str], Any]:
+    """The record's steps as frames (step 0 = the deal), the distinct pictures they index, and the final env."""
+    pictures: list[str] = []
+    index_of: dict[str, int] = {}
+    frames: list[dict[str, Any]] = []
+    words: list[tuple[str, str]] = []  # each move as its mover and as the others read it
+
+    def snapshot(env) -> list[int]:
+        ids = []
+        for agent in (None, *env.possible_agents):
+            svg = env.render_svg(agent)
+            if svg not in index_of:
+                index_of[svg] = len(pictures)
+                pictures.append(svg)
+            ids.append(index_of[svg])
+        return ids
+
+    def frame(env, step: dict[str, Any] | None) -> dict[str, Any]:
+        return {
+            "agent": None if step is None else step["agent"],
+            "description": None if step is None else words[-1][0],
+            "public": None if step is None else words[-1][1],
+            "returns": [round(float(x), 6) for x in env._returns],
+            "pictures": snapshot(env),
+        }
+
+    def before_step(env, index: int, step: dict[str, Any]) -> None:
+        if index == 0:
+            frames.append(frame(env, None))
+        words.append((env.describe_action(step["action"]), env.describe_action_public(step["action"])))
+
+    result = replay(record, on_step=lambda env, index, step: frames.append(frame(env, step)), before_step=before_step)
+    if not frames:  # a record with no steps: the deal only
+        frames.append(frame(result.env, None))
+    return frames, pictures, result
+
+
+def viewer_html(record: GameRecord | dict | str | os.PathLike) -> str:
+    """The HTML page of ``record`` (a :class:`GameRecord`, its dict or a file path); re-plays and checks it first
+    (:class:`tableenvs.records.RecordError` if it does not reproduce)."""
+    if isinstance(record, dict):
+        record = GameRecord.from_dict(record)
+    elif not isinstance(record, GameRecord):
+        record = GameRecord.load(record)
+    frames, pictures, result = _frames(record)
+    outcome = result.outcome
+    data = {
+        "game": record.game,
+        "seats": list(result.env.possible_agents),
+        "policies": record.policies,
+        "frames": frames,
+        "pictures": pictures,
+        "winners": None if outcome is None else [f"player_{s}" for s in outcome["winners"]],
+    }
+    title = f"{record.game} record: seed {record.seed}, {len(record.steps)} steps"
+    if record.policies:
+        title += ", " + ", ".join(f"player_{s} {p}" for s, p in enumerate(record.policies))
+    payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    return _PAGE.replace("@TITLE@", html.escape(title)).replace("@DATA@", payload)
+
+
+def write_html(record: GameRecord | dict | str | os.PathLike, path: str | os.PathLike) -> Path:
+    """Write :func:`viewer_html` of ``record`` to ``path``; returns the path."""
+    text = viewer_html(record)
+    path = Path(path)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+_PAGE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>@TITLE@</title>
+<style>
+body { font-family: sans-serif; margin: 16px; background: #f4f1e8; color: #1b1b1b; }
+h1 { font-size: 18px; margin: 0 0 10px; }
+#controls { display: flex; gap: 10px; align-items: center; flex-wrap: wrap; margin-bottom: 8px; }
+#slider { width: 360px; }
+#move { font-size: 16px; font-weight: bold; margin: 6px 0; min-height: 1.2em; }
+#scores { margin: 6px 0 10px; }
+#table svg { max-width: 100%; height: auto; }
+</style>
+</head>
+<body>
+<h1>@TITLE@</h1>
+<div id="controls">
+  <button id="back" title="previous step (left arrow)">&#9664; back</button>
+  <input id="slider" type="range" min="0" value="0" aria-label="step">
+  <button id="forward" title="next step (right arrow)">forward &#9654;</button>
+  <span id="position"></span>
+  <label>view <select id="seat"><option value="-1">god view</option></select></label>
+</div>
+<div id="move"></div>
+<div id="scores"></div>
+<div id="table"></div>
+<script id="record" type="application/json">@DATA@</script>
+<script>
+"use strict";
+const data = JSON.parse(document.getElementById("record").textContent);
+const last = data.frames.length - 1;
+const slider = document.getElementById("slider");
+const seatSelect = document.getElementById("seat");
+let current = 0;
+slider.max = String(last);
+data.seats.forEach((seat, s) => seatSelect.add(new Option(seat + "'s view", String(s))));
+
+function show(index) {
+  current = Math.max(0, Math.min(last, index));
+  const frame = data.frames[current];
+  const seat = Number(seatSelect.value);
+  slider.value = String(current);
+  document.getElementById("position").textContent = "step " + current + " / " + last;
+  let move = "the deal";
+  if (frame.agent !== null) {
+    const own = seat < 0 || data.seats[seat] === frame.agent;
+    move = frame.agent + ": " + (own ? frame.description : frame.public);
+  }
+  if (current === last && data.winners !== null) move += " \u2014 game over, winner(s): " + data.winners.join(", ");
+  document.getElementById("move").textContent = move;
+  document.getElementById("scores").textContent = "returns so far: " + data.seats.map(
+    (name, s) => name + " " + (frame.returns[s] >= 0 ? "+" : "") + frame.returns[s]).join(", ");
+  document.getElementById("table").innerHTML = data.pictures[frame.pictures[seat + 1]];
+}
+
+document.getElementById("back").addEventListener("click", () => show(current - 1));
+document.getElementById("forward").addEventListener("click", () => show(current + 1));
+slider.addEventListener("input", () => show(Number(slider.value)));
+seatSelect.addEventListener("change", () => show(current));
+document.addEventListener("keydown", (event) => {
+  if (event.target === slider) return;  // the slider moves itself with the arrow keys
+  if (event.key === "ArrowLeft") show(current - 1);
+  if (event.key === "ArrowRight") show(current + 1);
+});
+show(0);
+</script>
+</body>
+</html>
+"""
