@@ -4,8 +4,8 @@ Where you are: shared plumbing on top of :mod:`tableenvs.records` (the game is r
 ``tableenvs replay`` does) and of each env's :meth:`~tableenvs.aec.TableEnv.render_svg`. The page needs no server
 and no network: the pictures are inline SVG and the script is in the page. It shows, step by step, the table
 picture, the acting player, the move in words and every seat's return so far; buttons, the left/right arrow keys
-and a slider move through the steps (step 0 is the deal, step k the table after the k-th move), and a switch
-shows the god view or one seat's view. A seat's view uses that seat's information only: its picture is
+(Home and End: the first and last step) and a slider move through the steps (step 0 is the deal, step k the
+table after the k-th move), and a switch shows the god view or one seat's view. A seat's view uses that seat's information only: its picture is
 ``render_svg(agent)`` and the others' moves read as the table learns them (``describe_action_public``:
 ``pass a card``), its own as it made them.
 
@@ -156,6 +156,8 @@ document.addEventListener("keydown", (event) => {
   if (event.target === slider) return;  // the slider moves itself with the arrow keys
   if (event.key === "ArrowLeft") show(current - 1);
   if (event.key === "ArrowRight") show(current + 1);
+  if (event.key === "Home") show(0);
+  if (event.key === "End") show(last);
 });
 show(0);
 </script>
