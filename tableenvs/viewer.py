@@ -5,9 +5,9 @@ Where you are: shared plumbing on top of :mod:`tableenvs.records` (the game is r
 and no network: the pictures are inline SVG and the script is in the page. It shows, step by step, the table
 picture, the acting player, the move in words and every seat's return so far; buttons, the left/right arrow keys
 (Home and End: the first and last step) and a slider move through the steps (step 0 is the deal, step k the
-table after the k-th move), and a switch shows the god view or one seat's view. A seat's view uses that seat's information only: its picture is
-``render_svg(agent)`` and the others' moves read as the table learns them (``describe_action_public``:
-``pass a card``), its own as it made them.
+table after the k-th move), and a switch shows the god view or one seat's view. A seat's view uses that seat's
+information only: its picture is ``render_svg(agent)`` and the others' moves read as the table learns them
+(``describe_action_public``: ``pass a card``), its own as it made them.
 
 Each distinct picture is stored once (consecutive steps often leave a seat's view unchanged).
 """
