@@ -6,9 +6,9 @@ option set in ``option_sets`` (as PettingZoo's ``all_parameter_combs_test`` and 
 Registering a game with those two fields is all it takes to be tested here; the game-specific rule tests stay in
 each game's test folder.
 
-Checks: PettingZoo's ``api_test``, ``seed_test`` and ``render_test`` (ansi text non-empty); different seeds deal
-different games; the registries (``make``, ``make_raw``, ``pettingzoo.make``, the Gymnasium id, unknown options,
-the player range); the spaces; an illegal action (the raw env raises naming the legal actions, the wrapped env
+Checks: PettingZoo's ``api_test``, ``seed_test`` and ``render_test`` (ansi text non-empty, ``rgb_array`` a picture
+with something drawn); different seeds deal different games; the registries (``make``, ``make_raw``,
+``pettingzoo.make``, the Gymnasium id, unknown options, the player range); the spaces; an illegal action (the raw env raises naming the legal actions, the wrapped env
 ends the game with -1 to the mover); pickle and deepcopy continue identically; the heuristic only plays masked
 actions; the observation table of the game's docs page matches the encoder; ``tableenvs play GAME --quiet``.
 """
@@ -95,7 +95,10 @@ def test_api_and_seed_tests(name, options):
 def test_render_test_and_ansi_text(name, options, capsys):
     render_test(
         lambda render_mode=None: tableenvs.make(name, **options, render_mode=render_mode),
-        custom_tests={"ansi": lambda text: isinstance(text, str) and text.strip() != ""},
+        custom_tests={
+            "ansi": lambda text: isinstance(text, str) and text.strip() != "",
+            "rgb_array": lambda image: image.shape[0] > 100 and (image != image[0, 0]).any(),  # a drawn table
+        },
     )
     # (the text at the end of a game is checked by test_pickle_and_deepcopy_continue_identically)
     human = tableenvs.make_raw(name, **options, render_mode="human")
