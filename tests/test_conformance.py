@@ -8,9 +8,10 @@ each game's test folder.
 
 Checks: PettingZoo's ``api_test``, ``seed_test`` and ``render_test`` (ansi text non-empty, ``rgb_array`` a picture
 with something drawn); different seeds deal different games; the registries (``make``, ``make_raw``,
-``pettingzoo.make``, the Gymnasium id, unknown options, the player range); the spaces; an illegal action (the raw env raises naming the legal actions, the wrapped env
-ends the game with -1 to the mover); pickle and deepcopy continue identically; the heuristic only plays masked
-actions; the observation table of the game's docs page matches the encoder; ``tableenvs play GAME --quiet``.
+``pettingzoo.make``, the Gymnasium id, unknown options, the player range); the spaces; an illegal action (the raw
+env raises naming the legal actions, the wrapped env ends the game with -1 to the mover); pickle and deepcopy
+continue identically; the heuristic only plays masked actions; the observation table of the game's docs page
+matches the encoder; ``tableenvs play GAME --quiet``.
 """
 
 from __future__ import annotations
