@@ -9,7 +9,8 @@ table after the k-th move), and a switch shows the god view or one seat's view. 
 information only: its picture is ``render_svg(agent)`` and the others' moves read as the table learns them
 (``describe_action_public``: ``pass a card``), its own as it made them.
 
-Each distinct picture is stored once (consecutive steps often leave a seat's view unchanged).
+Each distinct SVG element is stored once and each picture as the list of its elements (consecutive pictures share
+most of their cards and labels): a page is a few hundred KB where whole pictures would take megabytes.
 """
 
 from __future__ import annotations
@@ -17,28 +18,41 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 from tableenvs.records import GameRecord, replay
 
+#: One SVG element as :class:`tableenvs.svg.Svg` writes them: ``<text ...>words</text>`` or a single tag.
+_ELEMENT = re.compile(r"<text[^>]*>[^<]*</text>|<[^>]*>")
 
-def _frames(record: GameRecord) -> tuple[list[dict[str, Any]], list[str], Any]:
-    """The record's steps as frames (step 0 = the deal), the distinct pictures they index, and the final env."""
-    pictures: list[str] = []
-    index_of: dict[str, int] = {}
+
+class _Table:
+    """Distinct values, each stored once and referred to by its index."""
+
+    def __init__(self) -> None:
+        self.values: list = []
+        self._index: dict = {}
+
+    def index(self, value) -> int:
+        if value not in self._index:
+            self._index[value] = len(self.values)
+            self.values.append(value)
+        return self._index[value]
+
+
+def _frames(record: GameRecord) -> tuple[list[dict[str, Any]], list[list[int]], list[str], Any]:
+    """The record's steps as frames (step 0 = the deal), the distinct pictures they index (each a list of element
+    indices), the distinct SVG elements, and the replay's result."""
+    elements, pictures = _Table(), _Table()
     frames: list[dict[str, Any]] = []
     words: list[tuple[str, str]] = []  # each move as its mover and as the others read it
 
-    def snapshot(env) -> list[int]:
-        ids = []
-        for agent in (None, *env.possible_agents):
-            svg = env.render_svg(agent)
-            if svg not in index_of:
-                index_of[svg] = len(pictures)
-                pictures.append(svg)
-            ids.append(index_of[svg])
-        return ids
+    def picture(svg: str) -> int:
+        parts = _ELEMENT.findall(svg)
+        assert "".join(parts) == svg, "an SVG the viewer cannot split into elements"
+        return pictures.index(tuple(elements.index(part) for part in parts))
 
     def frame(env, step: dict[str, Any] | None) -> dict[str, Any]:
         return {
@@ -46,7 +60,7 @@ def _frames(record: GameRecord) -> tuple[list[dict[str, Any]], list[str], Any]:
             "description": None if step is None else words[-1][0],
             "public": None if step is None else words[-1][1],
             "returns": [round(float(x), 6) for x in env._returns],
-            "pictures": snapshot(env),
+            "pictures": [picture(env.render_svg(agent)) for agent in (None, *env.possible_agents)],
         }
 
     def before_step(env, index: int, step: dict[str, Any]) -> None:
@@ -57,7 +71,7 @@ def _frames(record: GameRecord) -> tuple[list[dict[str, Any]], list[str], Any]:
     result = replay(record, on_step=lambda env, index, step: frames.append(frame(env, step)), before_step=before_step)
     if not frames:  # a record with no steps: the deal only
         frames.append(frame(result.env, None))
-    return frames, pictures, result
+    return frames, [list(p) for p in pictures.values], elements.values, result
 
 
 def viewer_html(record: GameRecord | dict | str | os.PathLike) -> str:
@@ -67,7 +81,7 @@ def viewer_html(record: GameRecord | dict | str | os.PathLike) -> str:
         record = GameRecord.from_dict(record)
     elif not isinstance(record, GameRecord):
         record = GameRecord.load(record)
-    frames, pictures, result = _frames(record)
+    frames, pictures, elements, result = _frames(record)
     outcome = result.outcome
     data = {
         "game": record.game,
@@ -75,6 +89,7 @@ def viewer_html(record: GameRecord | dict | str | os.PathLike) -> str:
         "policies": record.policies,
         "frames": frames,
         "pictures": pictures,
+        "elements": elements,
         "winners": None if outcome is None else [f"player_{s}" for s in outcome["winners"]],
     }
     title = f"{record.game} record: seed {record.seed}, {len(record.steps)} steps"
@@ -145,7 +160,8 @@ function show(index) {
   document.getElementById("move").textContent = move;
   document.getElementById("scores").textContent = "returns so far: " + data.seats.map(
     (name, s) => name + " " + (frame.returns[s] >= 0 ? "+" : "") + frame.returns[s]).join(", ");
-  document.getElementById("table").innerHTML = data.pictures[frame.pictures[seat + 1]];
+  const picture = data.pictures[frame.pictures[seat + 1]];
+  document.getElementById("table").innerHTML = picture.map((element) => data.elements[element]).join("");
 }
 
 document.getElementById("back").addEventListener("click", () => show(current - 1));

@@ -65,7 +65,7 @@ def test_page_data_follows_the_record(records, game):
             step = record.steps[index - 1]
             assert (frame["agent"], frame["description"]) == (step["agent"], step["description"])
             assert frame["public"] == previous.describe_action_public(step["action"])
-        pictures = [data["pictures"][k] for k in frame["pictures"]]
+        pictures = ["".join(data["elements"][e] for e in data["pictures"][k]) for k in frame["pictures"]]
         assert pictures == [env.render_svg(agent) for agent in (None, *env.possible_agents)]
         previous = env
     if game != "pilipili_v0":  # a goal choice, a staged tile (Pili Pili's one round may have no pass)
