@@ -8,6 +8,7 @@ hold; a seat's picture never shows what the seat may not see (the same checks as
 """
 
 import contextlib
+import functools
 import sys
 import xml.etree.ElementTree as ElementTree
 
@@ -78,16 +79,7 @@ def test_svg_text_is_escaped():
 def picture_as_view():
     """Make ``test_views``' checks read a seat's SVG picture instead of its text view."""
     original = test_views.view_of
-
-    def picture_of(env, game, seat):
-        saved = env.game
-        env.game = game
-        try:
-            return env.render_svg(f"player_{seat}")
-        finally:
-            env.game = saved
-
-    test_views.view_of = picture_of
+    test_views.view_of = functools.partial(original, method="render_svg")
     try:
         yield
     finally:

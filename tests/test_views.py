@@ -36,12 +36,13 @@ from tableenvs.rummikub.encoder import COMMIT  # noqa: E402
 NUM_CARDS = 56
 
 
-def view_of(env, game, seat):
-    """``seat``'s view of ``game`` (a possibly altered copy of ``env.game``), through the public method."""
+def view_of(env, game, seat, method="render_view"):
+    """``seat``'s view of ``game`` (a possibly altered copy of ``env.game``), through the public ``method``
+    (``render_view``; ``test_pictures.py`` runs these checks with ``render_svg``)."""
     saved = env.game
     env.game = game
     try:
-        return env.render_view(f"player_{seat}")
+        return getattr(env, method)(f"player_{seat}")
     finally:
         env.game = saved
 
