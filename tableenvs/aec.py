@@ -703,43 +703,64 @@ class TableEnv(AECEnv):
         return ()
 
 
-#: Public state of the raw env that PettingZoo's wrappers reach through ``__getattr__`` (one chained lookup
-#: per wrapper layer, the main cost of a wrapped step). The wrappers below read it in one hop instead.
-_RAW_STATE = ("agents", "possible_agents", "agent_selection", "rewards", "terminations", "truncations", "infos")
+class _BeforeReset:
+    """Stands in for the raw env in an order-enforcing wrapper until the first ``reset()``."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"{name} cannot be accessed before reset")
 
 
-def _reads_raw_state(check_reset: bool):
-    """Class decorator: give a PettingZoo wrapper properties that read ``_RAW_STATE`` from ``self._raw``.
+class _ReadsRawState:
+    """Mixin for a PettingZoo wrapper: read the raw env's public state in one hop.
 
-    With ``check_reset`` the properties keep ``OrderEnforcingWrapper``'s refusal before ``reset()``.
+    PettingZoo's wrappers reach ``agents``, ``agent_selection``, ``rewards``, ... through ``__getattr__``, one
+    chained lookup per wrapper layer (the main cost of a wrapped step). Put this mixin first in the bases and
+    these names read straight from the raw env. A wrapper with ``refuses_before_reset`` reads the per-game state
+    (all but ``possible_agents``) from a :class:`_BeforeReset` stand-in until its first successful ``reset()``, so
+    it keeps ``OrderEnforcingWrapper``'s refusal at no cost per read.
     """
 
-    def state_property(name: str) -> property:
-        def read(wrapper: wrappers.BaseWrapper) -> Any:
-            if check_reset and not wrapper._has_reset and name != "possible_agents":
-                raise AttributeError(f"{name} cannot be accessed before reset")
-            return getattr(wrapper._raw, name)
+    refuses_before_reset = False
 
-        return property(read, doc=f"The raw env's ``{name}``.")
+    def __init__(self, env: AECEnv, *args: Any, **kwargs: Any) -> None:
+        super().__init__(env, *args, **kwargs)
+        self._raw = env.unwrapped
+        self._state_env = _BeforeReset() if self.refuses_before_reset else self._raw
 
-    def decorate(cls: type) -> type:
-        for name in _RAW_STATE:
-            setattr(cls, name, state_property(name))
-        cls._cumulative_rewards = property(lambda wrapper: wrapper._raw._cumulative_rewards)
-        original_init = cls.__init__
+    @property
+    def possible_agents(self) -> list[str]:
+        return self._raw.possible_agents
 
-        def __init__(self, env: AECEnv, *args: Any, **kwargs: Any) -> None:
-            original_init(self, env, *args, **kwargs)
-            self._raw = env.unwrapped
+    @property
+    def agents(self) -> list[str]:
+        return self._state_env.agents
 
-        cls.__init__ = __init__
-        return cls
+    @property
+    def agent_selection(self) -> str:
+        return self._state_env.agent_selection
 
-    return decorate
+    @property
+    def rewards(self) -> dict[str, float]:
+        return self._state_env.rewards
+
+    @property
+    def terminations(self) -> dict[str, bool]:
+        return self._state_env.terminations
+
+    @property
+    def truncations(self) -> dict[str, bool]:
+        return self._state_env.truncations
+
+    @property
+    def infos(self) -> dict[str, dict]:
+        return self._state_env.infos
+
+    @property
+    def _cumulative_rewards(self) -> dict[str, float]:
+        return self._raw._cumulative_rewards
 
 
-@_reads_raw_state(check_reset=False)
-class _TerminateIllegalWrapper(wrappers.TerminateIllegalWrapper):
+class _TerminateIllegalWrapper(_ReadsRawState, wrappers.TerminateIllegalWrapper):
     """PettingZoo's ``TerminateIllegalWrapper``, reading the raw env's state in one hop.
 
     A reset that raises (bad seed or options) leaves this wrapper's own state as it was, like the raw env's.
@@ -754,8 +775,7 @@ class _TerminateIllegalWrapper(wrappers.TerminateIllegalWrapper):
             raise
 
 
-@_reads_raw_state(check_reset=False)
-class _AssertOutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):
+class _AssertOutOfBoundsWrapper(_ReadsRawState, wrappers.AssertOutOfBoundsWrapper):
     """PettingZoo's ``AssertOutOfBoundsWrapper``, with the shared action check instead of a bare assert.
 
     Anything but an int or numpy integer in range (or ``None`` for the dead step) raises
@@ -774,12 +794,13 @@ class _AssertOutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):
         self.env.step(check_action(action, raw.num_actions, raw.metadata["name"]))
 
 
-@_reads_raw_state(check_reset=True)
-class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
+class _OrderEnforcingWrapper(_ReadsRawState, wrappers.OrderEnforcingWrapper):
     """PettingZoo's ``OrderEnforcingWrapper``, reading the raw env's state in one hop (refused before reset).
 
     A reset that raises does not count as the first reset.
     """
+
+    refuses_before_reset = True
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         saved = (self._has_reset, self._has_updated)
@@ -788,6 +809,7 @@ class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
         except BaseException:
             self._has_reset, self._has_updated = saved
             raise
+        self._state_env = self._raw
 
 
 def wrap(raw_env: TableEnv, illegal_reward: float = -1.0) -> AECEnv:
