@@ -1,6 +1,6 @@
 """Pili Pili action ids and observation vectors (the layer between the rules engine and the env).
 
-Where you are: the Pili Pili package. :data:`ACTIONS` is the action id table (one ``Discrete(234)`` space
+Where you are: the Pili Pili package. The table below lists the action ids (one ``Discrete(234)`` space
 for every kind of decision); :class:`Encoder` builds the exact action mask and a seat's observation vector
 from a :class:`~tableenvs.pilipili.rules.PiliPiliGame`, and turns an action id back into a move. The
 observation is seen from the observer's seat (relative seat 0 is the observer, 1 the next seat clockwise...)
@@ -48,18 +48,6 @@ DECLINE = NAME + MAX_PLAYERS - 1  # 204
 POSITION = DECLINE + 1  # 205: position p at POSITION + p
 READY = POSITION + MAX_HAND_SIZE  # 233
 NUM_ACTIONS = READY + 1  # 234
-
-#: (first id, count, meaning) of each kind of action.
-ACTIONS = (
-    (BID, MAX_BID + 1, "bid b = id"),
-    (PLAY, 55, "play number card c = id - 28"),
-    (PLAY_WILD, MAX_WILD_VALUE + 1, "play the wild as value v = id - 84 (or declare a memorised wild's value)"),
-    (PICK, NUM_CARDS, "pick card c = id - 141 (0 = wild) to pass or to give in a swap"),
-    (NAME, MAX_PLAYERS - 1, "name the player k = id - 196 seats clockwise"),
-    (DECLINE, 1, "decline the swap"),
-    (POSITION, MAX_HAND_SIZE, "play hand position p = id - 205 (memorise)"),
-    (READY, 1, "ready: look at your hand"),
-)
 
 # Per-seat block fields (relative seat order); a one-hot "names" block of n entries follows them.
 SEAT_FIELDS = (
@@ -228,6 +216,14 @@ class Encoder:
         self.high[self.o_round + 4] = MAX_HAND_SIZE
         self.high[self.o_mission : self.o_mission + 2] = MAX_HAND_SIZE
         self.high[self.o_mission + MISSION_FLAGS.index("extra_draw")] = MAX_HAND_SIZE
+
+    def copy(self) -> Encoder:
+        """An encoder for a cloned game: the tables and mission vectors shared, the previous-round cache empty."""
+        new = object.__new__(Encoder)
+        new.__dict__.update(self.__dict__)
+        new._previous_of = None
+        new._previous_blocks = [None] * self.n
+        return new
 
     def layout(self) -> list[tuple[str, int, int]]:
         """``(section name, start index, size)`` of every observation section, in order."""
