@@ -204,10 +204,7 @@ class PiliPiliEnv(TableEnv):
 
     def _clone_game(self, new: TableEnv) -> None:
         new.game = self.game.copy(new._rng, new.event_log)
-        encoder = new.encoder = object.__new__(Encoder)
-        encoder.__dict__.update(self.encoder.__dict__)
-        encoder._previous_of = None  # the previous-round cache starts empty (tables and mission vectors shared)
-        encoder._previous_blocks = [None] * self.num_players
+        new.encoder = self.encoder.copy()
 
     def _state_options(self) -> dict[str, Any]:
         if self.missions is None:

@@ -31,7 +31,7 @@ from tableenvs import state
 from tableenvs.validation import check_bool, check_choice, check_int
 
 from .melds import Meld
-from .solver import _TurnSweep, arrange, is_valid_play
+from .solver import TurnSweep, arrange, is_valid_play
 from .tiles import COLOURS, COPIES, JOKERS, TILE_TYPES, TILE_VALUES, tile_name
 
 RACK_SIZE = 14  # tiles dealt to each player
@@ -150,7 +150,7 @@ class Rummikub:
         self._rng: np.random.Generator | None = None
         self._legal: tuple[np.ndarray, bool, bool] | None = None  # cached per decision
         self._staged_is_play: bool | None = None  # set with ``_legal`` when the solver was asked
-        self._sweeps = _TurnSweep()  # the solver's sweep of this turn, reused as tiles are staged
+        self._sweeps = TurnSweep()  # the solver's sweep of this turn, reused as tiles are staged
         self.commits = 0  # successful plays in the episode (the adapter reads it to publish the arrangement)
 
     # ------------------------------------------------------------------ setup
@@ -428,7 +428,7 @@ class Rummikub:
             d[key] = d[key].copy()
         for key in ("opened", "results", "log"):
             d[key] = d[key][:]
-        d["_sweeps"] = _TurnSweep()
+        d["_sweeps"] = TurnSweep()
         new.__dict__ = d
         return new
 
