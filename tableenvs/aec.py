@@ -546,7 +546,7 @@ class TableEnv(AECEnv):
         rng = generator_from_state(state["rng"])
         try:
             infos = self._infos_from_state(state["infos"], agents)
-            updates = self._rules_from_state(state["rules"], rng, event_log)
+            updates = self._rules_from_state(state["rules"], rng)
         except StateError:
             raise
         except (KeyError, TypeError, IndexError, ValueError, AttributeError) as error:
@@ -597,7 +597,7 @@ class TableEnv(AECEnv):
         """The engine's state as plain JSON values."""
         raise NotImplementedError(f"{self.metadata['name']} has no get_state()")
 
-    def _rules_from_state(self, rules: Any, rng: np.random.Generator, event_log: list[str]) -> dict[str, Any]:
+    def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
         """Check ``rules`` and build the attributes (``game``, ...) to swap in; raise :class:`StateError`."""
         raise NotImplementedError(f"{self.metadata['name']} has no set_state()")
 
@@ -662,6 +662,14 @@ class TableEnv(AECEnv):
     def _log(self, text: str) -> None:
         """Append an outcome line (trick won, round scored, ...) to the event log."""
         self.event_log.append(text)
+
+    def _drain_log(self) -> None:
+        """Move the lines the rules engine ``self.game`` appended to its ``log`` into the event log (the engine
+        contract, :mod:`tableenvs.engine`); adapters call it after starting a game and after each move."""
+        log = self.game.log
+        if log:
+            self.event_log += log
+            log.clear()
 
     # ------------------------------------------------------------------ hooks for adapters
 

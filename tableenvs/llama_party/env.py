@@ -16,8 +16,9 @@ Action mask           1 for every card in the actor's hand not yet picked; all 0
 Agent order           each step (goal choice, pass 1..4) asks ``player_0``, then ``player_1``, ..., for all their
                       picks; nothing moves until every player has picked
 Rewards               ``reward="score"`` (default): each player's round score when a round ends (sums to the
-                      game total); ``reward="win"``: at the end +1 to each winner, -1 to the others, 0 to everyone
-                      if all players share the win; an illegal move ends the game with -1 to the mover (wrapped env)
+                      game total); ``reward="win"``: at the end the winners share +1 equally, -1 to each other
+                      player (``tableenvs.engine.win_rewards``, as Pili Pili); an illegal move ends the game with
+                      -1 to the mover (wrapped env)
 Termination           after round 4, or after a round in which a total reaches 100
 Options               ``num_players`` (2..4, default 4), ``deck`` (None = standard deck, a .toml/.json path, or a
                       list of 32 card tables), ``reward`` ("score"/"win"), ``render_mode`` (None, "ansi", "human")
@@ -36,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from tableenvs.aec import TableEnv, wrap
+from tableenvs.engine import win_rewards
 from tableenvs.llama_party.cards import DECK_SIZE, STANDARD_DECK, Deck, card_record, load_cards
 from tableenvs.llama_party.encoder import (
     MAX_START_TOTAL,
@@ -118,9 +120,7 @@ class LlamaPartyEnv(TableEnv):
             return scores
         if not game.over:
             return None
-        if len(game.winners) == self.num_players:
-            return [0.0] * self.num_players
-        return [1.0 if seat in game.winners else -1.0 for seat in range(self.num_players)]
+        return win_rewards(self.num_players, game.winners)
 
     def _is_over(self) -> bool:
         return self.game.over
@@ -216,7 +216,7 @@ class LlamaPartyEnv(TableEnv):
     def _rules_state(self) -> dict[str, Any]:
         return self.game.to_record()
 
-    def _rules_from_state(self, rules: Any, rng: np.random.Generator, event_log: list[str]) -> dict[str, Any]:
+    def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
         game = LlamaParty.from_record(rules, self.deck, self.num_players, rng)
         return {"game": game, "encoder": Encoder(self.deck, self.num_players)}
 
@@ -253,11 +253,6 @@ class LlamaPartyEnv(TableEnv):
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ helpers
-
-    def _drain_log(self) -> None:
-        for line in self.game.log:
-            self._log(line)
-        self.game.log.clear()
 
     def _check_hands(self, hands: Any) -> list[list[int]]:
         """Reset option ``hands``: 4 lists of 8 cards (indices or ids), every card of the deck exactly once."""

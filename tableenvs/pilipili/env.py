@@ -41,6 +41,7 @@ import numpy as np
 
 from tableenvs.aec import TableEnv, wrap
 from tableenvs.decks import DeckError
+from tableenvs.engine import win_rewards
 from tableenvs.pilipili.encoder import NUM_ACTIONS, Encoder
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission, load_missions, standard_missions
 from tableenvs.pilipili.rules import NUM_CARDS, Phase, PiliPiliGame, card_name, mission_record
@@ -108,12 +109,13 @@ class PiliPiliEnv(TableEnv):
                     f"deck_order must list the card ids 0..{NUM_CARDS - 1} (0 = wild) each exactly once; got "
                     f"{len(deck_order)} ids" + (f", repeating {repeated}" if repeated else "")
                 )
-        game = PiliPiliGame(n, self.missions, rng, max_rounds=self.max_rounds, log=self.event_log)
+        game = PiliPiliGame(n, self.missions, rng, max_rounds=self.max_rounds, log=[])
         try:
             game.start(dealer=dealer, chilis=chilis, mission=mission, hands=hands, deck_order=deck_order)
         except ValueError as error:
             raise ValueError(f"pilipili_v0 reset options: {error}") from None
         self.game = game
+        self._drain_log()
 
     def _scripted_mission(self, mission: Any) -> Mission | None:
         if mission is None or isinstance(mission, Mission):
@@ -148,14 +150,14 @@ class PiliPiliEnv(TableEnv):
     def _apply(self, action: int):
         game = self.game
         self.encoder.apply(game, action)
+        self._drain_log()
         if not game.round_scored:
             return None
         game.round_scored = False
         if self.reward_mode == "penalty":
             return [-change for change in game.last_round_change]
         if game.over and not game.truncated:
-            share = 1.0 / len(game.winners)
-            return [share if s in game.winners else -1.0 for s in range(self.num_players)]
+            return win_rewards(self.num_players, game.winners)
         return None
 
     def _is_over(self) -> bool:
@@ -203,7 +205,7 @@ class PiliPiliEnv(TableEnv):
     # ------------------------------------------------------------------ state API hooks (see TableEnv.clone)
 
     def _clone_game(self, new: TableEnv) -> None:
-        new.game = self.game.copy(new._rng, new.event_log)
+        new.game = self.game.copy(new._rng, [])
         new.encoder = self.encoder.copy()
 
     def _state_options(self) -> dict[str, Any]:
@@ -224,14 +226,14 @@ class PiliPiliEnv(TableEnv):
     def _rules_state(self) -> dict[str, Any]:
         return self.game.to_record()
 
-    def _rules_from_state(self, rules: Any, rng: np.random.Generator, event_log: list[str]) -> dict[str, Any]:
+    def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
         game = PiliPiliGame.from_record(
             rules,
             num_players=self.num_players,
             missions=self.missions,
             max_rounds=self.max_rounds,
             rng=rng,
-            log=event_log,
+            log=[],
         )
         return {"game": game, "encoder": Encoder(self.num_players)}
 

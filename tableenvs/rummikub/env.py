@@ -210,7 +210,7 @@ class RummikubEnv(TableEnv):
     def _rules_state(self) -> dict[str, Any]:
         return self.game.to_record()
 
-    def _rules_from_state(self, rules: Any, rng: np.random.Generator, event_log: list[str]) -> dict[str, Any]:
+    def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
         return {"game": self.game.load_record(rules, rng)}
 
     def _resample_hidden(self, world: TableEnv, seat: int, rng: np.random.Generator) -> None:
@@ -276,13 +276,6 @@ class RummikubEnv(TableEnv):
         if live and game.to_act == seat and game.staged.any():
             lines.append(f"your staged tiles: {_tiles_text(game.staged)}")
         return "\n".join(lines)
-
-    # ------------------------------------------------------------------ helpers
-
-    def _drain_log(self) -> None:
-        for line in self.game.log:
-            self._log(line)
-        self.game.log.clear()
 
 
 def _tiles_text(counts: np.ndarray) -> str:
