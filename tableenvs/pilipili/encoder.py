@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from tableenvs.pilipili import rules
-from tableenvs.pilipili.missions import MAX_HAND_SIZE, Mission
+from tableenvs.pilipili.missions import EFFECTS, MAX_HAND_SIZE, Mission
 from tableenvs.pilipili.rules import MAX_WILD_VALUE, NUM_CARDS, NUM_PHASES, WILD, PiliPiliGame, card_name
 
 MAX_PLAYERS = 8
@@ -112,33 +112,28 @@ MISSION_FLAGS = (
 )
 
 
+#: The mission entries that are not simply one effect's flag (the others read ``EFFECTS[name].flag``).
+_DERIVED_MISSION_ENTRIES = {
+    "pass_left_count": lambda m: m.pass_count if m.pass_direction == 1 else 0,
+    "pass_right_count": lambda m: m.pass_count if m.pass_direction == -1 else 0,
+    "pass_hand_left": lambda m: m.pass_all and m.pass_direction == 1,
+    "pass_hand_right": lambda m: m.pass_all and m.pass_direction == -1,
+    "extra_draw": lambda m: m.extra_draw,
+    "listed_each": lambda m: m.listed_each,
+    "expert": lambda m: m.expert,
+    "bid_start_left_of_dealer": lambda m: m.bid_start == 1,
+    "bid_start_right_of_dealer": lambda m: m.bid_start == -1,
+    "bid_counterclockwise": lambda m: m.bid_direction == -1,
+}
+
+
 def mission_vector(mission: Mission) -> np.ndarray:
-    """The mission section: effect flags/parameters, forbidden bids (29), listed numbers (56)."""
+    """The mission section: effect flags/parameters (:data:`MISSION_FLAGS`), forbidden bids (29), listed numbers
+    (56)."""
     m = mission
     flags = [
-        m.pass_count if m.pass_direction == 1 else 0,
-        m.pass_count if m.pass_direction == -1 else 0,
-        m.pass_all and m.pass_direction == 1,
-        m.pass_all and m.pass_direction == -1,
-        m.forehead,
-        m.blind,
-        m.extra_draw,
-        m.reveal,
-        m.exact_bid_reward,
-        m.simultaneous,
-        m.reversed,
-        m.timed_look,
-        m.first_last_trick,
-        m.memorise,
-        m.no_copy_bid,
-        m.designate,
-        m.highest_or_lowest,
-        m.swap,
-        m.listed_each,
-        m.expert,
-        m.bid_start == 1,
-        m.bid_start == -1,
-        m.bid_direction == -1,
+        _DERIVED_MISSION_ENTRIES[name](m) if name in _DERIVED_MISSION_ENTRIES else getattr(m, EFFECTS[name].flag)
+        for name in MISSION_FLAGS
     ]
     vector = np.zeros(len(MISSION_FLAGS) + MAX_BID + 1 + NUM_CARDS, np.float32)
     vector[: len(flags)] = flags
