@@ -672,18 +672,21 @@ class TableEnv(AECEnv):
             log.clear()
 
     # ------------------------------------------------------------------ hooks for adapters
+    # The defaults of _current_seat, _fill_mask, _fill_observation and _describe_action serve an adapter that
+    # keeps its rules engine in ``self.game`` (tableenvs.engine) and its encoder in ``self.encoder``
+    # (tableenvs.layout.Encoder); an adapter without them overrides these hooks.
 
     def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> None:
         raise NotImplementedError
 
     def _current_seat(self) -> int:
-        raise NotImplementedError
+        return self.game.to_act
 
     def _fill_mask(self, mask: np.ndarray) -> None:
-        raise NotImplementedError
+        self.encoder.fill_mask(self.game, mask)
 
     def _fill_observation(self, seat: int, out: np.ndarray) -> None:
-        raise NotImplementedError
+        self.encoder.fill_observation(self.game, seat, out)
 
     def _apply(self, action: int) -> Sequence[float] | None:
         raise NotImplementedError
@@ -695,7 +698,7 @@ class TableEnv(AECEnv):
         return False
 
     def _describe_action(self, action: int) -> str:
-        return f"action {action}"
+        return self.encoder.describe(self.game, action)
 
     def _render_text(self) -> str:
         raise NotImplementedError

@@ -42,10 +42,7 @@ from tableenvs.llama_party.cards import DECK_SIZE, STANDARD_DECK, Deck, card_rec
 from tableenvs.llama_party.encoder import (
     MAX_START_TOTAL,
     NUM_ACTIONS,
-    OBSERVATION_SIZE,
     Encoder,
-    describe_card,
-    observation_bounds,
 )
 from tableenvs.llama_party.rules import DEAL_SIZE, GOAL_STEP, NUM_ROUNDS, NUM_SLOTS, PASS_COUNTS, LlamaParty
 from tableenvs.validation import check_choice, check_int
@@ -70,14 +67,16 @@ class LlamaPartyEnv(TableEnv):
         num_players = check_int("num_players", num_players, 2, 4)
         self.reward_mode = check_choice("reward", reward, REWARDS)
         self.deck: Deck = load_cards(deck)
-        low, high = observation_bounds(self.deck)
+        self.encoder = Encoder(self.deck, num_players)
         super().__init__(
-            num_players, OBSERVATION_SIZE, observation_low=low, observation_high=high, render_mode=render_mode
+            num_players,
+            self.encoder.size,
+            observation_low=self.encoder.low,
+            observation_high=self.encoder.high,
+            render_mode=render_mode,
         )
         self.game = LlamaParty(self.deck, num_players)
-        self.encoder = Encoder(self.deck, num_players)
         self._card_index = {card.id: card.index for card in self.deck}
-        self._card_text = [str(card) for card in self.deck]  # describing every action is on the hot path
 
     # ------------------------------------------------------------------ hooks
 
@@ -100,19 +99,9 @@ class LlamaPartyEnv(TableEnv):
         self.game.start(rng, hands=hands, totals=totals, first_round=first_round, dummy_feeds=dummy_feeds)
         self._drain_log()
 
-    def _current_seat(self) -> int:
-        return self.game.to_act
-
-    def _fill_mask(self, mask: np.ndarray) -> None:
-        if not self.game.over:
-            mask[self.game.hands[self.game.to_act]] = 1
-
-    def _fill_observation(self, seat: int, out: np.ndarray) -> None:
-        self.encoder.fill(self.game, seat, out)
-
     def _apply(self, action: int) -> list[float] | None:
         game = self.game
-        scores = game.act(action)
+        scores = self.encoder.apply(game, action)
         self._drain_log()
         if scores is None:
             return None
@@ -133,16 +122,6 @@ class LlamaPartyEnv(TableEnv):
 
     def _rules_winners(self) -> list[int]:
         return list(self.game.winners)
-
-    def _describe_action(self, action: int) -> str:
-        game = self.game
-        card = self._card_text[action] if 0 <= action < DECK_SIZE else describe_card(self.deck, action)
-        if game.over:
-            return f"pick {card}"
-        if game.step == GOAL_STEP:
-            return f"choose goal {card}"
-        count = PASS_COUNTS[game.step - 1]
-        return f"pass {card} ({count - game.picks_left + 1} of {count})"
 
     def _describe_action_public(self, action: int) -> str:
         """Goal choices and passes are secret: only that a card was picked."""
@@ -218,7 +197,7 @@ class LlamaPartyEnv(TableEnv):
 
     def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
         game = LlamaParty.from_record(rules, self.deck, self.num_players, rng)
-        return {"game": game, "encoder": Encoder(self.deck, self.num_players)}
+        return {"game": game, "encoder": copy.copy(self.encoder)}  # __getstate__: an empty table cache
 
     def _render_view_text(self, seat: int) -> str:
         """The table as ``seat`` sees it: its own hand, picks and goal, the goals revealed so far (the others'

@@ -24,14 +24,16 @@ ids         count  meaning
 The last section summarises the last scored round (bids, tricks won, chilis taken and discarded, the cards of its
 last trick): the next round is dealt in the same step, so without it nobody would see how a round ended.
 
-Observation layout: :meth:`Encoder.layout` returns ``(name, start, size)`` for every section; the table is
-printed in ``docs/pilipili.md``. Values are 0/1 flags except the counts and card values noted there.
+Observation layout: :attr:`Encoder.observation_layout` (a :class:`tableenvs.layout.Layout`, its sizes depending on
+the player count) names every section; the table in ``docs/pilipili.md`` is checked against it. Values are 0/1
+flags except the counts and card values noted there.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from tableenvs import layout
 from tableenvs.pilipili import rules
 from tableenvs.pilipili.missions import EFFECTS, MAX_HAND_SIZE, Mission
 from tableenvs.pilipili.rules import MAX_WILD_VALUE, NUM_CARDS, NUM_PHASES, WILD, PiliPiliGame, card_name
@@ -150,28 +152,24 @@ class Encoder:
     def __init__(self, num_players: int):
         n = self.n = num_players
         self.seat_size = len(SEAT_FIELDS) + n
-        sections = [
-            ("phase", NUM_PHASES),
-            ("sees_own_hand", 1),
-            ("sees_other_hands", 1),
-            ("own_hand", NUM_CARDS),
-            ("own_staged", NUM_CARDS),
-            ("cards_played_this_round", NUM_CARDS),
-            ("other_hands", (n - 1) * NUM_CARDS),
-            ("seats", n * self.seat_size),
-            ("round", len(ROUND_FIELDS)),
-            ("mission", len(MISSION_FLAGS) + MAX_BID + 1 + NUM_CARDS),
-            ("positions_in_hand", MAX_HAND_SIZE),
-            ("previous_round", 1 + n * len(PREVIOUS_FIELDS)),
-        ]
-        self.offsets: dict[str, int] = {}
-        start = 0
-        self._layout = []
-        for name, size in sections:
-            self.offsets[name] = start
-            self._layout.append((name, start, size))
-            start += size
-        self.size = start
+        self.observation_layout = layout.Layout(
+            [
+                ("phase", NUM_PHASES, "one-hot phase (all 0 once the game is over)"),
+                ("sees_own_hand", 1, "1 if the own-hand section shows the hand now"),
+                ("sees_other_hands", 1, "1 if the other-hands section shows the hands now"),
+                ("own_hand", NUM_CARDS, "card id c at +c, when the player may see its hand"),
+                ("own_staged", NUM_CARDS, "cards picked to pass or give, not yet moved"),
+                ("cards_played_this_round", NUM_CARDS, "cards of this round's tricks the player has seen"),
+                ("other_hands", (n - 1, NUM_CARDS), "by relative seat 1..n-1: that hand, when shown"),
+                ("seats", (n, self.seat_size), "by relative seat: the per-seat block (SEAT_FIELDS, then names)"),
+                ("round", len(ROUND_FIELDS), "ROUND_FIELDS: counts of the round"),
+                ("mission", len(MISSION_FLAGS) + MAX_BID + 1 + NUM_CARDS, "MISSION_FLAGS, forbidden bids, listed"),
+                ("positions_in_hand", MAX_HAND_SIZE, "memorise: 1 for each hand position not yet played"),
+                ("previous_round", 1 + n * len(PREVIOUS_FIELDS), "the last scored round: 1 flag, then per seat"),
+            ]
+        )
+        self.size = self.observation_layout.size
+        self.offsets: dict[str, int] = self.observation_layout.offsets()
         o = self.offsets
         self.o_phase, self.o_hand, self.o_staged = o["phase"], o["own_hand"], o["own_staged"]
         self.o_played, self.o_others, self.o_seats = o["cards_played_this_round"], o["other_hands"], o["seats"]
@@ -179,8 +177,8 @@ class Encoder:
         self.o_previous = o["previous_round"]
         self._mission_cache: dict[int, tuple[Mission, np.ndarray]] = {}
         # hot-path tables: relative <-> absolute seats, block starts, count entries of the seat blocks
-        self._relative = [[(seat + r) % n for r in range(n)] for seat in range(n)]
-        self._to_relative = [[(s - seat) % n for s in range(n)] for seat in range(n)]
+        self._absolute = [[(seat + r) % n for r in range(n)] for seat in range(n)]  # [me][r]: seat at relative r
+        self._relative = [[(s - seat) % n for s in range(n)] for seat in range(n)]  # [me][s]: relative seat of s
         self._seat_base = [self.o_seats + r * self.seat_size for r in range(n)]
         self._previous_base = [self.o_previous + 1 + r * len(PREVIOUS_FIELDS) for r in range(n)]
         # previous-round section per observing seat, built once per scored round (keyed on the summary object)
@@ -221,8 +219,9 @@ class Encoder:
         return new
 
     def layout(self) -> list[tuple[str, int, int]]:
-        """``(section name, start index, size)`` of every observation section, in order."""
-        return list(self._layout)
+        """``(section name, start index, size)`` of every observation section, in order (of
+        :attr:`observation_layout`)."""
+        return [(section.name, section.start, section.size) for section in self.observation_layout]
 
     # ------------------------------------------------------------------ mask
 
@@ -331,9 +330,9 @@ class Encoder:
         v = memoryview(out)
         n = self.n
         phase = game.phase
-        rel = self._relative[seat]  # absolute seat of each relative seat
+        rel = self._absolute[seat]  # absolute seat of each relative seat
         base = self._seat_base  # start of each relative seat's block
-        to_rel = self._to_relative[seat]  # relative seat of each absolute seat
+        to_rel = self._relative[seat]  # relative seat of each absolute seat
         m = game.mission
         hands = game.hands
         if phase != rules.GAME_OVER:
@@ -427,7 +426,7 @@ class Encoder:
         width = len(PREVIOUS_FIELDS)
         block = np.zeros(1 + n * width, np.float32)
         block[0] = 1.0
-        to_rel = self._to_relative[seat]
+        to_rel = self._relative[seat]
         for s in range(n):
             b = 1 + to_rel[s] * width
             block[b + P_BID] = summary.bids[s]

@@ -138,15 +138,6 @@ class PiliPiliEnv(TableEnv):
             f"(no mission) or a mission table; got {mission!r} ({type(mission).__name__})"
         )
 
-    def _current_seat(self) -> int:
-        return self.game.to_act
-
-    def _fill_mask(self, mask: np.ndarray) -> None:
-        self.encoder.fill_mask(self.game, mask)
-
-    def _fill_observation(self, seat: int, out: np.ndarray) -> None:
-        self.encoder.fill_observation(self.game, seat, out)
-
     def _apply(self, action: int):
         game = self.game
         self.encoder.apply(game, action)
@@ -174,9 +165,6 @@ class PiliPiliEnv(TableEnv):
 
     def _rules_winners(self) -> list[int]:
         return list(self.game.winners)
-
-    def _describe_action(self, action: int) -> str:
-        return self.encoder.describe(self.game, action)
 
     def _render_text(self) -> str:
         game = self.game
@@ -235,7 +223,7 @@ class PiliPiliEnv(TableEnv):
             rng=rng,
             log=[],
         )
-        return {"game": game, "encoder": Encoder(self.num_players)}
+        return {"game": game, "encoder": self.encoder.copy()}
 
     def _describe_action_public(self, action: int) -> str:
         """Bids, plays (face down under simultaneous play), names, declines and ready are public; which card is

@@ -42,7 +42,7 @@ import numpy as np
 from tableenvs.aec import TableEnv, wrap
 from tableenvs.state import StateError
 
-from .encoder import ACTION_TEXT, COMMIT, DRAW, NUM_ACTIONS, OBSERVATION_SIZE, Encoder, observation_bounds
+from .encoder import COMMIT, NUM_ACTIONS, Encoder
 from .rules import FULL_SET, Rummikub, melds_from_record, melds_record, result_from_record, result_record
 from .tiles import TILE_TYPES, tile_name
 
@@ -76,15 +76,14 @@ class RummikubEnv(TableEnv):
             max_turns=max_turns,
             end_on_empty_pool=end_on_empty_pool,
         )
-        low, high = observation_bounds(self.game.games_per_episode)
+        self.encoder = Encoder(self.game.num_players, self.game.games_per_episode)
         super().__init__(
             self.game.num_players,
-            OBSERVATION_SIZE,
-            observation_low=low,
-            observation_high=high,
+            self.encoder.size,
+            observation_low=self.encoder.low,
+            observation_high=self.encoder.high,
             render_mode=render_mode,
         )
-        self.encoder = Encoder(self.num_players)
 
     # ------------------------------------------------------------------ hooks
 
@@ -92,26 +91,14 @@ class RummikubEnv(TableEnv):
         self.game.start(rng, **options)
         self._drain_log()
 
-    def _current_seat(self) -> int:
-        return self.game.to_act
-
     def _fill_mask(self, mask: np.ndarray) -> None:
         if not (self.game.over or self.game.truncated):
             self.encoder.fill_mask(self.game, mask)
 
-    def _fill_observation(self, seat: int, out: np.ndarray) -> None:
-        self.encoder.fill(self.game, seat, out)
-
     def _apply(self, action: int) -> list[float] | None:
         game = self.game
         commits, games = game.commits, len(game.results)
-        if action < TILE_TYPES:
-            game.stage(action)
-            scores = None
-        elif action == COMMIT:
-            scores = game.commit()
-        else:
-            scores = game.draw()
+        scores = self.encoder.apply(game, action)
         if game.commits != commits or len(game.results) != games:
             info: dict[str, Any] = {}
             if len(game.results) != games:
@@ -137,13 +124,6 @@ class RummikubEnv(TableEnv):
     # The engine names each game's winners, not the episode's: the best episode score wins.
     def _final_scores(self) -> list[float]:
         return [float(x) for x in self.game.scores]
-
-    def _describe_action(self, action: int) -> str:
-        if action == DRAW and self.game.pool_size == 0:
-            return "pass (pool empty)"
-        if action == COMMIT:
-            return f"commit {int(self.game.staged.sum())} tile(s)"
-        return ACTION_TEXT[action]
 
     def _describe_action_public(self, action: int) -> str:
         """Staging is private until the commit (the table then shows the play); commits and draws are public."""
