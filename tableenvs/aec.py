@@ -23,18 +23,23 @@ Hooks an adapter implements (all seats are integers ``0 .. n-1``; agent names ar
 
 =========================  ==============================================================================
 ``_start(rng, options)``   begin a new game; ``options`` is the dict given to ``reset`` (may be empty)
-``_current_seat()``        seat that must act now
-``_fill_mask(mask)``       set 1 at every legal action id of the current seat (``mask`` arrives zeroed)
-``_fill_observation(s, out)``  write seat ``s``'s observation into the zeroed float32 vector ``out``
+``_current_seat()``        seat that must act now (default: ``self.game.to_act``)
+``_fill_mask(mask)``       set 1 at every legal action id of the current seat (``mask`` arrives zeroed; default:
+                           ``self.encoder.fill_mask``)
+``_fill_observation(s, out)``  write seat ``s``'s observation into the zeroed float32 vector ``out`` (default:
+                           ``self.encoder.fill_observation``)
 ``_apply(action)``         apply a legal action; return per-seat rewards for this step (sequence or None)
 ``_is_over()``             the game has ended by its rules
 ``_is_truncated()``        the game was cut short (e.g. ``max_rounds``); default False
-``_describe_action(a)``    short human text for action id ``a`` in the current state
+``_describe_action(a)``    short text for action id ``a`` in the current state (default: ``self.encoder.describe``)
 ``_render_text()``         the table as text
 ``_render_view_text(s)``   the table as text as seat ``s`` may see it (``render_view(agent)``)
 ``_final_scores()``        each seat's final score in the game's own measure (default: None, total reward)
 ``_rules_winners()``       the seats the rules name as winners, tie-breaks included (default: none named)
 =========================  ==============================================================================
+
+The defaults serve an adapter that keeps its rules engine in ``self.game`` (:mod:`tableenvs.engine`) and its encoder
+in ``self.encoder`` (:class:`tableenvs.layout.Encoder`); ``docs/adding-a-game.md`` walks through one.
 
 Class attributes an adapter sets: ``metadata`` (with ``"name"``), ``num_actions``, ``score_name`` and
 ``higher_is_better`` (what :meth:`TableEnv.outcome` reports) and, if ``reset`` takes options,
