@@ -29,13 +29,13 @@ Hooks an adapter implements (all seats are integers ``0 .. n-1``; agent names ar
 ``_fill_observation(s, out)``  write seat ``s``'s observation into the zeroed float32 vector ``out`` (default:
                            ``self.encoder.fill_observation``)
 ``_apply(action)``         apply a legal action; return per-seat rewards for this step (sequence or None)
-``_is_over()``             the game has ended by its rules
+``_is_over()``             the game has ended by its rules (default: ``self.game.over``)
 ``_is_truncated()``        the game was cut short (e.g. ``max_rounds``); default False
 ``_describe_action(a)``    short text for action id ``a`` in the current state (default: ``self.encoder.describe``)
 ``_render_text()``         the table as text
 ``_render_view_text(s)``   the table as text as seat ``s`` may see it (``render_view(agent)``)
 ``_final_scores()``        each seat's final score in the game's own measure (default: None, total reward)
-``_rules_winners()``       the seats the rules name as winners, tie-breaks included (default: none named)
+``_rules_winners()``       the seats the rules name as winners, tie-breaks included (default: ``self.game.winners``)
 =========================  ==============================================================================
 
 The defaults serve an adapter that keeps its rules engine in ``self.game`` (:mod:`tableenvs.engine`) and its encoder
@@ -153,13 +153,19 @@ class TableEnv(AECEnv):
     def __init__(
         self,
         num_players: int,
-        observation_size: int,
+        observation_size: int | None = None,
         *,
         observation_low: float | np.ndarray = 0.0,
         observation_high: float | np.ndarray = 1.0,
         render_mode: str | None = None,
+        encoder: Any = None,
     ):
+        """``encoder`` (a :class:`tableenvs.layout.Encoder`), if given, becomes ``self.encoder`` and gives the
+        observation's size and bounds; otherwise pass ``observation_size`` (and the bounds)."""
         super().__init__()
+        if encoder is not None:
+            self.encoder = encoder
+            observation_size, observation_low, observation_high = encoder.size, encoder.low, encoder.high
         if render_mode is not None:
             check_choice("render_mode", render_mode, (None, *RENDER_MODES))
         self.render_mode = render_mode
@@ -697,7 +703,7 @@ class TableEnv(AECEnv):
         raise NotImplementedError
 
     def _is_over(self) -> bool:
-        raise NotImplementedError
+        return self.game.over
 
     def _is_truncated(self) -> bool:
         return False
@@ -716,7 +722,7 @@ class TableEnv(AECEnv):
         return None
 
     def _rules_winners(self) -> Sequence[int]:
-        return ()
+        return self.game.winners
 
 
 class _BeforeReset:

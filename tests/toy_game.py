@@ -86,7 +86,8 @@ class NimEncoder:
 
 
 class NimEnv(TableEnv):
-    """The adapter: options, the reset, the rewards and the text; TableEnv's default hooks do the rest."""
+    """The adapter: options, the reset, the rewards and the text; TableEnv's default hooks (the current seat,
+    mask, observation, action text, ``over`` and ``winners``) read ``self.game`` and ``self.encoder``."""
 
     metadata = {**TableEnv.metadata, "name": "nim_v0"}
     num_actions = MAX_TAKE
@@ -95,14 +96,7 @@ class NimEnv(TableEnv):
     def __init__(self, num_players: int = 2, pile: int = 10, render_mode: str | None = None):
         self.pile_size = check_int("pile", pile, 1, MAX_PILE)
         num_players = check_int("num_players", num_players, 2, 4)
-        self.encoder = NimEncoder(num_players)
-        super().__init__(
-            num_players,
-            self.encoder.size,
-            observation_low=self.encoder.low,
-            observation_high=self.encoder.high,
-            render_mode=render_mode,
-        )
+        super().__init__(num_players, encoder=NimEncoder(num_players), render_mode=render_mode)
 
     def _start(self, rng, options):
         pile = check_int("pile", options.get("pile", self.pile_size), 1, MAX_PILE)
@@ -112,12 +106,6 @@ class NimEnv(TableEnv):
         rewards = self.encoder.apply(self.game, action)
         self._drain_log()
         return rewards
-
-    def _is_over(self):
-        return self.game.over
-
-    def _rules_winners(self):
-        return self.game.winners
 
     def _render_text(self):
         return f"pile {self.game.pile}, to act: player_{self.game.to_act}"

@@ -67,14 +67,7 @@ class LlamaPartyEnv(TableEnv):
         num_players = check_int("num_players", num_players, 2, 4)
         self.reward_mode = check_choice("reward", reward, REWARDS)
         self.deck: Deck = load_cards(deck)
-        self.encoder = Encoder(self.deck, num_players)
-        super().__init__(
-            num_players,
-            self.encoder.size,
-            observation_low=self.encoder.low,
-            observation_high=self.encoder.high,
-            render_mode=render_mode,
-        )
+        super().__init__(num_players, encoder=Encoder(self.deck, num_players), render_mode=render_mode)
         self.game = LlamaParty(self.deck, num_players)
         self._card_index = {card.id: card.index for card in self.deck}
 
@@ -111,17 +104,11 @@ class LlamaPartyEnv(TableEnv):
             return None
         return win_rewards(self.num_players, game.winners)
 
-    def _is_over(self) -> bool:
-        return self.game.over
-
     score_name = "points"
     higher_is_better = True
 
     def _final_scores(self) -> list[float]:
         return [float(x) for x in self.game.totals]
-
-    def _rules_winners(self) -> list[int]:
-        return list(self.game.winners)
 
     def _describe_action_public(self, action: int) -> str:
         """Goal choices and passes are secret: only that a card was picked."""

@@ -71,14 +71,7 @@ class PiliPiliEnv(TableEnv):
         self.reward_mode = check_choice("reward", reward, REWARDS)
         self.max_rounds = None if max_rounds is None else check_int("max_rounds", max_rounds, 1)
         self.missions = _resolve_missions(missions, self.expert)
-        self.encoder = Encoder(num_players)
-        super().__init__(
-            num_players,
-            self.encoder.size,
-            observation_low=self.encoder.low,
-            observation_high=self.encoder.high,
-            render_mode=render_mode,
-        )
+        super().__init__(num_players, encoder=Encoder(num_players), render_mode=render_mode)
         self.game: PiliPiliGame | None = None
 
     # ------------------------------------------------------------------ hooks
@@ -162,9 +155,6 @@ class PiliPiliEnv(TableEnv):
 
     def _final_scores(self) -> list[float]:
         return [float(x) for x in self.game.chilis]
-
-    def _rules_winners(self) -> list[int]:
-        return list(self.game.winners)
 
     def _render_text(self) -> str:
         game = self.game

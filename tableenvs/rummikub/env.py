@@ -76,14 +76,8 @@ class RummikubEnv(TableEnv):
             max_turns=max_turns,
             end_on_empty_pool=end_on_empty_pool,
         )
-        self.encoder = Encoder(self.game.num_players, self.game.games_per_episode)
-        super().__init__(
-            self.game.num_players,
-            self.encoder.size,
-            observation_low=self.encoder.low,
-            observation_high=self.encoder.high,
-            render_mode=render_mode,
-        )
+        encoder = Encoder(self.game.num_players, self.game.games_per_episode)
+        super().__init__(self.game.num_players, encoder=encoder, render_mode=render_mode)
 
     # ------------------------------------------------------------------ hooks
 
@@ -112,18 +106,17 @@ class RummikubEnv(TableEnv):
             self._drain_log()
         return scores
 
-    def _is_over(self) -> bool:
-        return self.game.over
-
     def _is_truncated(self) -> bool:
         return self.game.truncated
 
     score_name = "points"
     higher_is_better = True
 
-    # The engine names each game's winners, not the episode's: the best episode score wins.
     def _final_scores(self) -> list[float]:
         return [float(x) for x in self.game.scores]
+
+    def _rules_winners(self) -> tuple[int, ...]:
+        return ()  # the engine names each game's winners, not the episode's: the best episode score wins
 
     def _describe_action_public(self, action: int) -> str:
         """Staging is private until the commit (the table then shows the play); commits and draws are public."""
