@@ -670,10 +670,6 @@ class TableEnv(AECEnv):
         self._require_reset(f"observe({agent!r})")
         return seat
 
-    def _log(self, text: str) -> None:
-        """Append an outcome line (trick won, round scored, ...) to the event log."""
-        self.event_log.append(text)
-
     def _drain_log(self) -> None:
         """Move the lines the rules engine ``self.game`` appended to its ``log`` into the event log (the engine
         contract, :mod:`tableenvs.engine`); adapters call it after starting a game and after each move."""
