@@ -3,12 +3,15 @@ the Encoder protocol the adapters rely on."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tableenvs
 from tableenvs.layout import Layout
 
+ROOT = Path(__file__).resolve().parents[1]
 GAMES = [name for name in tableenvs.names() if tableenvs.spec(name).module.startswith("tableenvs.")]
 
 
@@ -64,3 +67,24 @@ def test_encoder_keeps_the_protocol_the_adapter_uses(name):
             action = int(rng.choice(np.flatnonzero(mask)))
             assert env._describe_action(action) == encoder.describe(env.game, action)
             env.step(action)
+
+
+def _fixed_size(name: str) -> bool:
+    counts = tableenvs.spec(name).player_counts
+    return len({tableenvs.make_raw(name, num_players=count).observation_size for count in counts}) == 1
+
+
+#: Games whose observation size does not depend on the player count (the others show sizes as formulas in their
+#: docs table, checked section by section against the layout in test_conformance.py).
+FIXED_SIZE_GAMES = [name for name in GAMES if _fixed_size(name)]
+
+
+def test_some_games_have_fixed_sizes():
+    assert "rummikub_v0" in FIXED_SIZE_GAMES and "llama_party_v0" in FIXED_SIZE_GAMES
+
+
+@pytest.mark.parametrize("name", FIXED_SIZE_GAMES)
+def test_docs_table_is_printed_from_the_layout(name):
+    """The docs page's observation table is ``Layout.markdown_table()``, verbatim."""
+    page = ROOT / "docs" / f"{name.removesuffix('_v0')}.md"
+    assert tableenvs.make_raw(name).encoder.observation_layout.markdown_table() in page.read_text()

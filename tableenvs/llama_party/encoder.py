@@ -8,7 +8,7 @@ as its goal in the goal step, or as one of the cards to pass in a pass step.
 
 Observation (float32, seen from the observing seat; "relative seat" ``r`` is the player ``r`` places to the
 left, 0 = self, padded to 4 seats): the sections of :data:`LAYOUT` (a :class:`tableenvs.layout.Layout`; the table
-in ``docs/llama_party.md`` is checked against it).
+in ``docs/llama_party.md`` is its ``markdown_table()``, checked by the tests).
 
 Hidden: other players' hands, picks and goals, the dummies' contents and goals, and the positions of
 face-down goals (the own goal's position included).
@@ -38,21 +38,39 @@ MAX_START_TOTAL = 1000  # bound on |totals| given through reset(options={"totals
 #: The observation's sections in order: ``(name, size or shape, content)``.
 LAYOUT = layout.Layout(
     [
-        ("hand", DECK_SIZE, "1 for each card in the own hand (cards already picked to pass excluded)"),
+        ("hand", DECK_SIZE, "1 for each card in the own hand (cards already picked in this step excluded)"),
         ("staged", DECK_SIZE, "1 for each card picked to pass in this step, not yet moved"),
-        ("own_goal", DECK_SIZE, "1 at the own goal card (after it is chosen)"),
-        ("revealed", (NUM_SLOTS, DECK_SIZE), "for display position p: 1 at the revealed goal card (0 face down)"),
+        ("own_goal", DECK_SIZE, "1 at the own goal card once chosen"),
+        (
+            "revealed",
+            (NUM_SLOTS, DECK_SIZE),
+            "for display position p (block 96 + 32p): 1 at the revealed goal card; all 0 while face down",
+        ),
         ("passed", DECK_SIZE, "1 for each card the player passed this round"),
-        ("received", DECK_SIZE, "1 for each card the player received this round"),
-        ("hand_letters", NUM_LETTERS, "own hand's count of each letter A..H, / 8"),
-        ("step", 5, "one-hot: goal choice, pass 1 .. pass 4 (pass i follows reveal i)"),
+        ("received", DECK_SIZE, "1 for each card the player received this round (from a player or drawn from a dummy)"),
+        ("hand_letters", NUM_LETTERS, "own hand's count of each letter A..H, divided by 8"),
+        ("step", 5, "one-hot: goal choice, pass 1, pass 2, pass 3, pass 4 (pass i follows reveal i)"),
         ("picks_left", 1, "picks the player still has to make in this step, / 4 (0 when not its turn)"),
         ("round", NUM_ROUNDS, "one-hot round number 1..4"),
-        ("num_players", 3, "one-hot 2, 3, 4 players"),
-        ("ring", (3, 4), "the slots 1, 2, 3 places left in the passing ring: one-hot [dummy, relative seat 1..3]"),
+        ("num_players", 3, "one-hot 2, 3, 4"),
+        (
+            "ring",
+            (3, 4),
+            "for the slots 1, 2, 3 places to the left in the passing ring: one-hot [dummy, relative seat 1, "
+            "relative seat 2, relative seat 3]",
+        ),
         ("totals", 4, "totals by relative seat, / 100"),
-        ("round_scores", (NUM_ROUNDS, 4), "score of each finished round (row) by relative seat (column), / 100"),
-        ("shown_hands", (NUM_SLOTS, DECK_SIZE), "by relative seat: the cards it showed at the last scoring"),
+        (
+            "round_scores",
+            (NUM_ROUNDS, 4),
+            "score of each finished round of this game (row) by relative seat (column), / 100",
+        ),
+        (
+            "shown_hands",
+            (NUM_SLOTS, DECK_SIZE),
+            "for relative seat r (block 341 + 32r): 1 for each card that player showed at the last scoring "
+            "(decision 16); all 0 before the first scoring",
+        ),
     ]
 )
 OBSERVATION_SIZE = LAYOUT.size

@@ -9,7 +9,8 @@ Actions (``Discrete(55)``): ``0..52`` stage one tile of that type from the rack 
 
 Observation (float32, seen from the observing seat; relative seat ``r`` is the player ``r`` places after the
 observer in turn order, 0 = self; seat blocks are padded to 4 with zeros): the sections of :data:`LAYOUT` (a
-:class:`tableenvs.layout.Layout`; the table in ``docs/rummikub.md`` is checked against it).
+:class:`tableenvs.layout.Layout`; the table in ``docs/rummikub.md`` is its ``markdown_table()``, checked by the
+tests).
 
 Hidden: other players' racks and staged tiles, and the order of the pool.
 """
@@ -33,19 +34,19 @@ SCORE_SCALE = 100.0
 #: The observation's sections in order: ``(name, size, content)``.
 LAYOUT = layout.Layout(
     [
-        ("rack", TILE_TYPES, "own rack: count of each tile type (0..2), staged tiles included"),
-        ("staged", TILE_TYPES, "own staged tiles (0..2 each); all 0 unless the observer is the one staging"),
-        ("table", TILE_TYPES, "tiles on the table (0..2 each), as of the last commit (staging is private)"),
-        ("last_placed", TILE_TYPES, "tiles the previous turn placed on the table (all 0 if it drew, passed or failed)"),
-        ("rack_sizes", MAX_SEATS, "tiles on each rack by relative seat, / 14 (staged tiles still count)"),
-        ("opened", MAX_SEATS, "1 if the player at that relative seat has made its opening meld"),
+        ("rack", TILE_TYPES, "own rack, count of each tile type 0..2 (staged tiles included)"),
+        ("staged", TILE_TYPES, "own staged tiles 0..2; zeros unless the observer is the player staging"),
+        ("table", TILE_TYPES, "table tile counts as of the last commit (staging is private until commit)"),
+        ("last_placed", TILE_TYPES, "tiles the previous turn placed (zeros after a draw, pass or failed play)"),
+        ("rack_sizes", MAX_SEATS, "tiles on each rack by relative seat, / 14"),
+        ("opened", MAX_SEATS, "1 if that player has made its opening meld this game"),
         ("to_act", MAX_SEATS, "one-hot relative seat of the player to act"),
         ("scores", MAX_SEATS, "episode points so far by relative seat, / 100"),
         ("pool", 1, "tiles left in the pool, / 106"),
         ("passes", 1, "passes in a row since the pool ran out, / number of players"),
         ("num_players", 3, "one-hot 2, 3, 4 players"),
-        ("game", 1, "games finished in the episode, / games_per_episode"),
-        ("turn", 1, "turns played in the episode, / max_turns"),
+        ("game", 1, "games finished in the episode, / `games_per_episode`"),
+        ("turn", 1, "turns played in the episode, / `max_turns`"),
     ]
 )
 Layout = LAYOUT  # the name of the former class of offsets: ``Layout.RACK`` etc. still read them
