@@ -158,7 +158,7 @@ def leduc_row(seconds: float = 2.0) -> str | None:
     return f"| {label} | {games_per_second:,.0f} | {rate.steps_per_second:,.0f} | - | - | - |"
 
 
-def evaluate(num_players: int, games: int) -> str:
+def heuristic_vs_random(num_players: int, games: int) -> str:
     wins = 0.0
     points = []
     ends = Counter()
@@ -203,7 +203,7 @@ def main() -> None:
         print("| match | games | greedy win rate [95% CI] | even share | greedy points/game | ends | CPU |")
         print("| --- | ---: | ---: | ---: | ---: | --- | ---: |")
         for n in (4, 2):
-            print(evaluate(n, args.eval_games))
+            print(heuristic_vs_random(n, args.eval_games))
 
 
 if __name__ == "__main__":

@@ -23,19 +23,24 @@ Hooks an adapter implements (all seats are integers ``0 .. n-1``; agent names ar
 
 =========================  ==============================================================================
 ``_start(rng, options)``   begin a new game; ``options`` is the dict given to ``reset`` (may be empty)
-``_current_seat()``        seat that must act now
-``_fill_mask(mask)``       set 1 at every legal action id of the current seat (``mask`` arrives zeroed)
-``_fill_observation(s, out)``  write seat ``s``'s observation into the zeroed float32 vector ``out``
+``_current_seat()``        seat that must act now (default: ``self.game.to_act``)
+``_fill_mask(mask)``       set 1 at every legal action id of the current seat (``mask`` arrives zeroed; default:
+                           ``self.encoder.fill_mask``)
+``_fill_observation(s, out)``  write seat ``s``'s observation into the zeroed float32 vector ``out`` (default:
+                           ``self.encoder.fill_observation``)
 ``_apply(action)``         apply a legal action; return per-seat rewards for this step (sequence or None)
-``_is_over()``             the game has ended by its rules
+``_is_over()``             the game has ended by its rules (default: ``self.game.over``)
 ``_is_truncated()``        the game was cut short (e.g. ``max_rounds``); default False
-``_describe_action(a)``    short human text for action id ``a`` in the current state
+``_describe_action(a)``    short text for action id ``a`` in the current state (default: ``self.encoder.describe``)
 ``_render_text()``         the table as text
 ``_render_view_text(s)``   the table as text as seat ``s`` may see it (``render_view(agent)``)
 ``_picture_svg(s)``        the table as SVG text, god view (``s`` None) or seat ``s``'s (``render_svg``, ``rgb_array``)
 ``_final_scores()``        each seat's final score in the game's own measure (default: None, total reward)
-``_rules_winners()``       the seats the rules name as winners, tie-breaks included (default: none named)
+``_rules_winners()``       the seats the rules name as winners, tie-breaks included (default: ``self.game.winners``)
 =========================  ==============================================================================
+
+The defaults serve an adapter that keeps its rules engine in ``self.game`` (:mod:`tableenvs.engine`) and its encoder
+in ``self.encoder`` (:class:`tableenvs.layout.Encoder`); ``docs/adding-a-game.md`` walks through one.
 
 Class attributes an adapter sets: ``metadata`` (with ``"name"``), ``num_actions``, ``score_name`` and
 ``higher_is_better`` (what :meth:`TableEnv.outcome` reports) and, if ``reset`` takes options,
@@ -150,13 +155,19 @@ class TableEnv(AECEnv):
     def __init__(
         self,
         num_players: int,
-        observation_size: int,
+        observation_size: int | None = None,
         *,
         observation_low: float | np.ndarray = 0.0,
         observation_high: float | np.ndarray = 1.0,
         render_mode: str | None = None,
+        encoder: Any = None,
     ):
+        """``encoder`` (a :class:`tableenvs.layout.Encoder`), if given, becomes ``self.encoder`` and gives the
+        observation's size and bounds; otherwise pass ``observation_size`` (and the bounds)."""
         super().__init__()
+        if encoder is not None:
+            self.encoder = encoder
+            observation_size, observation_low, observation_high = encoder.size, encoder.low, encoder.high
         if render_mode is not None:
             check_choice("render_mode", render_mode, (None, *RENDER_MODES))
         self.render_mode = render_mode
@@ -563,7 +574,7 @@ class TableEnv(AECEnv):
         rng = generator_from_state(state["rng"])
         try:
             infos = self._infos_from_state(state["infos"], agents)
-            updates = self._rules_from_state(state["rules"], rng, event_log)
+            updates = self._rules_from_state(state["rules"], rng)
         except StateError:
             raise
         except (KeyError, TypeError, IndexError, ValueError, AttributeError) as error:
@@ -614,7 +625,7 @@ class TableEnv(AECEnv):
         """The engine's state as plain JSON values."""
         raise NotImplementedError(f"{self.metadata['name']} has no get_state()")
 
-    def _rules_from_state(self, rules: Any, rng: np.random.Generator, event_log: list[str]) -> dict[str, Any]:
+    def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
         """Check ``rules`` and build the attributes (``game``, ...) to swap in; raise :class:`StateError`."""
         raise NotImplementedError(f"{self.metadata['name']} has no set_state()")
 
@@ -676,35 +687,42 @@ class TableEnv(AECEnv):
         self._require_reset(f"observe({agent!r})")
         return seat
 
-    def _log(self, text: str) -> None:
-        """Append an outcome line (trick won, round scored, ...) to the event log."""
-        self.event_log.append(text)
+    def _drain_log(self) -> None:
+        """Move the lines the rules engine ``self.game`` appended to its ``log`` into the event log (the engine
+        contract, :mod:`tableenvs.engine`); adapters call it after starting a game and after each move."""
+        log = self.game.log
+        if log:
+            self.event_log += log
+            log.clear()
 
     # ------------------------------------------------------------------ hooks for adapters
+    # The defaults of _current_seat, _fill_mask, _fill_observation and _describe_action serve an adapter that
+    # keeps its rules engine in ``self.game`` (tableenvs.engine) and its encoder in ``self.encoder``
+    # (tableenvs.layout.Encoder); an adapter without them overrides these hooks.
 
     def _start(self, rng: np.random.Generator, options: dict[str, Any]) -> None:
         raise NotImplementedError
 
     def _current_seat(self) -> int:
-        raise NotImplementedError
+        return self.game.to_act
 
     def _fill_mask(self, mask: np.ndarray) -> None:
-        raise NotImplementedError
+        self.encoder.fill_mask(self.game, mask)
 
     def _fill_observation(self, seat: int, out: np.ndarray) -> None:
-        raise NotImplementedError
+        self.encoder.fill_observation(self.game, seat, out)
 
     def _apply(self, action: int) -> Sequence[float] | None:
         raise NotImplementedError
 
     def _is_over(self) -> bool:
-        raise NotImplementedError
+        return self.game.over
 
     def _is_truncated(self) -> bool:
         return False
 
     def _describe_action(self, action: int) -> str:
-        return f"action {action}"
+        return self.encoder.describe(self.game, action)
 
     def _render_text(self) -> str:
         raise NotImplementedError
@@ -717,46 +735,67 @@ class TableEnv(AECEnv):
         return None
 
     def _rules_winners(self) -> Sequence[int]:
-        return ()
+        return self.game.winners
 
 
-#: Public state of the raw env that PettingZoo's wrappers reach through ``__getattr__`` (one chained lookup
-#: per wrapper layer, the main cost of a wrapped step). The wrappers below read it in one hop instead.
-_RAW_STATE = ("agents", "possible_agents", "agent_selection", "rewards", "terminations", "truncations", "infos")
+class _BeforeReset:
+    """Stands in for the raw env in an order-enforcing wrapper until the first ``reset()``."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"{name} cannot be accessed before reset")
 
 
-def _reads_raw_state(check_reset: bool):
-    """Class decorator: give a PettingZoo wrapper properties that read ``_RAW_STATE`` from ``self._raw``.
+class _ReadsRawState:
+    """Mixin for a PettingZoo wrapper: read the raw env's public state in one hop.
 
-    With ``check_reset`` the properties keep ``OrderEnforcingWrapper``'s refusal before ``reset()``.
+    PettingZoo's wrappers reach ``agents``, ``agent_selection``, ``rewards``, ... through ``__getattr__``, one
+    chained lookup per wrapper layer (the main cost of a wrapped step). Put this mixin first in the bases and
+    these names read straight from the raw env. A wrapper with ``refuses_before_reset`` reads the per-game state
+    (all but ``possible_agents``) from a :class:`_BeforeReset` stand-in until its first successful ``reset()``, so
+    it keeps ``OrderEnforcingWrapper``'s refusal at no cost per read.
     """
 
-    def state_property(name: str) -> property:
-        def read(wrapper: wrappers.BaseWrapper) -> Any:
-            if check_reset and not wrapper._has_reset and name != "possible_agents":
-                raise AttributeError(f"{name} cannot be accessed before reset")
-            return getattr(wrapper._raw, name)
+    refuses_before_reset = False
 
-        return property(read, doc=f"The raw env's ``{name}``.")
+    def __init__(self, env: AECEnv, *args: Any, **kwargs: Any) -> None:
+        super().__init__(env, *args, **kwargs)
+        self._raw = env.unwrapped
+        self._state_env = _BeforeReset() if self.refuses_before_reset else self._raw
 
-    def decorate(cls: type) -> type:
-        for name in _RAW_STATE:
-            setattr(cls, name, state_property(name))
-        cls._cumulative_rewards = property(lambda wrapper: wrapper._raw._cumulative_rewards)
-        original_init = cls.__init__
+    @property
+    def possible_agents(self) -> list[str]:
+        return self._raw.possible_agents
 
-        def __init__(self, env: AECEnv, *args: Any, **kwargs: Any) -> None:
-            original_init(self, env, *args, **kwargs)
-            self._raw = env.unwrapped
+    @property
+    def agents(self) -> list[str]:
+        return self._state_env.agents
 
-        cls.__init__ = __init__
-        return cls
+    @property
+    def agent_selection(self) -> str:
+        return self._state_env.agent_selection
 
-    return decorate
+    @property
+    def rewards(self) -> dict[str, float]:
+        return self._state_env.rewards
+
+    @property
+    def terminations(self) -> dict[str, bool]:
+        return self._state_env.terminations
+
+    @property
+    def truncations(self) -> dict[str, bool]:
+        return self._state_env.truncations
+
+    @property
+    def infos(self) -> dict[str, dict]:
+        return self._state_env.infos
+
+    @property
+    def _cumulative_rewards(self) -> dict[str, float]:
+        return self._raw._cumulative_rewards
 
 
-@_reads_raw_state(check_reset=False)
-class _TerminateIllegalWrapper(wrappers.TerminateIllegalWrapper):
+class _TerminateIllegalWrapper(_ReadsRawState, wrappers.TerminateIllegalWrapper):
     """PettingZoo's ``TerminateIllegalWrapper``, reading the raw env's state in one hop.
 
     A reset that raises (bad seed or options) leaves this wrapper's own state as it was, like the raw env's.
@@ -771,8 +810,7 @@ class _TerminateIllegalWrapper(wrappers.TerminateIllegalWrapper):
             raise
 
 
-@_reads_raw_state(check_reset=False)
-class _AssertOutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):
+class _AssertOutOfBoundsWrapper(_ReadsRawState, wrappers.AssertOutOfBoundsWrapper):
     """PettingZoo's ``AssertOutOfBoundsWrapper``, with the shared action check instead of a bare assert.
 
     Anything but an int or numpy integer in range (or ``None`` for the dead step) raises
@@ -791,12 +829,13 @@ class _AssertOutOfBoundsWrapper(wrappers.AssertOutOfBoundsWrapper):
         self.env.step(check_action(action, raw.num_actions, raw.metadata["name"]))
 
 
-@_reads_raw_state(check_reset=True)
-class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
+class _OrderEnforcingWrapper(_ReadsRawState, wrappers.OrderEnforcingWrapper):
     """PettingZoo's ``OrderEnforcingWrapper``, reading the raw env's state in one hop (refused before reset).
 
     A reset that raises does not count as the first reset.
     """
+
+    refuses_before_reset = True
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         saved = (self._has_reset, self._has_updated)
@@ -805,6 +844,7 @@ class _OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
         except BaseException:
             self._has_reset, self._has_updated = saved
             raise
+        self._state_env = self._raw
 
 
 def wrap(raw_env: TableEnv, illegal_reward: float = -1.0) -> AECEnv:

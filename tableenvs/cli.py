@@ -43,6 +43,7 @@ from tableenvs.evaluation.playing import limit_torch_threads
 from tableenvs.paths import check_model_files, check_output_dir
 from tableenvs.policies import BUILTIN_POLICIES, make_policy
 from tableenvs.registry import make, names
+from tableenvs.validation import check_at_least
 
 #: Smallest value of each integer flag (by argparse dest), checked for every sub-command that has the flag.
 MINIMUM = {
@@ -141,8 +142,8 @@ def _check_counts(args: argparse.Namespace) -> None:
     """Refuse a zero or negative count before anything runs, naming the flag, the value and the allowed range."""
     for dest, minimum in MINIMUM.items():
         value = getattr(args, dest, None)
-        if isinstance(value, int) and not isinstance(value, bool) and value < minimum:
-            raise ValueError(f"--{dest.replace('_', '-')} must be an integer >= {minimum}, got {value}")
+        if value is not None:  # argparse made it an int
+            check_at_least(f"--{dest.replace('_', '-')}", value, minimum)
 
 
 def _main(argv: list[str] | None) -> int:

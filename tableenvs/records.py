@@ -232,7 +232,7 @@ def record_tournament(
     ``game_00012.json``; returns their paths.
     """
     from tableenvs.evaluation.models import labels
-    from tableenvs.evaluation.playing import _SeatRng, build_policies, game_seeds
+    from tableenvs.evaluation.playing import SeatRng, build_policies, game_seeds
     from tableenvs.policies import play_game
     from tableenvs.registry import make_raw
 
@@ -261,8 +261,7 @@ def record_tournament(
         seat_rngs = [np.random.default_rng(child) for child in policy_seed.spawn(len(entrants))]
         recorder = Recorder(result.env, options, deal_seed, [names[e] for e in entrants])
         seats = [
-            _RecordingSeat(_SeatRng(policies[e], r), raw_env, recorder)
-            for e, r in zip(entrants, seat_rngs, strict=True)
+            _RecordingSeat(SeatRng(policies[e], r), raw_env, recorder) for e, r in zip(entrants, seat_rngs, strict=True)
         ]
         play_game(raw_env, seats, seed=deal_seed, rng=seat_rngs[0])
         record = recorder.finish(raw_env)

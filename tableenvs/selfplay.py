@@ -25,6 +25,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from tableenvs.policies import PolicySpec
 from tableenvs.single_agent import OpponentPool
+from tableenvs.validation import check_at_least
 
 
 class SelfPlayCallback(BaseCallback):
@@ -42,8 +43,8 @@ class SelfPlayCallback(BaseCallback):
         verbose: int = 0,
     ):
         super().__init__(verbose)
-        if snapshot_every < 1 or pool_size < 1:
-            raise ValueError(f"snapshot_every and pool_size must be >= 1, got {snapshot_every} and {pool_size}")
+        snapshot_every = check_at_least("snapshot_every", snapshot_every, 1)
+        pool_size = check_at_least("pool_size", pool_size, 1)
         self.pool_dir = Path(pool_dir)
         self.snapshot_every = snapshot_every
         self.pool_size = pool_size

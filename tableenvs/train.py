@@ -201,7 +201,7 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         """The configuration as JSON-able data (what checkpoints and ``results.json`` store)."""
         data = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
-        data["opponents"] = _jsonable(self.opponents)
+        data["opponents"] = _json_safe(self.opponents)
         return data
 
     @classmethod
@@ -242,7 +242,7 @@ def summary(result: EvaluationResult, entrant: int = 0) -> dict[str, float]:
 # ---------------------------------------------------------------------------------------------- training
 
 
-def _env_factory(config: TrainConfig, rank: int):
+def _env_factory(config: TrainConfig):
     def make() -> SingleAgentEnv:
         import multiprocessing
 
@@ -271,7 +271,7 @@ def make_training_env(config: TrainConfig, seed: int | None = None):
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     return make_vec_env(
-        _env_factory(config, 0),
+        _env_factory(config),
         n_envs=config.num_envs,
         seed=config.seed if seed is None else seed,
         vec_env_cls=SubprocVecEnv if config.vec_env == "subproc" else DummyVecEnv,
@@ -510,7 +510,7 @@ class _Run:
             opponents = None
         if isinstance(opponents, OpponentPool):
             state["opponent_pool"] = {
-                "members": _jsonable(opponents.members),
+                "members": _json_safe(opponents.members),
                 "latest_prob": opponents.latest_prob,
                 "deterministic": opponents.deterministic,
             }
@@ -556,7 +556,7 @@ def resume(run_dir: str | Path, **changes: Any) -> TrainResult:
             f"{state['budget']:,}); nothing to resume"
         )
     config = TrainConfig.from_dict(state["config"], out=str(run_dir), **changes)
-    if _jsonable(config.opponents) != config.opponents:
+    if _json_safe(config.opponents) != config.opponents:
         raise ValueError("this run's opponents were Python objects; a checkpoint can resume only named or .zip ones")
     return train(config, _resume_state=state)
 
@@ -760,9 +760,10 @@ def train(config: TrainConfig, *, _resume_state: dict[str, Any] | None = None) -
     )
 
 
-def _jsonable(value: Any) -> Any:
+def _json_safe(value: Any) -> Any:
+    """``value`` with lists and tuples as lists and anything but str, int and float as its ``repr``."""
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [_json_safe(v) for v in value]
     return value if isinstance(value, (str, int, float)) else repr(value)
 
 

@@ -27,6 +27,14 @@ def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     return value
 
 
+def check_at_least(name: str, value: Any, least: int) -> int:
+    """Return ``value`` as an ``int`` if it is an integer ``>= least`` (numpy integers too, ``bool`` refused); else
+    ``ValueError`` "``name`` must be an integer >= ``least``", the wording of counts such as games and workers."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+    return int(value)
+
+
 def check_int_list(name: str, value: Any, low: int, high: int | None = None, length: int | None = None) -> list[int]:
     """Return ``value`` (a list, tuple or 1-d numpy array of integers) as a list of ``int``; else ``ValueError``.
 

@@ -1,7 +1,11 @@
-"""A tiny game used to test the shared AEC base class without any real game: Nim.
+"""The smallest complete tableenvs game, Nim: a rules engine, an encoder and an adapter (docs/adding-a-game.md).
 
 Players in turn take 1..3 counters from a pile of ``pile`` (default 10); who takes the last counter
 loses (-1, the others +1/(n-1)). Action id ``k`` takes ``k+1`` counters.
+
+The tests use it to exercise the shared plumbing (:class:`tableenvs.aec.TableEnv`, the wrappers, the single-agent
+view, training) without any real game. A real game keeps the three layers in three modules
+(``rules.py``, ``encoder.py``, ``env.py``); here they share one file to stay small.
 """
 
 from __future__ import annotations
@@ -9,58 +13,102 @@ from __future__ import annotations
 import numpy as np
 
 from tableenvs.aec import TableEnv
+from tableenvs.engine import RulesError
+from tableenvs.layout import Layout
 from tableenvs.validation import check_int
+
+MAX_TAKE = 3
+MAX_PILE = 100
+
+
+class NimGame:
+    """The rules engine (no PettingZoo): the pile, whose turn it is, and the engine contract's ``over``,
+    ``winners`` and ``log`` (``tableenvs.engine``)."""
+
+    def __init__(self, num_players: int, pile: int, first: int):
+        self.num_players = num_players
+        self.pile = pile
+        self.to_act = first
+        self.over = False
+        self.winners: list[int] = []
+        self.log: list[str] = []
+
+    def legal_takes(self) -> list[int]:
+        return list(range(1, min(MAX_TAKE, self.pile) + 1)) if not self.over else []
+
+    def take(self, count: int) -> list[float] | None:
+        """The player to act takes ``count`` counters; the rewards by seat if that ended the game."""
+        if count not in self.legal_takes():
+            raise RulesError(f"player_{self.to_act} cannot take {count}; legal: {self.legal_takes()}")
+        self.pile -= count
+        if self.pile > 0:
+            self.to_act = (self.to_act + 1) % self.num_players
+            return None
+        loser = self.to_act
+        self.over = True
+        self.winners = [seat for seat in range(self.num_players) if seat != loser]
+        self.log.append(f"player_{loser} took the last counter and loses")
+        rewards = np.full(self.num_players, 1.0 / (self.num_players - 1))
+        rewards[loser] = -1.0
+        return rewards.tolist()
+
+
+class NimEncoder:
+    """The encoder (``tableenvs.layout.Encoder``): the observation's layout and the action ids."""
+
+    def __init__(self, num_players: int):
+        self.observation_layout = Layout(
+            [
+                ("pile", 1, "counters left"),
+                ("my_turn", 1, "1 if the observer is to act"),
+                ("to_act", num_players, "one-hot relative seat of the player to act (0 = the observer)"),
+            ]
+        )
+        self.size = self.observation_layout.size
+        self.low = np.zeros(self.size, np.float32)
+        self.high = np.full(self.size, float(MAX_PILE), np.float32)
+
+    def fill_observation(self, game: NimGame, seat: int, out: np.ndarray) -> None:
+        layout = self.observation_layout
+        out[layout.PILE] = game.pile
+        out[layout.MY_TURN] = float(seat == game.to_act)
+        out[layout.TO_ACT + (game.to_act - seat) % game.num_players] = 1.0
+
+    def fill_mask(self, game: NimGame, mask: np.ndarray) -> None:
+        for count in game.legal_takes():
+            mask[count - 1] = 1
+
+    def apply(self, game: NimGame, action: int) -> list[float] | None:
+        return game.take(action + 1)
+
+    def describe(self, game: NimGame, action: int) -> str:
+        return f"take {action + 1}"
 
 
 class NimEnv(TableEnv):
+    """The adapter: options, the reset, the rewards and the text; TableEnv's default hooks (the current seat,
+    mask, observation, action text, ``over`` and ``winners``) read ``self.game`` and ``self.encoder``."""
+
     metadata = {**TableEnv.metadata, "name": "nim_v0"}
-    num_actions = 3
+    num_actions = MAX_TAKE
     reset_option_keys = ("pile",)
 
     def __init__(self, num_players: int = 2, pile: int = 10, render_mode: str | None = None):
-        self.pile_size = check_int("pile", pile, 1, 100)
-        super().__init__(
-            check_int("num_players", num_players, 2, 4),
-            2 + num_players,
-            render_mode=render_mode,
-            observation_high=100.0,
-        )
+        self.pile_size = check_int("pile", pile, 1, MAX_PILE)
+        num_players = check_int("num_players", num_players, 2, 4)
+        super().__init__(num_players, encoder=NimEncoder(num_players), render_mode=render_mode)
 
     def _start(self, rng, options):
-        self.pile = check_int("pile", options.get("pile", self.pile_size), 1, 100)
-        self.seat = int(rng.integers(self.num_players))
-        self.loser = None
-
-    def _current_seat(self):
-        return self.seat
-
-    def _fill_mask(self, mask):
-        mask[: min(3, self.pile)] = 1
-
-    def _fill_observation(self, seat, out):
-        out[0] = self.pile
-        out[1] = float(seat == self.seat)
-        out[2 + (self.seat - seat) % self.num_players] = 1.0
+        pile = check_int("pile", options.get("pile", self.pile_size), 1, MAX_PILE)
+        self.game = NimGame(self.num_players, pile, first=int(rng.integers(self.num_players)))
 
     def _apply(self, action):
-        self.pile -= action + 1
-        if self.pile == 0:
-            self.loser = self.seat
-            self._log(f"player_{self.seat} took the last counter and loses")
-            rewards = np.full(self.num_players, 1.0 / (self.num_players - 1))
-            rewards[self.seat] = -1.0
-            return rewards
-        self.seat = (self.seat + 1) % self.num_players
-        return None
-
-    def _is_over(self):
-        return self.loser is not None
-
-    def _describe_action(self, action):
-        return f"take {action + 1}"
+        rewards = self.encoder.apply(self.game, action)
+        self._drain_log()
+        return rewards
 
     def _render_text(self):
-        return f"pile {self.pile}, to act: player_{self.seat}"
+        return f"pile {self.game.pile}, to act: player_{self.game.to_act}"
 
 
 raw_env = NimEnv

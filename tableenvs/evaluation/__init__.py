@@ -45,10 +45,11 @@ from typing import Any
 from tableenvs.policies import PolicySpec, make_policy
 from tableenvs.registry import make_raw
 from tableenvs.registry import spec as game_spec
+from tableenvs.validation import check_at_least, check_bool
 
 from .backends import BACKENDS, run_batches
 from .models import check_training_record, label, labels, trained_players
-from .playing import Batch, GameRecord, game_seeds, limit_torch_threads, play_batch, play_game
+from .playing import Batch, GameRecord, game_seeds, limit_torch_threads, play_batch, play_planned_game
 from .reports import EvaluationResult, strict_json
 from .seating import SeatingPlan, gauntlet_plan, seating_plan
 
@@ -59,7 +60,7 @@ __all__ = [
     "evaluate",
     "game_seeds",
     "gauntlet_plan",
-    "play_game",
+    "play_planned_game",
     "seating_plan",
     "strict_json",
 ]
@@ -103,15 +104,9 @@ def evaluate(
     """
     options = dict(options or {})
     game_spec(env)  # unknown name: ValueError listing the names
-    for name, value, least in (("games", games, 1), ("seed", seed, 0), ("workers", workers, 1)):
-        if not _is_int(value) or value < least:
-            raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
-    games, seed, workers = int(games), int(seed), int(workers)  # numpy integers welcome
-    if not _is_int(torch_threads) or torch_threads < 1:
-        raise ValueError(f"torch_threads must be an integer >= 1, got {torch_threads!r}")
-    torch_threads = int(torch_threads)
-    if not isinstance(duplicate, bool):
-        raise ValueError(f"duplicate must be True or False, got {duplicate!r}")
+    games, seed = check_at_least("games", games, 1), check_at_least("seed", seed, 0)
+    workers, torch_threads = check_at_least("workers", workers, 1), check_at_least("torch_threads", torch_threads, 1)
+    duplicate = check_bool("duplicate", duplicate)
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
     candidates = list(policies) if isinstance(policies, (list, tuple)) else [policies]  # one spec alone too
@@ -204,7 +199,7 @@ def evaluate(
     elapsed = time.perf_counter() - started
     return EvaluationResult(
         env=env,
-        options={key: value for key, value in options.items() if _jsonable(value)},
+        options={key: value for key, value in options.items() if _is_jsonable(value)},
         num_players=n,
         labels=labels(candidates) + field_labels,
         candidates=len(candidates),
@@ -255,9 +250,25 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
-def _jsonable(value: Any) -> bool:
+def _is_jsonable(value: Any) -> bool:
+    """Whether ``strict_json`` accepts ``value``."""
     try:
         strict_json(value)
         return True
     except (TypeError, ValueError):
         return False
+
+
+def __getattr__(name: str) -> Any:
+    """``play_game``, this package's old name of :func:`play_planned_game` (``tableenvs.policies.play_game`` is the
+    plain one-game loop), still works with a ``DeprecationWarning``."""
+    if name == "play_game":
+        import warnings
+
+        warnings.warn(
+            "tableenvs.evaluation.play_game is now play_planned_game (tableenvs.policies.play_game plays one game)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return play_planned_game
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,6 +25,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
+from tableenvs.validation import check_at_least
+
 BACKENDS = ("local", "ray")
 
 
@@ -44,8 +46,7 @@ def run_batches(
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
-    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    workers = check_at_least("workers", workers, 1)
     if backend == "ray":
         return _run_ray(fn, batches, workers, ray_address, on_result)
     if workers == 1:

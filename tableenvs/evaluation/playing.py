@@ -29,8 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from tableenvs.policies import make_policy
-from tableenvs.policies import play_game as play_on
+from tableenvs.policies import make_policy, play_game
 from tableenvs.registry import make_raw
 
 from .seating import SeatingPlan
@@ -62,7 +61,7 @@ def game_seeds(seed: int, game_index: int, block_size: int, duplicate: bool) -> 
     return int(deal[0]) << 32 | int(deal[1]), np.random.SeedSequence(seed, spawn_key=policy_key)
 
 
-class _SeatRng:
+class SeatRng:
     """A policy that draws from its seat's own generator, whatever generator the game loop passes."""
 
     def __init__(self, policy: Any, rng: np.random.Generator):
@@ -72,15 +71,15 @@ class _SeatRng:
         return self.policy.act(observation, action_mask, self.rng)
 
 
-def play_game(
+def play_planned_game(
     raw_env: Any, policies: Sequence[Any], plan: SeatingPlan, game_index: int, seed: int, duplicate: bool
 ) -> GameRecord:
     """Play game ``game_index`` of the plan on the raw env, ``policies[entrant]`` in each entrant's seats."""
     entrants = plan.seating(game_index)
     deal_seed, policy_seed = game_seeds(seed, game_index, plan.size, duplicate)
     seat_rngs = [np.random.default_rng(child) for child in policy_seed.spawn(len(entrants))]
-    seats = [_SeatRng(policies[e], r) for e, r in zip(entrants, seat_rngs, strict=True)]
-    _, decisions = play_on(raw_env, seats, seed=deal_seed, rng=seat_rngs[0])
+    seats = [SeatRng(policies[e], r) for e, r in zip(entrants, seat_rngs, strict=True)]
+    _, decisions = play_game(raw_env, seats, seed=deal_seed, rng=seat_rngs[0])
     outcome = raw_env.outcome()
     return GameRecord(
         index=game_index,
@@ -125,7 +124,7 @@ def play_batch(batch: Batch) -> list[GameRecord]:
         policies = build_policies(batch.specs, raw_env, batch.deterministic, batch.torch_threads)
         _LAST_SETUP = None if key is None else (key, raw_env, policies)
     limit_torch_threads(batch.torch_threads)
-    return [play_game(raw_env, policies, batch.plan, g, batch.seed, batch.duplicate) for g in batch.games]
+    return [play_planned_game(raw_env, policies, batch.plan, g, batch.seed, batch.duplicate) for g in batch.games]
 
 
 def limit_torch_threads(threads: int) -> None:

@@ -39,6 +39,8 @@ import itertools
 import math
 from dataclasses import dataclass
 
+from tableenvs.validation import check_at_least
+
 #: Largest number of distinct seatings played in full (design ``all``): 5 entrants at 5 seats, 120 games a block.
 MAX_ALL_SEATINGS = 120
 
@@ -129,10 +131,7 @@ def gauntlet_plan(num_candidates: int, num_players: int, field_size: int = 1) ->
 
 
 def _check_counts(k: int, n: int) -> tuple[int, int]:
-    for name, value in (("number of entrants", k), ("number of players", n)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return k, n
+    return check_at_least("number of entrants", k, 1), check_at_least("number of players", n, 1)
 
 
 def _has_design(k: int) -> bool:

@@ -16,8 +16,9 @@ Action mask           1 for every card in the actor's hand not yet picked; all 0
 Agent order           each step (goal choice, pass 1..4) asks ``player_0``, then ``player_1``, ..., for all their
                       picks; nothing moves until every player has picked
 Rewards               ``reward="score"`` (default): each player's round score when a round ends (sums to the
-                      game total); ``reward="win"``: at the end +1 to each winner, -1 to the others, 0 to everyone
-                      if all players share the win; an illegal move ends the game with -1 to the mover (wrapped env)
+                      game total); ``reward="win"``: at the end the winners share +1 equally, -1 to each other
+                      player (``tableenvs.engine.win_rewards``, as Pili Pili); an illegal move ends the game with
+                      -1 to the mover (wrapped env)
 Termination           after round 4, or after a round in which a total reaches 100
 Options               ``num_players`` (2..4, default 4), ``deck`` (None = standard deck, a .toml/.json path, or a
                       list of 32 card tables), ``reward`` ("score"/"win"), ``render_mode`` (None, "ansi", "human",
@@ -37,14 +38,12 @@ from typing import Any
 import numpy as np
 
 from tableenvs.aec import TableEnv, wrap
+from tableenvs.engine import win_rewards
 from tableenvs.llama_party.cards import DECK_SIZE, STANDARD_DECK, Deck, card_record, load_cards
 from tableenvs.llama_party.encoder import (
     MAX_START_TOTAL,
     NUM_ACTIONS,
-    OBSERVATION_SIZE,
     Encoder,
-    describe_card,
-    observation_bounds,
 )
 from tableenvs.llama_party.picture import table_svg
 from tableenvs.llama_party.rules import DEAL_SIZE, GOAL_STEP, NUM_ROUNDS, NUM_SLOTS, PASS_COUNTS, LlamaParty
@@ -70,14 +69,9 @@ class LlamaPartyEnv(TableEnv):
         num_players = check_int("num_players", num_players, 2, 4)
         self.reward_mode = check_choice("reward", reward, REWARDS)
         self.deck: Deck = load_cards(deck)
-        low, high = observation_bounds(self.deck)
-        super().__init__(
-            num_players, OBSERVATION_SIZE, observation_low=low, observation_high=high, render_mode=render_mode
-        )
+        super().__init__(num_players, encoder=Encoder(self.deck, num_players), render_mode=render_mode)
         self.game = LlamaParty(self.deck, num_players)
-        self.encoder = Encoder(self.deck, num_players)
         self._card_index = {card.id: card.index for card in self.deck}
-        self._card_text = [str(card) for card in self.deck]  # describing every action is on the hot path
 
     # ------------------------------------------------------------------ hooks
 
@@ -100,19 +94,9 @@ class LlamaPartyEnv(TableEnv):
         self.game.start(rng, hands=hands, totals=totals, first_round=first_round, dummy_feeds=dummy_feeds)
         self._drain_log()
 
-    def _current_seat(self) -> int:
-        return self.game.to_act
-
-    def _fill_mask(self, mask: np.ndarray) -> None:
-        if not self.game.over:
-            mask[self.game.hands[self.game.to_act]] = 1
-
-    def _fill_observation(self, seat: int, out: np.ndarray) -> None:
-        self.encoder.fill(self.game, seat, out)
-
     def _apply(self, action: int) -> list[float] | None:
         game = self.game
-        scores = game.act(action)
+        scores = self.encoder.apply(game, action)
         self._drain_log()
         if scores is None:
             return None
@@ -120,31 +104,13 @@ class LlamaPartyEnv(TableEnv):
             return scores
         if not game.over:
             return None
-        if len(game.winners) == self.num_players:
-            return [0.0] * self.num_players
-        return [1.0 if seat in game.winners else -1.0 for seat in range(self.num_players)]
-
-    def _is_over(self) -> bool:
-        return self.game.over
+        return win_rewards(self.num_players, game.winners)
 
     score_name = "points"
     higher_is_better = True
 
     def _final_scores(self) -> list[float]:
         return [float(x) for x in self.game.totals]
-
-    def _rules_winners(self) -> list[int]:
-        return list(self.game.winners)
-
-    def _describe_action(self, action: int) -> str:
-        game = self.game
-        card = self._card_text[action] if 0 <= action < DECK_SIZE else describe_card(self.deck, action)
-        if game.over:
-            return f"pick {card}"
-        if game.step == GOAL_STEP:
-            return f"choose goal {card}"
-        count = PASS_COUNTS[game.step - 1]
-        return f"pass {card} ({count - game.picks_left + 1} of {count})"
 
     def _describe_action_public(self, action: int) -> str:
         """Goal choices and passes are secret: only that a card was picked."""
@@ -218,9 +184,9 @@ class LlamaPartyEnv(TableEnv):
     def _rules_state(self) -> dict[str, Any]:
         return self.game.to_record()
 
-    def _rules_from_state(self, rules: Any, rng: np.random.Generator, event_log: list[str]) -> dict[str, Any]:
+    def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
         game = LlamaParty.from_record(rules, self.deck, self.num_players, rng)
-        return {"game": game, "encoder": Encoder(self.deck, self.num_players)}
+        return {"game": game, "encoder": copy.copy(self.encoder)}  # __getstate__: an empty table cache
 
     def _picture_svg(self, seat: int | None) -> str:
         return table_svg(self, seat)
@@ -258,11 +224,6 @@ class LlamaPartyEnv(TableEnv):
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ helpers
-
-    def _drain_log(self) -> None:
-        for line in self.game.log:
-            self._log(line)
-        self.game.log.clear()
 
     def _check_hands(self, hands: Any) -> list[list[int]]:
         """Reset option ``hands``: 4 lists of 8 cards (indices or ids), every card of the deck exactly once."""

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tableenvs import state
+from tableenvs.engine import RulesError
 from tableenvs.llama_party.cards import NUM_LETTERS, Card, Deck
 
 NUM_SLOTS = 4  # hands dealt every round = goals = display positions
@@ -271,13 +272,14 @@ class LlamaParty:
 
     def act(self, card: int) -> list[int] | None:
         """The seat to act picks ``card`` (its goal, or one card to pass). Returns the round scores by seat when
-        this pick ends a round, else None. Raises ``ValueError`` for a card not in the seat's hand."""
+        this pick ends a round, else None. Raises :class:`~tableenvs.engine.RulesError` for a card not in the seat's
+        hand."""
         if self.over:
-            raise ValueError("the game is over")
+            raise RulesError("the game is over")
         seat = self.to_act
         hand = self.hands[seat]
         if card not in hand:
-            raise ValueError(f"player_{seat} cannot pick card {card}: its hand holds {sorted(hand)}")
+            raise RulesError(f"player_{seat} cannot pick card {card}: its hand holds {sorted(hand)}")
         hand.remove(card)
         if self.step == GOAL_STEP:
             self.goal_of_slot[seat] = card

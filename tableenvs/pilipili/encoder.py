@@ -1,6 +1,6 @@
 """Pili Pili action ids and observation vectors (the layer between the rules engine and the env).
 
-Where you are: the Pili Pili package. :data:`ACTIONS` is the action id table (one ``Discrete(234)`` space
+Where you are: the Pili Pili package. The table below lists the action ids (one ``Discrete(234)`` space
 for every kind of decision); :class:`Encoder` builds the exact action mask and a seat's observation vector
 from a :class:`~tableenvs.pilipili.rules.PiliPiliGame`, and turns an action id back into a move. The
 observation is seen from the observer's seat (relative seat 0 is the observer, 1 the next seat clockwise...)
@@ -24,16 +24,18 @@ ids         count  meaning
 The last section summarises the last scored round (bids, tricks won, chilis taken and discarded, the cards of its
 last trick): the next round is dealt in the same step, so without it nobody would see how a round ended.
 
-Observation layout: :meth:`Encoder.layout` returns ``(name, start, size)`` for every section; the table is
-printed in ``docs/pilipili.md``. Values are 0/1 flags except the counts and card values noted there.
+Observation layout: :attr:`Encoder.observation_layout` (a :class:`tableenvs.layout.Layout`, its sizes depending on
+the player count) names every section; the table in ``docs/pilipili.md`` is checked against it. Values are 0/1
+flags except the counts and card values noted there.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from tableenvs import layout
 from tableenvs.pilipili import rules
-from tableenvs.pilipili.missions import MAX_HAND_SIZE, Mission
+from tableenvs.pilipili.missions import EFFECTS, MAX_HAND_SIZE, Mission
 from tableenvs.pilipili.rules import MAX_WILD_VALUE, NUM_CARDS, NUM_PHASES, WILD, PiliPiliGame, card_name
 
 MAX_PLAYERS = 8
@@ -48,18 +50,6 @@ DECLINE = NAME + MAX_PLAYERS - 1  # 204
 POSITION = DECLINE + 1  # 205: position p at POSITION + p
 READY = POSITION + MAX_HAND_SIZE  # 233
 NUM_ACTIONS = READY + 1  # 234
-
-#: (first id, count, meaning) of each kind of action.
-ACTIONS = (
-    (BID, MAX_BID + 1, "bid b = id"),
-    (PLAY, 55, "play number card c = id - 28"),
-    (PLAY_WILD, MAX_WILD_VALUE + 1, "play the wild as value v = id - 84 (or declare a memorised wild's value)"),
-    (PICK, NUM_CARDS, "pick card c = id - 141 (0 = wild) to pass or to give in a swap"),
-    (NAME, MAX_PLAYERS - 1, "name the player k = id - 196 seats clockwise"),
-    (DECLINE, 1, "decline the swap"),
-    (POSITION, MAX_HAND_SIZE, "play hand position p = id - 205 (memorise)"),
-    (READY, 1, "ready: look at your hand"),
-)
 
 # Per-seat block fields (relative seat order); a one-hot "names" block of n entries follows them.
 SEAT_FIELDS = (
@@ -124,33 +114,28 @@ MISSION_FLAGS = (
 )
 
 
+#: The mission entries that are not simply one effect's flag (the others read ``EFFECTS[name].flag``).
+_DERIVED_MISSION_ENTRIES = {
+    "pass_left_count": lambda m: m.pass_count if m.pass_direction == 1 else 0,
+    "pass_right_count": lambda m: m.pass_count if m.pass_direction == -1 else 0,
+    "pass_hand_left": lambda m: m.pass_all and m.pass_direction == 1,
+    "pass_hand_right": lambda m: m.pass_all and m.pass_direction == -1,
+    "extra_draw": lambda m: m.extra_draw,
+    "listed_each": lambda m: m.listed_each,
+    "expert": lambda m: m.expert,
+    "bid_start_left_of_dealer": lambda m: m.bid_start == 1,
+    "bid_start_right_of_dealer": lambda m: m.bid_start == -1,
+    "bid_counterclockwise": lambda m: m.bid_direction == -1,
+}
+
+
 def mission_vector(mission: Mission) -> np.ndarray:
-    """The mission section: effect flags/parameters, forbidden bids (29), listed numbers (56)."""
+    """The mission section: effect flags/parameters (:data:`MISSION_FLAGS`), forbidden bids (29), listed numbers
+    (56)."""
     m = mission
     flags = [
-        m.pass_count if m.pass_direction == 1 else 0,
-        m.pass_count if m.pass_direction == -1 else 0,
-        m.pass_all and m.pass_direction == 1,
-        m.pass_all and m.pass_direction == -1,
-        m.forehead,
-        m.blind,
-        m.extra_draw,
-        m.reveal,
-        m.exact_bid_reward,
-        m.simultaneous,
-        m.reversed,
-        m.timed_look,
-        m.first_last_trick,
-        m.memorise,
-        m.no_copy_bid,
-        m.designate,
-        m.highest_or_lowest,
-        m.swap,
-        m.listed_each,
-        m.expert,
-        m.bid_start == 1,
-        m.bid_start == -1,
-        m.bid_direction == -1,
+        _DERIVED_MISSION_ENTRIES[name](m) if name in _DERIVED_MISSION_ENTRIES else getattr(m, EFFECTS[name].flag)
+        for name in MISSION_FLAGS
     ]
     vector = np.zeros(len(MISSION_FLAGS) + MAX_BID + 1 + NUM_CARDS, np.float32)
     vector[: len(flags)] = flags
@@ -167,28 +152,24 @@ class Encoder:
     def __init__(self, num_players: int):
         n = self.n = num_players
         self.seat_size = len(SEAT_FIELDS) + n
-        sections = [
-            ("phase", NUM_PHASES),
-            ("sees_own_hand", 1),
-            ("sees_other_hands", 1),
-            ("own_hand", NUM_CARDS),
-            ("own_staged", NUM_CARDS),
-            ("cards_played_this_round", NUM_CARDS),
-            ("other_hands", (n - 1) * NUM_CARDS),
-            ("seats", n * self.seat_size),
-            ("round", len(ROUND_FIELDS)),
-            ("mission", len(MISSION_FLAGS) + MAX_BID + 1 + NUM_CARDS),
-            ("positions_in_hand", MAX_HAND_SIZE),
-            ("previous_round", 1 + n * len(PREVIOUS_FIELDS)),
-        ]
-        self.offsets: dict[str, int] = {}
-        start = 0
-        self._layout = []
-        for name, size in sections:
-            self.offsets[name] = start
-            self._layout.append((name, start, size))
-            start += size
-        self.size = start
+        self.observation_layout = layout.Layout(
+            [
+                ("phase", NUM_PHASES, "one-hot phase (all 0 once the game is over)"),
+                ("sees_own_hand", 1, "1 if the own-hand section shows the hand now"),
+                ("sees_other_hands", 1, "1 if the other-hands section shows the hands now"),
+                ("own_hand", NUM_CARDS, "card id c at +c, when the player may see its hand"),
+                ("own_staged", NUM_CARDS, "cards picked to pass or give, not yet moved"),
+                ("cards_played_this_round", NUM_CARDS, "cards of this round's tricks the player has seen"),
+                ("other_hands", (n - 1, NUM_CARDS), "by relative seat 1..n-1: that hand, when shown"),
+                ("seats", (n, self.seat_size), "by relative seat: the per-seat block (SEAT_FIELDS, then names)"),
+                ("round", len(ROUND_FIELDS), "ROUND_FIELDS: counts of the round"),
+                ("mission", len(MISSION_FLAGS) + MAX_BID + 1 + NUM_CARDS, "MISSION_FLAGS, forbidden bids, listed"),
+                ("positions_in_hand", MAX_HAND_SIZE, "memorise: 1 for each hand position not yet played"),
+                ("previous_round", 1 + n * len(PREVIOUS_FIELDS), "the last scored round: 1 flag, then per seat"),
+            ]
+        )
+        self.size = self.observation_layout.size
+        self.offsets: dict[str, int] = self.observation_layout.offsets()
         o = self.offsets
         self.o_phase, self.o_hand, self.o_staged = o["phase"], o["own_hand"], o["own_staged"]
         self.o_played, self.o_others, self.o_seats = o["cards_played_this_round"], o["other_hands"], o["seats"]
@@ -196,8 +177,8 @@ class Encoder:
         self.o_previous = o["previous_round"]
         self._mission_cache: dict[int, tuple[Mission, np.ndarray]] = {}
         # hot-path tables: relative <-> absolute seats, block starts, count entries of the seat blocks
-        self._relative = [[(seat + r) % n for r in range(n)] for seat in range(n)]
-        self._to_relative = [[(s - seat) % n for s in range(n)] for seat in range(n)]
+        self._absolute = [[(seat + r) % n for r in range(n)] for seat in range(n)]  # [me][r]: seat at relative r
+        self._relative = [[(s - seat) % n for s in range(n)] for seat in range(n)]  # [me][s]: relative seat of s
         self._seat_base = [self.o_seats + r * self.seat_size for r in range(n)]
         self._previous_base = [self.o_previous + 1 + r * len(PREVIOUS_FIELDS) for r in range(n)]
         # previous-round section per observing seat, built once per scored round (keyed on the summary object)
@@ -229,9 +210,18 @@ class Encoder:
         self.high[self.o_mission : self.o_mission + 2] = MAX_HAND_SIZE
         self.high[self.o_mission + MISSION_FLAGS.index("extra_draw")] = MAX_HAND_SIZE
 
+    def copy(self) -> Encoder:
+        """An encoder for a cloned game: the tables and mission vectors shared, the previous-round cache empty."""
+        new = object.__new__(Encoder)
+        new.__dict__.update(self.__dict__)
+        new._previous_of = None
+        new._previous_blocks = [None] * self.n
+        return new
+
     def layout(self) -> list[tuple[str, int, int]]:
-        """``(section name, start index, size)`` of every observation section, in order."""
-        return list(self._layout)
+        """``(section name, start index, size)`` of every observation section, in order (of
+        :attr:`observation_layout`)."""
+        return [(section.name, section.start, section.size) for section in self.observation_layout]
 
     # ------------------------------------------------------------------ mask
 
@@ -340,9 +330,9 @@ class Encoder:
         v = memoryview(out)
         n = self.n
         phase = game.phase
-        rel = self._relative[seat]  # absolute seat of each relative seat
+        rel = self._absolute[seat]  # absolute seat of each relative seat
         base = self._seat_base  # start of each relative seat's block
-        to_rel = self._to_relative[seat]  # relative seat of each absolute seat
+        to_rel = self._relative[seat]  # relative seat of each absolute seat
         m = game.mission
         hands = game.hands
         if phase != rules.GAME_OVER:
@@ -436,7 +426,7 @@ class Encoder:
         width = len(PREVIOUS_FIELDS)
         block = np.zeros(1 + n * width, np.float32)
         block[0] = 1.0
-        to_rel = self._to_relative[seat]
+        to_rel = self._relative[seat]
         for s in range(n):
             b = 1 + to_rel[s] * width
             block[b + P_BID] = summary.bids[s]

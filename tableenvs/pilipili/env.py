@@ -42,6 +42,7 @@ import numpy as np
 
 from tableenvs.aec import TableEnv, wrap
 from tableenvs.decks import DeckError
+from tableenvs.engine import win_rewards
 from tableenvs.pilipili.encoder import NUM_ACTIONS, Encoder
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission, load_missions, standard_missions
 from tableenvs.pilipili.picture import table_svg
@@ -72,14 +73,7 @@ class PiliPiliEnv(TableEnv):
         self.reward_mode = check_choice("reward", reward, REWARDS)
         self.max_rounds = None if max_rounds is None else check_int("max_rounds", max_rounds, 1)
         self.missions = _resolve_missions(missions, self.expert)
-        self.encoder = Encoder(num_players)
-        super().__init__(
-            num_players,
-            self.encoder.size,
-            observation_low=self.encoder.low,
-            observation_high=self.encoder.high,
-            render_mode=render_mode,
-        )
+        super().__init__(num_players, encoder=Encoder(num_players), render_mode=render_mode)
         self.game: PiliPiliGame | None = None
 
     # ------------------------------------------------------------------ hooks
@@ -110,12 +104,13 @@ class PiliPiliEnv(TableEnv):
                     f"deck_order must list the card ids 0..{NUM_CARDS - 1} (0 = wild) each exactly once; got "
                     f"{len(deck_order)} ids" + (f", repeating {repeated}" if repeated else "")
                 )
-        game = PiliPiliGame(n, self.missions, rng, max_rounds=self.max_rounds, log=self.event_log)
+        game = PiliPiliGame(n, self.missions, rng, max_rounds=self.max_rounds, log=[])
         try:
             game.start(dealer=dealer, chilis=chilis, mission=mission, hands=hands, deck_order=deck_order)
         except ValueError as error:
             raise ValueError(f"pilipili_v0 reset options: {error}") from None
         self.game = game
+        self._drain_log()
 
     def _scripted_mission(self, mission: Any) -> Mission | None:
         if mission is None or isinstance(mission, Mission):
@@ -138,26 +133,17 @@ class PiliPiliEnv(TableEnv):
             f"(no mission) or a mission table; got {mission!r} ({type(mission).__name__})"
         )
 
-    def _current_seat(self) -> int:
-        return self.game.to_act
-
-    def _fill_mask(self, mask: np.ndarray) -> None:
-        self.encoder.fill_mask(self.game, mask)
-
-    def _fill_observation(self, seat: int, out: np.ndarray) -> None:
-        self.encoder.fill_observation(self.game, seat, out)
-
     def _apply(self, action: int):
         game = self.game
         self.encoder.apply(game, action)
+        self._drain_log()
         if not game.round_scored:
             return None
         game.round_scored = False
         if self.reward_mode == "penalty":
             return [-change for change in game.last_round_change]
         if game.over and not game.truncated:
-            share = 1.0 / len(game.winners)
-            return [share if s in game.winners else -1.0 for s in range(self.num_players)]
+            return win_rewards(self.num_players, game.winners)
         return None
 
     def _is_over(self) -> bool:
@@ -171,12 +157,6 @@ class PiliPiliEnv(TableEnv):
 
     def _final_scores(self) -> list[float]:
         return [float(x) for x in self.game.chilis]
-
-    def _rules_winners(self) -> list[int]:
-        return list(self.game.winners)
-
-    def _describe_action(self, action: int) -> str:
-        return self.encoder.describe(self.game, action)
 
     def _render_text(self) -> str:
         game = self.game
@@ -205,11 +185,8 @@ class PiliPiliEnv(TableEnv):
     # ------------------------------------------------------------------ state API hooks (see TableEnv.clone)
 
     def _clone_game(self, new: TableEnv) -> None:
-        new.game = self.game.copy(new._rng, new.event_log)
-        encoder = new.encoder = object.__new__(Encoder)
-        encoder.__dict__.update(self.encoder.__dict__)
-        encoder._previous_of = None  # the previous-round cache starts empty (tables and mission vectors shared)
-        encoder._previous_blocks = [None] * self.num_players
+        new.game = self.game.copy(new._rng, [])
+        new.encoder = self.encoder.copy()
 
     def _state_options(self) -> dict[str, Any]:
         if self.missions is None:
@@ -229,16 +206,16 @@ class PiliPiliEnv(TableEnv):
     def _rules_state(self) -> dict[str, Any]:
         return self.game.to_record()
 
-    def _rules_from_state(self, rules: Any, rng: np.random.Generator, event_log: list[str]) -> dict[str, Any]:
+    def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
         game = PiliPiliGame.from_record(
             rules,
             num_players=self.num_players,
             missions=self.missions,
             max_rounds=self.max_rounds,
             rng=rng,
-            log=event_log,
+            log=[],
         )
-        return {"game": game, "encoder": Encoder(self.num_players)}
+        return {"game": game, "encoder": self.encoder.copy()}
 
     def _describe_action_public(self, action: int) -> str:
         """Bids, plays (face down under simultaneous play), names, declines and ready are public; which card is

@@ -56,51 +56,81 @@ NUM_NUMBER_CARDS = 55
 MAX_HAND_SIZE = 28  # 56 cards between at least 2 players
 MAX_EXTRA_DRAW = 3
 
-_NO_PARAMETERS = (
-    "forehead",
-    "blind",
-    "reveal_hands",
-    "exact_bid_reward",
-    "simultaneous_play",
-    "reversed_values",
-    "timed_look",
-    "first_last_trick",
-    "memorise",
-    "no_copy_bid",
-    "designate",
-    "highest_or_lowest",
-    "swap_after_trick",
-)
+_COUNT = {"type": "integer", "minimum": 1, "maximum": MAX_HAND_SIZE - 1}
 
-_PARAMETERS: dict[str, dict[str, Any]] = {
-    "pass_left": {"count": {"type": "integer", "minimum": 1, "maximum": MAX_HAND_SIZE - 1}},
-    "pass_right": {"count": {"type": "integer", "minimum": 1, "maximum": MAX_HAND_SIZE - 1}},
-    "pass_hand": {"direction": {"enum": ["left", "right"]}},
-    "forbid_bid": {"bid": {"type": "integer", "minimum": 0, "maximum": MAX_HAND_SIZE}},
-    "extra_draw": {"count": {"type": "integer", "minimum": 1, "maximum": MAX_EXTRA_DRAW}},
-    "bidding_order": {
-        "start": {"enum": ["dealer", "left_of_dealer", "right_of_dealer"]},
-        "direction": {"enum": ["clockwise", "counterclockwise"]},
-    },
-    "listed_numbers": {
-        "numbers": {
-            "type": "array",
-            "items": {"type": "integer", "minimum": 1, "maximum": NUM_NUMBER_CARDS},
-            "minItems": 1,
-            "uniqueItems": True,
+
+@dataclass(frozen=True)
+class EffectType:
+    """One mission effect type: its deck-file parameters and how the loader and ``describe`` read it.
+
+    ``parameters``: JSON Schema of each parameter; ``required``: the ones a card must give; ``flag``: the
+    :class:`Mission` field set to True by an effect without parameters (those with parameters are read in
+    :func:`mission_from_dict`); ``text``: the short English text, a format string over the parameters.
+    """
+
+    parameters: dict[str, Any] = field(default_factory=dict)
+    required: tuple[str, ...] = ()
+    flag: str = ""
+    text: str = ""
+
+
+#: Every mission effect type, the one list the schema, the loader and the texts are built from (the module
+#: docstring and ``docs/pilipili.md`` describe the same list; tests check them against it).
+EFFECTS: dict[str, EffectType] = {
+    "pass_left": EffectType({"count": _COUNT}, ("count",), text="pass {count} card(s) left after bidding"),
+    "pass_right": EffectType({"count": _COUNT}, ("count",), text="pass {count} card(s) right after bidding"),
+    "pass_hand": EffectType(
+        {"direction": {"enum": ["left", "right"]}}, ("direction",), text="pass the whole hand {direction} after bidding"
+    ),
+    "forbid_bid": EffectType(
+        {"bid": {"type": "integer", "minimum": 0, "maximum": MAX_HAND_SIZE}},
+        ("bid",),
+        text="bidding {bid} is forbidden",
+    ),
+    "extra_draw": EffectType(
+        {"count": {"type": "integer", "minimum": 1, "maximum": MAX_EXTRA_DRAW}},
+        text="everyone draws {count} card(s) after bidding",
+    ),
+    "bidding_order": EffectType(
+        {
+            "start": {"enum": ["dealer", "left_of_dealer", "right_of_dealer"]},
+            "direction": {"enum": ["clockwise", "counterclockwise"]},
         },
-        "each": {"type": "boolean"},
-    },
-    **{name: {} for name in _NO_PARAMETERS},
+        text="bidding starts at {start} and goes {direction}",
+    ),
+    "listed_numbers": EffectType(
+        {
+            "numbers": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 1, "maximum": NUM_NUMBER_CARDS},
+                "minItems": 1,
+                "uniqueItems": True,
+            },
+            "each": {"type": "boolean"},
+        },
+        ("numbers",),
+        text="+1 chili per won trick holding {numbers} ({each})",
+    ),
+    "forehead": EffectType(flag="forehead", text="forehead bidding: see the others' hands, not your own"),
+    "blind": EffectType(flag="blind", text="blind bidding: see no hand until bids are done"),
+    "reveal_hands": EffectType(flag="reveal", text="hands face up after bidding"),
+    "exact_bid_reward": EffectType(flag="exact_bid_reward", text="exact bid: discard chilis equal to your bid"),
+    "simultaneous_play": EffectType(flag="simultaneous", text="simultaneous play"),
+    "reversed_values": EffectType(flag="reversed", text="reversed values: lowest wins"),
+    "timed_look": EffectType(flag="timed_look", text="3-second look: hand hidden while bidding"),
+    "first_last_trick": EffectType(flag="first_last_trick", text="+1 chili for the first and for the last trick"),
+    "memorise": EffectType(flag="memorise", text="5-second memorise: bid and play blind, by hand position"),
+    "no_copy_bid": EffectType(flag="no_copy_bid", text="no copying the previous bid"),
+    "designate": EffectType(flag="designate", text="name a player: also take its round penalty"),
+    "highest_or_lowest": EffectType(flag="highest_or_lowest", text="play only your highest or lowest card"),
+    "swap_after_trick": EffectType(flag="swap", text="trick winner may swap one card with a player"),
 }
-_REQUIRED = {"pass_left": ["count"], "pass_right": ["count"], "pass_hand": ["direction"], "forbid_bid": ["bid"]}
-_REQUIRED["listed_numbers"] = ["numbers"]
 
 #: Effects only custom decks use (the standard deck has no card with them; issue 15).
 EXTRA_EFFECT_TYPES = ("bidding_order",)
 #: Effects of the standard deck (it covers each at least once).
-EFFECT_TYPES = tuple(name for name in _PARAMETERS if name not in EXTRA_EFFECT_TYPES)
-ALL_EFFECT_TYPES = tuple(_PARAMETERS)
+EFFECT_TYPES = tuple(name for name in EFFECTS if name not in EXTRA_EFFECT_TYPES)
+ALL_EFFECT_TYPES = tuple(EFFECTS)
 
 #: JSON Schema of a mission deck (a table with a ``mission`` array).
 DECK_SCHEMA: dict[str, Any] = {
@@ -129,12 +159,12 @@ DECK_SCHEMA: dict[str, Any] = {
                                 {
                                     "if": {"properties": {"type": {"const": name}}},
                                     "then": {
-                                        "properties": {"type": {"const": name}, **params},
-                                        "required": ["type", *_REQUIRED.get(name, [])],
+                                        "properties": {"type": {"const": name}, **effect.parameters},
+                                        "required": ["type", *effect.required],
                                         "additionalProperties": False,
                                     },
                                 }
-                                for name, params in _PARAMETERS.items()
+                                for name, effect in EFFECTS.items()
                             ],
                         },
                     },
@@ -213,36 +243,17 @@ _BID_START_TEXT = {
 
 
 def describe_effect(effect: dict[str, Any]) -> str:
+    """Short English text of one effect table (``{"type": "pass_left", "count": 2}``), from :data:`EFFECTS`."""
     kind = effect["type"]
-    if kind in ("pass_left", "pass_right"):
-        return f"pass {effect['count']} card(s) {kind[5:]} after bidding"
-    if kind == "pass_hand":
-        return f"pass the whole hand {effect['direction']} after bidding"
-    if kind == "forbid_bid":
-        return f"bidding {effect['bid']} is forbidden"
-    if kind == "extra_draw":
-        return f"everyone draws {effect.get('count', 1)} card(s) after bidding"
-    if kind == "bidding_order":
-        start = _BID_START_TEXT[effect.get("start", "dealer")]
-        return f"bidding starts at {start} and goes {effect.get('direction', 'clockwise')}"
-    if kind == "listed_numbers":
-        each = "each listed card" if effect.get("each", False) else "once per trick"
-        return f"+1 chili per won trick holding {', '.join(map(str, effect['numbers']))} ({each})"
-    return {
-        "forehead": "forehead bidding: see the others' hands, not your own",
-        "blind": "blind bidding: see no hand until bids are done",
-        "reveal_hands": "hands face up after bidding",
-        "exact_bid_reward": "exact bid: discard chilis equal to your bid",
-        "simultaneous_play": "simultaneous play",
-        "reversed_values": "reversed values: lowest wins",
-        "timed_look": "3-second look: hand hidden while bidding",
-        "first_last_trick": "+1 chili for the first and for the last trick",
-        "memorise": "5-second memorise: bid and play blind, by hand position",
-        "no_copy_bid": "no copying the previous bid",
-        "designate": "name a player: also take its round penalty",
-        "highest_or_lowest": "play only your highest or lowest card",
-        "swap_after_trick": "trick winner may swap one card with a player",
-    }[kind]
+    values = {
+        "count": effect.get("count", 1),
+        "direction": effect.get("direction", "clockwise"),
+        "bid": effect.get("bid"),
+        "start": _BID_START_TEXT[effect.get("start", "dealer")],
+        "numbers": ", ".join(map(str, effect.get("numbers", ()))),
+        "each": "each listed card" if effect.get("each", False) else "once per trick",
+    }
+    return EFFECTS[kind].text.format(**values)
 
 
 def mission_from_dict(data: dict[str, Any]) -> Mission:
@@ -287,14 +298,7 @@ def mission_from_dict(data: dict[str, Any]) -> Mission:
         elif kind == "listed_numbers":
             fields.update(listed_numbers=tuple(sorted(effect["numbers"])), listed_each=effect.get("each", False))
         else:
-            fields[
-                {
-                    "reveal_hands": "reveal",
-                    "simultaneous_play": "simultaneous",
-                    "reversed_values": "reversed",
-                    "swap_after_trick": "swap",
-                }.get(kind, kind)
-            ] = True
+            fields[EFFECTS[kind].flag] = True
     if data["hand_size"] + fields.get("extra_draw", 0) > MAX_HAND_SIZE:
         raise DeckError(f"{where}: hand_size + extra_draw must be at most {MAX_HAND_SIZE}")
     return Mission(

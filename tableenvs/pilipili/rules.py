@@ -26,6 +26,7 @@ import numpy as np
 
 from tableenvs import state
 from tableenvs.decks import DeckError
+from tableenvs.engine import RulesError  # noqa: F401  (also this module's name for it)
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission, load_missions
 
 WILD = 0
@@ -65,10 +66,6 @@ class RoundSummary(NamedTuple):
     discarded: list[int]
     last_trick: list[tuple[int, int, int]]
     last_winner: int
-
-
-class RulesError(ValueError):
-    """A move that is not legal in the current state, or a bad scripted deal."""
 
 
 def effective_hand_size(mission: Mission, num_players: int) -> int:

@@ -8,25 +8,9 @@ Actions (``Discrete(55)``): ``0..52`` stage one tile of that type from the rack 
 (a pass when the pool is empty).
 
 Observation (float32, seen from the observing seat; relative seat ``r`` is the player ``r`` places after the
-observer in turn order, 0 = self; seat blocks are padded to 4 with zeros):
-
-=================  ====  ================================================================================
-block              size  content
-=================  ====  ================================================================================
-``rack``           53    own rack: count of each tile type (0..2), staged tiles included
-``staged``         53    own staged tiles (0..2 each); all 0 unless the observer is the one staging
-``table``          53    tiles on the table (0..2 each), as of the last commit (staging is private)
-``last_placed``    53    tiles the previous turn placed on the table (all 0 if it drew, passed or failed)
-``rack_sizes``     4     tiles on each rack by relative seat, / 14 (staged tiles still count)
-``opened``         4     1 if the player at that relative seat has made its opening meld
-``to_act``         4     one-hot relative seat of the player to act
-``scores``         4     episode points so far by relative seat, / 100
-``pool``           1     tiles left in the pool, / 106
-``passes``         1     passes in a row since the pool ran out, / number of players
-``num_players``    3     one-hot 2, 3, 4 players
-``game``           1     games finished in the episode, / ``games_per_episode``
-``turn``           1     turns played in the episode, / ``max_turns``
-=================  ====  ================================================================================
+observer in turn order, 0 = self; seat blocks are padded to 4 with zeros): the sections of :data:`LAYOUT` (a
+:class:`tableenvs.layout.Layout`; the table in ``docs/rummikub.md`` is its ``markdown_table()``, checked by the
+tests).
 
 Hidden: other players' racks and staged tiles, and the order of the pool.
 """
@@ -34,6 +18,8 @@ Hidden: other players' racks and staged tiles, and the order of the pool.
 from __future__ import annotations
 
 import numpy as np
+
+from tableenvs import layout
 
 from .rules import NUM_TILES, RACK_SIZE, Rummikub
 from .tiles import TILE_TYPES, TILE_VALUES, tile_name
@@ -45,27 +31,26 @@ MAX_SEATS = 4
 SCORE_SCALE = 100.0
 
 
-class Layout:
-    """Offsets of the observation blocks (see the module docstring)."""
-
-    RACK = 0
-    STAGED = RACK + TILE_TYPES
-    TABLE = STAGED + TILE_TYPES
-    LAST_PLACED = TABLE + TILE_TYPES
-    RACK_SIZES = LAST_PLACED + TILE_TYPES
-    OPENED = RACK_SIZES + MAX_SEATS
-    TO_ACT = OPENED + MAX_SEATS
-    SCORES = TO_ACT + MAX_SEATS
-    POOL = SCORES + MAX_SEATS
-    PASSES = POOL + 1
-    NUM_PLAYERS = PASSES + 1
-    GAME = NUM_PLAYERS + 3
-    TURN = GAME + 1
-    SIZE = TURN + 1
-
-
-LAYOUT = Layout
-OBSERVATION_SIZE = Layout.SIZE
+#: The observation's sections in order: ``(name, size, content)``.
+LAYOUT = layout.Layout(
+    [
+        ("rack", TILE_TYPES, "own rack, count of each tile type 0..2 (staged tiles included)"),
+        ("staged", TILE_TYPES, "own staged tiles 0..2; zeros unless the observer is the player staging"),
+        ("table", TILE_TYPES, "table tile counts as of the last commit (staging is private until commit)"),
+        ("last_placed", TILE_TYPES, "tiles the previous turn placed (zeros after a draw, pass or failed play)"),
+        ("rack_sizes", MAX_SEATS, "tiles on each rack by relative seat, / 14"),
+        ("opened", MAX_SEATS, "1 if that player has made its opening meld this game"),
+        ("to_act", MAX_SEATS, "one-hot relative seat of the player to act"),
+        ("scores", MAX_SEATS, "episode points so far by relative seat, / 100"),
+        ("pool", 1, "tiles left in the pool, / 106"),
+        ("passes", 1, "passes in a row since the pool ran out, / number of players"),
+        ("num_players", 3, "one-hot 2, 3, 4 players"),
+        ("game", 1, "games finished in the episode, / `games_per_episode`"),
+        ("turn", 1, "turns played in the episode, / `max_turns`"),
+    ]
+)
+Layout = LAYOUT  # the name of the former class of offsets: ``Layout.RACK`` etc. still read them
+OBSERVATION_SIZE = LAYOUT.size
 
 #: Text of each action id (the draw action reads "draw / pass").
 ACTION_TEXT = tuple(f"stage {tile_name(t)}" for t in range(TILE_TYPES)) + ("commit", "draw")
@@ -87,8 +72,11 @@ def observation_bounds(games_per_episode: int) -> tuple[np.ndarray, np.ndarray]:
 class Encoder:
     """Writes observations of a :class:`Rummikub` game; one per env (slice copies, no per-step objects)."""
 
-    def __init__(self, num_players: int):
+    def __init__(self, num_players: int, games_per_episode: int = 1):
         self.num_players = num_players
+        self.size = OBSERVATION_SIZE
+        self.low, self.high = observation_bounds(games_per_episode)
+        self.observation_layout = LAYOUT
         # relative seat r of the observer ``me`` is absolute seat (me + r) % n
         self._order = [np.array([(me + r) % num_players for r in range(num_players)]) for me in range(num_players)]
 
@@ -117,6 +105,8 @@ class Encoder:
         out[Layout.GAME] = len(game.results) / game.games_per_episode
         out[Layout.TURN] = game.turn / game.max_turns
 
+    fill_observation = fill  # the name the Encoder protocol (tableenvs.layout) gives it
+
     @staticmethod
     def fill_mask(game: Rummikub, mask: np.ndarray) -> None:
         """Set the legal action ids of the player to act in the zeroed int8 ``mask``."""
@@ -124,3 +114,22 @@ class Encoder:
         mask[:TILE_TYPES] = stage_mask
         mask[COMMIT] = can_commit
         mask[DRAW] = can_draw
+
+    @staticmethod
+    def apply(game: Rummikub, action: int) -> list[float] | None:
+        """Make the move of action id ``action``: stage a tile, commit or draw; the episode's scores if it ended."""
+        if action < TILE_TYPES:
+            game.stage(action)
+            return None
+        if action == COMMIT:
+            return game.commit()
+        return game.draw()
+
+    @staticmethod
+    def describe(game: Rummikub, action: int) -> str:
+        """``"stage red 7"``, ``"commit 3 tile(s)"``, ``"draw"`` or ``"pass (pool empty)"``."""
+        if action == DRAW and game.pool_size == 0:
+            return "pass (pool empty)"
+        if action == COMMIT:
+            return f"commit {int(game.staged.sum())} tile(s)"
+        return ACTION_TEXT[action]

@@ -42,7 +42,7 @@ import numpy as np
 from tableenvs.aec import TableEnv, wrap
 from tableenvs.state import StateError
 
-from .encoder import ACTION_TEXT, COMMIT, DRAW, NUM_ACTIONS, OBSERVATION_SIZE, Encoder, observation_bounds
+from .encoder import COMMIT, NUM_ACTIONS, Encoder
 from .picture import table_svg
 from .rules import FULL_SET, Rummikub, melds_from_record, melds_record, result_from_record, result_record
 from .tiles import TILE_TYPES, tile_name
@@ -77,15 +77,8 @@ class RummikubEnv(TableEnv):
             max_turns=max_turns,
             end_on_empty_pool=end_on_empty_pool,
         )
-        low, high = observation_bounds(self.game.games_per_episode)
-        super().__init__(
-            self.game.num_players,
-            OBSERVATION_SIZE,
-            observation_low=low,
-            observation_high=high,
-            render_mode=render_mode,
-        )
-        self.encoder = Encoder(self.num_players)
+        encoder = Encoder(self.game.num_players, self.game.games_per_episode)
+        super().__init__(self.game.num_players, encoder=encoder, render_mode=render_mode)
 
     # ------------------------------------------------------------------ hooks
 
@@ -93,26 +86,14 @@ class RummikubEnv(TableEnv):
         self.game.start(rng, **options)
         self._drain_log()
 
-    def _current_seat(self) -> int:
-        return self.game.to_act
-
     def _fill_mask(self, mask: np.ndarray) -> None:
         if not (self.game.over or self.game.truncated):
             self.encoder.fill_mask(self.game, mask)
 
-    def _fill_observation(self, seat: int, out: np.ndarray) -> None:
-        self.encoder.fill(self.game, seat, out)
-
     def _apply(self, action: int) -> list[float] | None:
         game = self.game
         commits, games = game.commits, len(game.results)
-        if action < TILE_TYPES:
-            game.stage(action)
-            scores = None
-        elif action == COMMIT:
-            scores = game.commit()
-        else:
-            scores = game.draw()
+        scores = self.encoder.apply(game, action)
         if game.commits != commits or len(game.results) != games:
             info: dict[str, Any] = {}
             if len(game.results) != games:
@@ -126,25 +107,17 @@ class RummikubEnv(TableEnv):
             self._drain_log()
         return scores
 
-    def _is_over(self) -> bool:
-        return self.game.over
-
     def _is_truncated(self) -> bool:
         return self.game.truncated
 
     score_name = "points"
     higher_is_better = True
 
-    # The engine names each game's winners, not the episode's: the best episode score wins.
     def _final_scores(self) -> list[float]:
         return [float(x) for x in self.game.scores]
 
-    def _describe_action(self, action: int) -> str:
-        if action == DRAW and self.game.pool_size == 0:
-            return "pass (pool empty)"
-        if action == COMMIT:
-            return f"commit {int(self.game.staged.sum())} tile(s)"
-        return ACTION_TEXT[action]
+    def _rules_winners(self) -> tuple[int, ...]:
+        return ()  # the engine names each game's winners, not the episode's: the best episode score wins
 
     def _describe_action_public(self, action: int) -> str:
         """Staging is private until the commit (the table then shows the play); commits and draws are public."""
@@ -211,7 +184,7 @@ class RummikubEnv(TableEnv):
     def _rules_state(self) -> dict[str, Any]:
         return self.game.to_record()
 
-    def _rules_from_state(self, rules: Any, rng: np.random.Generator, event_log: list[str]) -> dict[str, Any]:
+    def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
         return {"game": self.game.load_record(rules, rng)}
 
     def _resample_hidden(self, world: TableEnv, seat: int, rng: np.random.Generator) -> None:
@@ -280,13 +253,6 @@ class RummikubEnv(TableEnv):
         if live and game.to_act == seat and game.staged.any():
             lines.append(f"your staged tiles: {_tiles_text(game.staged)}")
         return "\n".join(lines)
-
-    # ------------------------------------------------------------------ helpers
-
-    def _drain_log(self) -> None:
-        for line in self.game.log:
-            self._log(line)
-        self.game.log.clear()
 
 
 def _tiles_text(counts: np.ndarray) -> str:

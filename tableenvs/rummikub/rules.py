@@ -28,10 +28,11 @@ from typing import Any
 import numpy as np
 
 from tableenvs import state
+from tableenvs.engine import RulesError
 from tableenvs.validation import check_bool, check_choice, check_int
 
 from .melds import Meld
-from .solver import _TurnSweep, arrange, is_valid_play
+from .solver import TurnSweep, arrange, is_valid_play
 from .tiles import COLOURS, COPIES, JOKERS, TILE_TYPES, TILE_VALUES, tile_name
 
 RACK_SIZE = 14  # tiles dealt to each player
@@ -150,7 +151,7 @@ class Rummikub:
         self._rng: np.random.Generator | None = None
         self._legal: tuple[np.ndarray, bool, bool] | None = None  # cached per decision
         self._staged_is_play: bool | None = None  # set with ``_legal`` when the solver was asked
-        self._sweeps = _TurnSweep()  # the solver's sweep of this turn, reused as tiles are staged
+        self._sweeps = TurnSweep()  # the solver's sweep of this turn, reused as tiles are staged
         self.commits = 0  # successful plays in the episode (the adapter reads it to publish the arrangement)
 
     # ------------------------------------------------------------------ setup
@@ -295,8 +296,8 @@ class Rummikub:
         self._check_live()
         if not self.legal()[0][t]:
             if self.racks[self.to_act][t] <= self.staged[t]:
-                raise ValueError(f"cannot stage {tile_name(t)}: the rack holds no more of it")
-            raise ValueError(f"cannot stage {tile_name(t)}: no legal play contains it with the staged tiles")
+                raise RulesError(f"cannot stage {tile_name(t)}: the rack holds no more of it")
+            raise RulesError(f"cannot stage {tile_name(t)}: no legal play contains it with the staged tiles")
         self.staged[t] += 1
         self._legal = None
 
@@ -304,7 +305,7 @@ class Rummikub:
         """End the turn placing the staged tiles; returns this game's scores by seat if the game ended."""
         self._check_live()
         if not self.legal()[1]:
-            raise ValueError(
+            raise RulesError(
                 "cannot commit: nothing staged" if not self.staged.any() else "staged tiles are no legal play"
             )
         seat = self.to_act
@@ -338,7 +339,7 @@ class Rummikub:
         """End the turn drawing one tile (or passing when the pool is empty); returns scores if the game ended."""
         self._check_live()
         if not self.legal()[2]:
-            raise ValueError("cannot draw with tiles staged; commit them (or keep staging)")
+            raise RulesError("cannot draw with tiles staged; commit them (or keep staging)")
         self.last_placed[:] = 0
         if self._draw_tiles(self.to_act, 1) == 0:
             return self._end_turn(self._pass())
@@ -354,7 +355,7 @@ class Rummikub:
 
     def _check_live(self) -> None:
         if self.over or self.truncated:
-            raise ValueError("the episode is over; start a new one")
+            raise RulesError("the episode is over; start a new one")
 
     def _draw_tiles(self, seat: int, count: int) -> int:
         take = min(count, self.pool_size)
@@ -428,7 +429,7 @@ class Rummikub:
             d[key] = d[key].copy()
         for key in ("opened", "results", "log"):
             d[key] = d[key][:]
-        d["_sweeps"] = _TurnSweep()
+        d["_sweeps"] = TurnSweep()
         new.__dict__ = d
         return new
 

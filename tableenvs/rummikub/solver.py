@@ -384,7 +384,7 @@ def _answer(recorded, delta) -> tuple[np.ndarray, bool]:
     return mask, bool(exact)
 
 
-class _TurnSweep:
+class TurnSweep:
     """The rules engine's ``_playable_and_exact`` with reuse across a turn (unchecked inputs, as there).
 
     Within a turn only the staged tiles grow. A larger lower bound only removes transitions from the
@@ -400,7 +400,7 @@ class _TurnSweep:
         self._recorded = None
 
     def __reduce__(self):
-        return (_TurnSweep, ())  # copies and pickles start empty: the recorded sweep is only a cache (MBs)
+        return (TurnSweep, ())  # copies and pickles start empty: the recorded sweep is only a cache (MBs)
 
     def legal(self, table, rack, staged, opening: bool, min_initial: int) -> tuple[np.ndarray, bool]:
         position = (table.tobytes(), rack.tobytes(), opening, min_initial)
@@ -411,6 +411,9 @@ class _TurnSweep:
         self._recorded = _recorded_sweep(table, rack, self._staged, opening, min_initial)
         self._position = position
         return _answer(self._recorded, _ZERO_DELTA)
+
+
+_TurnSweep = TurnSweep  # its former private name, still imported by the solver's own tests
 
 
 def is_valid_play(table, rack, played, *, opening: bool = False, min_initial: int = 30) -> bool:

@@ -124,10 +124,7 @@ def test_win_rewards_match_winners(num_players):
         e = raw_env(num_players=num_players, reward="win")
         rewards = play_random(e, seed=seed)
         winners = e.game.winners
-        expected = {
-            f"player_{s}": (0.0 if len(winners) == num_players else (1.0 if s in winners else -1.0))
-            for s in range(num_players)
-        }
+        expected = {f"player_{s}": (1.0 / len(winners) if s in winners else -1.0) for s in range(num_players)}
         assert rewards == expected
 
 

@@ -339,9 +339,9 @@ def test_tie_on_total_goes_to_the_higher_last_round_score():
 @pytest.mark.parametrize(
     ("totals", "expected"),
     [
-        ([10, 10, 0, 0], [1.0, 1.0, -1.0, -1.0]),  # shared win (equal last round too)
+        ([10, 10, 0, 0], [0.5, 0.5, -1.0, -1.0]),  # shared win (equal last round too): +1 shared, as in Pili Pili
         ([0, 5, 0, 0], [-1.0, 1.0, -1.0, -1.0]),
-        ([3, 3, 3, 3], [0.0, 0.0, 0.0, 0.0]),  # everyone shares the win: a draw
+        ([3, 3, 3, 3], [0.25, 0.25, 0.25, 0.25]),  # everyone shares the win
     ],
 )
 def test_win_rewards_with_ties(totals, expected):

@@ -454,3 +454,19 @@ def test_missions_drawn_without_replacement_then_reshuffled():
         game.start_round()
         seen.append(game.mission.id)
     assert sorted(seen[:36]) == list(range(1, 37)) and sorted(seen[36:]) == list(range(1, 37))
+
+
+def test_one_effect_list_drives_the_docstring_the_schema_and_the_observation():
+    """``missions.EFFECTS`` is the one list of effect types: the module's table names each, the schema accepts
+    exactly them, and every flag effect has its entry in the observation's mission section."""
+    import re
+
+    from tableenvs.pilipili import missions
+    from tableenvs.pilipili.encoder import MISSION_FLAGS
+
+    documented = re.findall(r"^``(\w+)``(?: \(expert\))? +(?:--|``)", missions.__doc__, flags=re.MULTILINE)
+    assert sorted(documented) == sorted(missions.EFFECTS)
+    schema_types = missions.DECK_SCHEMA["properties"]["mission"]["items"]["properties"]["effects"]["items"]
+    assert schema_types["properties"]["type"]["enum"] == list(missions.EFFECTS)
+    flags = [name for name, effect in missions.EFFECTS.items() if effect.flag]
+    assert set(flags) <= set(MISSION_FLAGS)
