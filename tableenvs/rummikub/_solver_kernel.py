@@ -394,7 +394,8 @@ def backward(
     exactly ``lo_jokers`` jokers gives the most points of a play of exactly ``lo + delta``: it is accepted
     (the test of ``is_valid_play``) iff the root gets ``value_cap`` or more. Memory: three int16 per entry.
 
-    Returns ``(mask, exact)``.
+    Returns ``(mask, exact, best_from_root, best_to_end)``; the last two (``best_from_root`` has one entry when
+    no forward pass was needed: every recorded entry is then reachable) are what ``prune`` keeps edges by.
     """
     restricted = False
     for t in range(52):
@@ -467,7 +468,103 @@ def backward(
                 exact = min(value_cap, points + exact_to_end[c])
                 if exact > exact_to_end[p]:
                     exact_to_end[p] = exact
-    return mask, exact_to_end[0] >= value_cap
+    return mask, exact_to_end[0] >= value_cap, best_from_root, best_to_end
+
+
+
+def prune(
+    delta,
+    lo,
+    value_cap,
+    n_entries,
+    layer_start,
+    keys,
+    n_edges,
+    edge_parent,
+    edge_child,
+    edge_tile,
+    edge_extra,
+    edge_mark,
+    best_from_root,
+    best_to_end,
+):
+    """A copy of a recorded sweep keeping only the edges on an accepted path of the question ``backward`` answered.
+
+    ``best_from_root`` and ``best_to_end`` are ``backward``'s for ``delta`` and ``value_cap``. An edge is kept
+    when it is allowed (uses at least ``lo + delta`` of its type), its parent is reachable and
+    ``best_from_root[parent] + points + best_to_end[child] >= value_cap``: it lies on an accepted play worth
+    ``value_cap``. Every later question of the turn asks for a larger ``delta`` (and as many jokers or more),
+    which only removes edges and accepted final states, so its accepted paths are among the kept ones and the
+    pruned copy answers it exactly as the whole sweep would. Entries are renumbered in order (the root stays
+    0, layers stay contiguous); ``edge_extra`` keeps its meaning (above the recorded ``lo``).
+
+    Returns ``(n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra,
+    edge_mark)`` of the copy, arrays exactly sized.
+    """
+    forward = best_from_root.shape[0] == n_entries and n_entries > 1
+    keep = np.zeros(n_edges, np.bool_)
+    used = np.zeros(n_entries, np.bool_)
+    used[0] = True
+    kept_edges = 0
+    for layer in range(65):
+        number = layer // 5 + 1
+        stop = edge_mark[layer + 1] if layer < 64 else n_edges
+        for k in range(edge_mark[layer], stop):
+            c = edge_child[k]
+            to_end = best_to_end[c]
+            if to_end < 0:
+                continue
+            p = edge_parent[k]
+            from_root = best_from_root[p] if forward else 0
+            if from_root < 0:
+                continue
+            tile = edge_tile[k]
+            placed = ((keys[c] >> 24) & 3) - ((keys[p] >> 24) & 3)
+            if tile >= 0:
+                if edge_extra[k] < delta[tile]:
+                    continue
+                placed += lo[tile] + edge_extra[k]
+            if from_root + min(value_cap, number * placed + to_end) < value_cap:
+                continue
+            keep[k] = True
+            used[p] = True
+            used[c] = True
+            kept_edges += 1
+    renumber = np.full(n_entries, -1, np.int32)
+    new_start = np.zeros(67, np.int64)
+    kept_entries = 0
+    layer = 0
+    for idx in range(n_entries):
+        while layer < 66 and layer_start[layer + 1] <= idx:
+            layer += 1
+            new_start[layer] = kept_entries
+        if used[idx]:
+            renumber[idx] = kept_entries
+            kept_entries += 1
+    while layer < 66:
+        layer += 1
+        new_start[layer] = kept_entries
+    new_keys = np.empty(kept_entries, np.int64)
+    for idx in range(n_entries):
+        if used[idx]:
+            new_keys[renumber[idx]] = keys[idx]
+    new_parent = np.empty(kept_edges, np.int32)
+    new_child = np.empty(kept_edges, np.int32)
+    new_tile = np.empty(kept_edges, np.int8)
+    new_extra = np.empty(kept_edges, np.int8)
+    new_mark = np.zeros(66, np.int64)
+    w = 0
+    for layer in range(65):
+        new_mark[layer] = w
+        stop = edge_mark[layer + 1] if layer < 64 else n_edges
+        for k in range(edge_mark[layer], stop):
+            if keep[k]:
+                new_parent[w] = renumber[edge_parent[k]]
+                new_child[w] = renumber[edge_child[k]]
+                new_tile[w] = edge_tile[k]
+                new_extra[w] = edge_extra[k]
+                w += 1
+    return kept_entries, new_start, new_keys, kept_edges, new_parent, new_child, new_tile, new_extra, new_mark
 
 
 _COMPILED = None
@@ -515,7 +612,7 @@ def _cached_jit(function, numba, directory: str | None):
 
 
 def kernels():
-    """``(sweep, backward)`` compiled with numba (once per process), cached on disk where one can be written.
+    """``(sweep, backward, prune)`` compiled with numba (once per process), cached on disk where one can be written.
 
     Cache location, first that applies: ``NUMBA_CACHE_DIR`` if set (numba's own rule); the user cache
     directory (``cache_dir()``); numba's fallbacks (a writable ``__pycache__`` next to this file, then
@@ -529,7 +626,7 @@ def kernels():
         directory = cache_dir()
         compiled = []
         cached = True
-        for function in (sweep, backward):
+        for function in (sweep, backward, prune):
             jitted = _cached_jit(function, numba, directory) if cached else None
             if jitted is None:
                 cached = False
@@ -544,5 +641,5 @@ def kernels():
                 RuntimeWarning,
                 stacklevel=3,
             )
-        _COMPILED = (compiled[0], compiled[1])
+        _COMPILED = tuple(compiled)
     return _COMPILED

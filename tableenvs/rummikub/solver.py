@@ -100,7 +100,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges):
     sweep keeps no scores, parents or choices (``score``, ``parent``, ``choice`` are then placeholders):
     ``backward`` reads only the keys and the edges.
     """
-    sweep, _ = kernel.kernels()
+    sweep = kernel.kernels()[0]
     entries, edges, hash_bits = _START_SIZES[record_edges]
     keys = np.empty(entries, np.int64)
     slot_of = np.empty(entries, np.int32)
@@ -363,10 +363,15 @@ _NUMBER_OF = np.array([t % NUMBERS + 1 for t in range(JOKER)] + [0], dtype=np.in
 
 def _answer(recorded, delta) -> tuple[np.ndarray, bool]:
     """Mask and exact-play flag of a recorded sweep, asked for its staged tiles plus ``delta``."""
+    return _walk(recorded, delta)[:2]
+
+
+def _walk(recorded, delta):
+    """``backward`` on a recorded sweep: ``(mask, exact, best_from_root, best_to_end)``."""
     lo, value_cap, result = recorded
     n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark = result
-    _, backward = kernel.kernels()
-    mask, exact = backward(
+    backward = kernel.kernels()[1]
+    mask, exact, best_from_root, best_to_end = backward(
         delta,
         lo,
         lo[JOKER] + delta[JOKER],
@@ -381,7 +386,49 @@ def _answer(recorded, delta) -> tuple[np.ndarray, bool]:
         edge_extra,
         edge_mark,
     )
-    return mask, bool(exact)
+    return mask, bool(exact), best_from_root, best_to_end
+
+
+# A recorded sweep with fewer edges is not pruned within a turn: the walk over it costs less than the copy.
+_PRUNE_EDGES = 1024
+
+
+def _pruned(recorded, delta, best_from_root, best_to_end):
+    """The recorded sweep keeping only the edges on accepted plays of ``delta`` (``kernel.prune``)."""
+    lo, value_cap, result = recorded
+    n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark = result
+    prune = kernel.kernels()[2]
+    kept = prune(
+        delta,
+        lo,
+        value_cap,
+        n_entries,
+        layer_start,
+        keys,
+        n_edges,
+        edge_parent,
+        edge_child,
+        edge_tile,
+        edge_extra,
+        edge_mark,
+        best_from_root,
+        best_to_end,
+    )
+    n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark = kept
+    return lo, value_cap, (
+        n_entries,
+        layer_start,
+        keys,
+        None,
+        None,
+        None,
+        n_edges,
+        edge_parent,
+        edge_child,
+        edge_tile,
+        edge_extra,
+        edge_mark,
+    )
 
 
 class _TurnSweep:
@@ -390,8 +437,10 @@ class _TurnSweep:
     Within a turn only the staged tiles grow. A larger lower bound only removes transitions from the
     sweep, so the sweep recorded for the turn's first staged set answers every later superset exactly
     (``backward`` with ``delta`` = staged now - staged then): one forward sweep per turn instead of one
-    per staged tile. A different table, rack, opening flag or ``min_initial``, or a staged set that is
-    not a superset, records a new sweep.
+    per staged tile. After each question that stages more (a big sweep only), the recorded sweep is pruned to
+    the edges on the plays still accepted (``kernel.prune``): later questions only accept fewer, so they walk
+    a few hundred edges instead of the whole sweep. A different table, rack, opening flag or ``min_initial``,
+    or a staged set that is not a superset, records a new sweep.
     """
 
     def __init__(self) -> None:
@@ -405,7 +454,11 @@ class _TurnSweep:
     def legal(self, table, rack, staged, opening: bool, min_initial: int) -> tuple[np.ndarray, bool]:
         position = (table.tobytes(), rack.tobytes(), opening, min_initial)
         if position == self._position and bool((staged >= self._staged).all()):
-            return _answer(self._recorded, staged - self._staged)
+            delta = staged - self._staged
+            mask, exact, best_from_root, best_to_end = _walk(self._recorded, delta)
+            if self._recorded[2][6] >= _PRUNE_EDGES and delta.any():
+                self._recorded = _pruned(self._recorded, delta, best_from_root, best_to_end)
+            return mask, exact
         self._recorded = None  # free the old buffers before the new sweep
         self._staged = staged.copy()  # the caller stages into its own array later: keep this one apart
         self._recorded = _recorded_sweep(table, rack, self._staged, opening, min_initial)
