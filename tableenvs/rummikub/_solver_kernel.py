@@ -471,7 +471,6 @@ def backward(
     return mask, exact_to_end[0] >= value_cap, best_from_root, best_to_end
 
 
-
 def prune(
     delta,
     lo,

@@ -415,19 +415,23 @@ def _pruned(recorded, delta, best_from_root, best_to_end):
         best_to_end,
     )
     n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark = kept
-    return lo, value_cap, (
-        n_entries,
-        layer_start,
-        keys,
-        None,
-        None,
-        None,
-        n_edges,
-        edge_parent,
-        edge_child,
-        edge_tile,
-        edge_extra,
-        edge_mark,
+    return (
+        lo,
+        value_cap,
+        (
+            n_entries,
+            layer_start,
+            keys,
+            None,
+            None,
+            None,
+            n_edges,
+            edge_parent,
+            edge_child,
+            edge_tile,
+            edge_extra,
+            edge_mark,
+        ),
     )
 
 
