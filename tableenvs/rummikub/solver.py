@@ -389,8 +389,8 @@ def _walk(recorded, delta):
     return mask, bool(exact), best_from_root, best_to_end
 
 
-# A recorded sweep with fewer edges is not pruned within a turn: the walk over it costs less than the copy.
-_PRUNE_EDGES = 1024
+# A recorded sweep with fewer edges is not pruned within a turn: walking it whole costs about as much as the copy.
+_PRUNE_EDGES = 16384
 
 
 def _pruned(recorded, delta, best_from_root, best_to_end):

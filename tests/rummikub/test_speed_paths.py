@@ -17,6 +17,7 @@ import pytest
 from rummikub_support import random_rack, random_table
 
 import tableenvs
+import tableenvs.rummikub.solver as solver_module
 from tableenvs.rummikub.rules import Rummikub
 from tableenvs.rummikub.solver import _playable_and_exact, _TurnSweep
 
@@ -89,8 +90,11 @@ def test_engine_answers_equal_fresh_solves_over_random_games(num_players):
     assert decisions > 300 and staged_decisions > 100
 
 
-def test_pruned_turn_sweep_equals_fresh_solves_on_big_tables():
-    """Big tables (pruning runs): growing staged sets, now and then one the mask refuses, equal fresh solves."""
+@pytest.mark.parametrize("prune_edges", [0, solver_module._PRUNE_EDGES])
+def test_pruned_turn_sweep_equals_fresh_solves_on_big_tables(monkeypatch, prune_edges):
+    """Big tables (pruning runs): growing staged sets, now and then one the mask refuses, equal fresh solves;
+    pruned at every question (0) and at the engine's threshold."""
+    monkeypatch.setattr(solver_module, "_PRUNE_EDGES", prune_edges)
     rng = np.random.default_rng(1717)
     pruned = 0
     for _ in range(40):
