@@ -14,7 +14,14 @@ in PettingZoo or OpenSpiel to compare with.
 ``--eval-games N`` also plays N 4-player games of one greedy seat (rotating) against three random seats and N
 2-player games greedy against random, and prints win rates with Wilson 95% intervals.
 
-Run: ``python benchmarks/bench_rummikub_env.py [--games 200 --eval-games 500]``
+``--compare [--baseline PATH]`` (issue 17) prints instead, all from one run: 2/3/4-player step rates of this checkout
+and of the checkout at ``PATH`` (each in its own child process, rounds interleaved, best of ``--rounds``), OpenSpiel
+``gin_rummy`` (2p, observation tensor every decision) and RLCard ``gin-rummy`` (each row says when the peer is not
+installed), per-step CPU times of ``--tail-games`` random and greedy 4-player games by table size (p50/p90/p99/max),
+CPU shares by timers, and with ``--train-steps N`` the MaskablePPO training rate on ``tableenvs/Rummikub-v0``.
+
+Run: ``python benchmarks/bench_rummikub_env.py [--games 200 --eval-games 500]``, or
+``git worktree add /tmp/base de69bda && python benchmarks/bench_rummikub_env.py --compare --baseline /tmp/base``
 """
 
 from __future__ import annotations

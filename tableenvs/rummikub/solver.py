@@ -96,7 +96,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges):
     """Run the compiled sweep; when a buffer fills, grow it and resume at the layer being built.
 
     Returns ``(n_entries, layer_start, keys, score, parent, choice,
-    n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark)``. With ``record_edges`` the
+    n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, edge_points)``. With ``record_edges`` the
     sweep keeps no scores, parents or choices (``score``, ``parent``, ``choice`` are then placeholders):
     ``backward`` reads only the keys and the edges.
     """
@@ -113,6 +113,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges):
     edge_child = np.empty(edges, np.int32)
     edge_tile = np.empty(edges, np.int8)
     edge_extra = np.empty(edges, np.int8)
+    edge_points = np.empty(edges, np.int8)
     edge_mark = np.zeros(66, np.int64)
     layer = 0
     while True:
@@ -138,6 +139,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges):
             edge_child,
             edge_tile,
             edge_extra,
+            edge_points,
             edge_mark,
             hash_bits,
             layer,
@@ -151,8 +153,8 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges):
                 score, parent, choice = (_grow(a, entries) for a in (score, parent, choice))
         elif status == kernel.OUT_OF_EDGES:
             edges *= 4
-            edge_parent, edge_child, edge_tile, edge_extra = (
-                _grow(a, edges) for a in (edge_parent, edge_child, edge_tile, edge_extra)
+            edge_parent, edge_child, edge_tile, edge_extra, edge_points = (
+                _grow(a, edges) for a in (edge_parent, edge_child, edge_tile, edge_extra, edge_points)
             )
         else:
             hash_bits += 2
@@ -169,6 +171,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges):
         edge_tile,
         edge_extra,
         edge_mark,
+        edge_points,
     )
 
 
@@ -369,11 +372,12 @@ def _answer(recorded, delta) -> tuple[np.ndarray, bool]:
 def _walk(recorded, delta):
     """``backward`` on a recorded sweep: ``(mask, exact, best_from_root, best_to_end)``."""
     lo, value_cap, result = recorded
-    n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark = result
+    n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, _, edge_points = (
+        result
+    )
     backward = kernel.kernels()[1]
     mask, exact, best_from_root, best_to_end = backward(
         delta,
-        lo,
         lo[JOKER] + delta[JOKER],
         value_cap,
         n_entries,
@@ -384,7 +388,7 @@ def _walk(recorded, delta):
         edge_child,
         edge_tile,
         edge_extra,
-        edge_mark,
+        edge_points,
     )
     return mask, bool(exact), best_from_root, best_to_end
 
@@ -396,43 +400,11 @@ _PRUNE_EDGES = 16384
 def _pruned(recorded, delta, best_from_root, best_to_end):
     """The recorded sweep keeping only the edges on accepted plays of ``delta`` (``kernel.prune``)."""
     lo, value_cap, result = recorded
-    n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark = result
     prune = kernel.kernels()[2]
-    kept = prune(
-        delta,
-        lo,
-        value_cap,
-        n_entries,
-        layer_start,
-        keys,
-        n_edges,
-        edge_parent,
-        edge_child,
-        edge_tile,
-        edge_extra,
-        edge_mark,
-        best_from_root,
-        best_to_end,
-    )
-    n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark = kept
-    return (
-        lo,
-        value_cap,
-        (
-            n_entries,
-            layer_start,
-            keys,
-            None,
-            None,
-            None,
-            n_edges,
-            edge_parent,
-            edge_child,
-            edge_tile,
-            edge_extra,
-            edge_mark,
-        ),
-    )
+    n_entries, layer_start, keys, _, _, _, n_edges, *edges = result  # parent, child, tile, extra, mark, points
+    kept = prune(delta, value_cap, n_entries, layer_start, keys, n_edges, *edges, best_from_root, best_to_end)
+    n_entries, layer_start, keys, n_edges, *edges = kept
+    return lo, value_cap, (n_entries, layer_start, keys, None, None, None, n_edges, *edges)
 
 
 class _TurnSweep:
