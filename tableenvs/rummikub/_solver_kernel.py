@@ -566,6 +566,30 @@ def prune(
     )
 
 
+def best_path(keys, score, parent, choice, layer_start, lo_jokers, value_cap):
+    """The best accepted final state of a scored sweep and the choices along its parent chain.
+
+    A final state is accepted when it used at least ``lo_jokers`` jokers and reached ``value_cap`` points; the
+    best has the highest score, the first in sweep order among equals. Returns ``(final, choices)``:
+    ``final`` is -1 when no final state is accepted (``choices`` is then all 0), else ``choices[layer]`` is
+    the choice code of each of the 65 layers (see ``sweep``).
+    """
+    final = -1
+    best = 0
+    for idx in range(layer_start[65], layer_start[66]):
+        key = keys[idx]
+        if ((key >> 24) & 3) >= lo_jokers and (key >> 31) >= value_cap and (final < 0 or score[idx] > best):
+            final = idx
+            best = score[idx]
+    choices = np.zeros(65, np.int64)
+    idx = final
+    if final >= 0:
+        for layer in range(64, -1, -1):
+            choices[layer] = choice[idx]
+            idx = parent[idx]
+    return final, choices
+
+
 _COMPILED = None
 CACHE_ENV = "NUMBA_CACHE_DIR"
 
@@ -611,7 +635,8 @@ def _cached_jit(function, numba, directory: str | None):
 
 
 def kernels():
-    """``(sweep, backward, prune)`` compiled with numba (once per process), cached on disk where one can be written.
+    """``(sweep, backward, prune, best_path)`` compiled with numba (once per process), cached on disk where one
+    can be written.
 
     Cache location, first that applies: ``NUMBA_CACHE_DIR`` if set (numba's own rule); the user cache
     directory (``cache_dir()``); numba's fallbacks (a writable ``__pycache__`` next to this file, then
@@ -625,7 +650,7 @@ def kernels():
         directory = cache_dir()
         compiled = []
         cached = True
-        for function in (sweep, backward, prune):
+        for function in (sweep, backward, prune, best_path):
             jitted = _cached_jit(function, numba, directory) if cached else None
             if jitted is None:
                 cached = False

@@ -175,15 +175,11 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges):
     )
 
 
-def _best_final(result, lo, value_cap):
-    """Index of the best accepted final state, or -1."""
-    _, layer_start, keys, score, *_ = result
-    final = np.arange(layer_start[65], layer_start[66])
-    final_keys = keys[final]
-    accepted = final[(((final_keys >> 24) & 3) >= lo[JOKER]) & ((final_keys >> 31) >= value_cap)]
-    if accepted.size == 0:
-        return -1
-    return int(accepted[np.argmax(score[accepted])])
+def _best_path(result, lo_jokers, value_cap) -> tuple[int, list[int], int]:
+    """Best accepted final state of a scored sweep (-1 if none), the choices along its path, its jokers used."""
+    _, layer_start, keys, score, parent, choice, *_ = result
+    final, choices = kernel.kernels()[3](keys, score, parent, choice, layer_start, lo_jokers, value_cap)
+    return final, choices.tolist(), int((keys[final] >> 24) & 3) if final >= 0 else 0
 
 
 def _melds_from_choices(choices: list[int]) -> list[Meld]:
@@ -225,17 +221,6 @@ def _melds_from_choices(choices: list[int]) -> list[Meld]:
     return melds
 
 
-def _path(result, final: int) -> tuple[list[int], int]:
-    """Choices along the parent chain to ``final`` and the jokers used there."""
-    _, _, keys, _, parent, choice, *_ = result
-    choices = [0] * 65
-    idx = final
-    for layer in range(64, -1, -1):
-        choices[layer] = int(choice[idx])
-        idx = parent[idx]
-    return choices, int((keys[final] >> 24) & 3)
-
-
 def _played_from_choices(choices: list[int], jokers_used: int, base: np.ndarray) -> np.ndarray:
     used = np.zeros(TILE_TYPES, dtype=np.int64)
     for number0 in range(NUMBERS):
@@ -250,10 +235,8 @@ def _arrangement(table_bytes: bytes) -> tuple[int, ...] | None:
     """Sweep choices of one partition of the table (given as int64 bytes), or ``None`` if it has none."""
     table = np.frombuffer(table_bytes, dtype=np.int64)
     result = _sweep(table, table, table, _NO_WEIGHT, 0, False)
-    final = _best_final(result, table, 0)
-    if final < 0:
-        return None
-    return tuple(_path(result, final)[0])
+    final, choices, _ = _best_path(result, int(table[JOKER]), 0)
+    return None if final < 0 else tuple(choices)
 
 
 def _valid_table(table: np.ndarray) -> tuple[int, ...]:
@@ -305,10 +288,9 @@ def solve(
     else:
         base, lo, hi, value_cap = table, table + forced, table + rack, 0
     result = _sweep(lo, hi, base, weight, value_cap, False)
-    final = _best_final(result, lo, value_cap)
+    final, choices, jokers_used = _best_path(result, int(lo[JOKER]), value_cap)
     if final < 0:
         return None
-    choices, jokers_used = _path(result, final)
     played = _played_from_choices(choices, jokers_used, base)
     if not played.any():
         return None
@@ -456,4 +438,4 @@ def is_valid_play(table, rack, played, *, opening: bool = False, min_initial: in
     else:
         after, value_cap = table + played, 0
     result = _sweep(after, after, after, _NO_WEIGHT, value_cap, False)
-    return _best_final(result, after, value_cap) >= 0
+    return _best_path(result, int(after[JOKER]), value_cap)[0] >= 0
