@@ -247,17 +247,22 @@ def _shares(games: int) -> dict[str, float]:
         return call
 
     compiled = kernel.kernels()
-    names = ("kernel: sweep", "kernel: backward walk", "kernel: prune")
-    kernel._COMPILED = tuple(timed(name, fn) for name, fn in zip(names, compiled, strict=False))  # older code: no prune
-    sweep_name, arrange_name = names[0], "arrange at commits (its sweep included)"
-    arrange = timed(arrange_name, rules_module.arrange)
+    names = ("kernel: sweep", "kernel: backward walk", "kernel: prune", "kernel: best path")
+    kernel._COMPILED = tuple(
+        timed(name, fn) for name, fn in zip(names, compiled, strict=False)
+    )  # older code: fewer kernels
+    arrange = timed("arrange at commits (its kernels included)", rules_module.arrange)
 
-    def arrange_once(table):  # the arrangement's own sweep is counted in its share, not the kernel's
-        before = totals.get(sweep_name, 0.0)
+    def arrange_once(table):  # the arrangement's own kernel calls are counted in its share only
+        before = {name: totals[name] for name in names if name in totals}
         try:
             return arrange(table)
         finally:
-            totals[sweep_name] = before
+            for name in names:
+                if name in before:
+                    totals[name] = before[name]
+                else:
+                    totals.pop(name, None)
 
     rules_module.arrange = arrange_once
     encoder.Encoder.fill = timed("observation", encoder.Encoder.fill)
