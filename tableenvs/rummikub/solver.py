@@ -187,38 +187,48 @@ def _melds_from_choices(choices: list[int]) -> list[Meld]:
 
     Replays the sweep's run rule per colour: open runs shorter than 3 take the number's run pieces
     first, then runs of length >= 3; runs left without a piece close; leftover pieces start runs.
+    A run is kept as two lists, its tiles and the types they stand for; real tiles come before jokers.
     """
     melds: list[Meld] = []
-    open_runs: list[list[list[tuple[int, int]]]] = [[], [], [], []]
+    open_runs: tuple[list[tuple[list[int], list[int]]], ...] = ([], [], [], [])
     for number0 in range(NUMBERS):
-        group_counts = [0, 0, 0, 0]
+        layer = number0 * 5
+        group_counts = None
         for colour in range(4):
-            code = choices[number0 * 5 + colour]
+            code = choices[layer + colour]
             runs = open_runs[colour]
             if not code and not runs:
                 continue
-            to_groups, run_jokers = (code >> 2) & 3, code & 3
-            group_counts[colour] = to_groups
+            to_groups = (code >> 2) & 3
+            if to_groups:
+                group_counts = group_counts or [0, 0, 0, 0]
+                group_counts[colour] = to_groups
             t = colour * NUMBERS + number0
-            pieces = [(t, t)] * ((code >> 4) - to_groups) + [(JOKER, t)] * run_jokers
+            real = (code >> 4) - to_groups
+            pieces = real + (code & 3)
             if len(runs) > 1:
-                runs.sort(key=len)  # shortest first: runs shorter than 3 must be extended
-            for run in runs[len(pieces) :]:
-                melds.append(Meld("run", tuple(p[0] for p in run), tuple(p[1] for p in run)))
-            kept = runs[: len(pieces)]
-            for k, piece in enumerate(pieces):
-                if k < len(kept):
-                    kept[k].append(piece)
+                runs.sort(key=_run_length)  # shortest first: runs shorter than 3 must be extended
+            for tiles, stands in runs[pieces:]:
+                melds.append(Meld("run", tuple(tiles), tuple(stands)))
+            del runs[pieces:]
+            for k in range(pieces):
+                tile = t if k < real else JOKER
+                if k < len(runs):
+                    runs[k][0].append(tile)
+                    runs[k][1].append(t)
                 else:
-                    kept.append([piece])
-            open_runs[colour] = kept
-        group_jokers = choices[number0 * 5 + 4]
-        if group_jokers or any(group_counts):
-            for colours, jokers in split_groups(tuple(group_counts), group_jokers):
+                    runs.append(([tile], [t]))
+        group_jokers = choices[layer + 4]
+        if group_jokers or group_counts:
+            for colours, jokers in split_groups(tuple(group_counts or (0, 0, 0, 0)), group_jokers):
                 melds.append(group_meld(number0 + 1, colours, jokers))
     for runs in open_runs:
-        melds.extend(Meld("run", tuple(p[0] for p in run), tuple(p[1] for p in run)) for run in runs)
+        melds.extend(Meld("run", tuple(tiles), tuple(stands)) for tiles, stands in runs)
     return melds
+
+
+def _run_length(run: tuple[list[int], list[int]]) -> int:
+    return len(run[0])
 
 
 def _played_from_choices(choices: list[int], jokers_used: int, base: np.ndarray) -> np.ndarray:
