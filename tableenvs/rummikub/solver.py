@@ -92,28 +92,37 @@ def _grow(array: np.ndarray, size: int) -> np.ndarray:
     return bigger
 
 
-def _sweep(lo, hi, base, weight, value_cap, record_edges):
+def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = None):
     """Run the compiled sweep; when a buffer fills, grow it and resume at the layer being built.
 
     Returns ``(n_entries, layer_start, keys, score, parent, choice,
     n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, edge_points)``. With ``record_edges`` the
     sweep keeps no scores, parents or choices (``score``, ``parent``, ``choice`` are then placeholders):
     ``backward`` reads only the keys and the edges.
+
+    ``spare`` (recorded sweeps only): a dict holding the entry and edge buffers of an earlier sweep whose result
+    is no longer read; they are used again (no new allocation, no growth already paid), and the buffers of this
+    sweep are left in it for the next one.
     """
     sweep = kernel.kernels()[0]
     entries, edges, hash_bits = _START_SIZES[record_edges]
-    keys = np.empty(entries, np.int64)
-    slot_of = np.empty(entries, np.int32)
+    if spare:
+        keys, slot_of = spare["keys"], spare["slot_of"]
+        edge_parent, edge_child, edge_tile, edge_extra, edge_points = spare["edges"]
+    else:
+        keys = np.empty(entries, np.int64)
+        slot_of = np.empty(entries, np.int32)
+        edge_parent = np.empty(edges, np.int32)
+        edge_child = np.empty(edges, np.int32)
+        edge_tile = np.empty(edges, np.int8)
+        edge_extra = np.empty(edges, np.int8)
+        edge_points = np.empty(edges, np.int8)
+    entries, edges = len(keys), len(edge_parent)
     per_entry = 1 if record_edges else entries
     score = np.empty(per_entry, np.int64)
     parent = np.empty(per_entry, np.int32)
     choice = np.empty(per_entry, np.int32)
     layer_start = np.zeros(67, np.int64)
-    edge_parent = np.empty(edges, np.int32)
-    edge_child = np.empty(edges, np.int32)
-    edge_tile = np.empty(edges, np.int8)
-    edge_extra = np.empty(edges, np.int8)
-    edge_points = np.empty(edges, np.int8)
     edge_mark = np.zeros(66, np.int64)
     layer = 0
     while True:
@@ -158,6 +167,8 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges):
             )
         else:
             hash_bits += 2
+    if spare is not None:
+        spare.update(keys=keys, slot_of=slot_of, edges=(edge_parent, edge_child, edge_tile, edge_extra, edge_points))
     return (
         n_entries,
         layer_start,
@@ -338,14 +349,14 @@ def _playable_and_exact(table, rack, staged, opening: bool, min_initial: int) ->
 _ZERO_DELTA = np.zeros(TILE_TYPES, dtype=np.int64)
 
 
-def _recorded_sweep(table, rack, staged, opening, min_initial):
+def _recorded_sweep(table, rack, staged, opening, min_initial, spare: dict | None = None):
     """The sweep ``_answer`` reads: recorded edges, points left out of the states (``backward`` adds them)."""
     if opening:
         # more than the rack can reach is as unreachable as its bound + 1 (keeps the walk's int16 points small)
         base, lo, hi, value_cap = _NO_WEIGHT, staged, rack, min(min_initial, _points_bound(rack) + 1)
     else:
         base, lo, hi, value_cap = table, table + staged, table + rack, 0
-    return lo, value_cap, _sweep(lo, hi, base, _NO_WEIGHT, 0, True)
+    return lo, value_cap, _sweep(lo, hi, base, _NO_WEIGHT, 0, True, spare)
 
 
 def _points_bound(rack: np.ndarray) -> int:
@@ -407,14 +418,16 @@ class _TurnSweep:
     (``backward`` with ``delta`` = staged now - staged then): one forward sweep per turn instead of one
     per staged tile. After each question that stages more (a big sweep only), the recorded sweep is pruned to
     the edges on the plays still accepted (``kernel.prune``): later questions only accept fewer, so they walk
-    a few hundred edges instead of the whole sweep. A different table, rack, opening flag or ``min_initial``,
-    or a staged set that is not a superset, records a new sweep.
+    only the kept edges. A different table, rack, opening flag or ``min_initial``, or a staged set that is not a
+    superset, records a new sweep, in the buffers of the previous one (grown buffers are kept: no allocation
+    and no growth again; they stay as big as the biggest sweep this engine has recorded).
     """
 
     def __init__(self) -> None:
         self._position: tuple | None = None
         self._staged = _ZERO_DELTA
         self._recorded = None
+        self._spare: dict = {}  # the recorded sweep's buffers, used again by the next sweep
 
     def __reduce__(self):
         return (_TurnSweep, ())  # copies and pickles start empty: the recorded sweep is only a cache (MBs)
@@ -427,9 +440,9 @@ class _TurnSweep:
             if self._recorded[2][6] >= _PRUNE_EDGES and delta.any():
                 self._recorded = _pruned(self._recorded, delta, best_from_root, best_to_end)
             return mask, exact
-        self._recorded = None  # free the old buffers before the new sweep
+        self._recorded = None  # its buffers are in ``self._spare``, overwritten by the new sweep
         self._staged = staged.copy()  # the caller stages into its own array later: keep this one apart
-        self._recorded = _recorded_sweep(table, rack, self._staged, opening, min_initial)
+        self._recorded = _recorded_sweep(table, rack, self._staged, opening, min_initial, self._spare)
         self._position = position
         return _answer(self._recorded, _ZERO_DELTA)
 

@@ -92,16 +92,17 @@ def test_engine_answers_equal_fresh_solves_over_random_games(num_players):
 
 @pytest.mark.parametrize("prune_edges", [0, solver_module._PRUNE_EDGES])
 def test_pruned_turn_sweep_equals_fresh_solves_on_big_tables(monkeypatch, prune_edges):
-    """Big tables (pruning runs): growing staged sets, now and then one the mask refuses, equal fresh solves;
-    pruned at every question (0) and at the engine's threshold."""
+    """Big tables (pruning runs) and a few small ones, one ``_TurnSweep`` for all (buffers reused): growing staged
+    sets, now and then one the mask refuses, equal fresh solves; pruned at every question (0) and at the engine's
+    threshold."""
     monkeypatch.setattr(solver_module, "_PRUNE_EDGES", prune_edges)
     rng = np.random.default_rng(1717)
     pruned = 0
+    turn = _TurnSweep()  # one for every position: each new sweep reuses the buffers of the one before
     for _ in range(40):
-        table = random_table(rng, int(rng.integers(40, 90)))
+        table = random_table(rng, int(rng.integers(40, 90)) if rng.random() < 0.8 else int(rng.integers(0, 20)))
         rack = random_rack(rng, table, int(rng.integers(6, 22)))
         opening = bool(rng.random() < 0.2)
-        turn = _TurnSweep()
         staged = np.zeros(53, dtype=np.int64)
         while True:
             mask, staged_is_play = turn.legal(table, rack, staged, opening, 30)
