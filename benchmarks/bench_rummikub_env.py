@@ -37,7 +37,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from common import CLOCK, random_play
+from common import CLOCK, openspiel_random_play, random_play, timed
 
 import tableenvs
 import tableenvs.rummikub.agents as agents_module
@@ -67,18 +67,11 @@ class SolverTimer:
                 continue
             original = getattr(module, name)
             self._saved.append((module, name, original))
-            setattr(module, name, self._timed(original))
+            setattr(module, name, timed(original, self._add))
         return self
 
-    def _timed(self, fn):
-        def timed(*args, **kwargs):
-            start = CLOCK()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                self.total += CLOCK() - start
-
-        return timed
+    def _add(self, seconds: float) -> None:
+        self.total += seconds
 
     def __exit__(self, *exc):
         for module, name, original in self._saved:
@@ -236,22 +229,15 @@ def _shares(games: int) -> dict[str, float]:
 
     totals: dict[str, float] = {}
 
-    def timed(name, fn):
-        def call(*args, **kwargs):
-            start = CLOCK()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                totals[name] = totals.get(name, 0.0) + CLOCK() - start
-
-        return call
+    def timed_as(name, fn):
+        return timed(fn, lambda seconds: totals.__setitem__(name, totals.get(name, 0.0) + seconds))
 
     compiled = kernel.kernels()
     names = ("kernel: sweep", "kernel: backward walk", "kernel: prune", "kernel: best path")
     kernel._COMPILED = tuple(
-        timed(name, fn) for name, fn in zip(names, compiled, strict=False)
+        timed_as(name, fn) for name, fn in zip(names, compiled, strict=False)
     )  # older code: fewer kernels
-    arrange = timed("arrange at commits (its kernels included)", rules_module.arrange)
+    arrange = timed_as("arrange at commits (its kernels included)", rules_module.arrange)
 
     def arrange_once(table):  # the arrangement's own kernel calls are counted in its share only
         before = {name: totals[name] for name in names if name in totals}
@@ -265,7 +251,7 @@ def _shares(games: int) -> dict[str, float]:
                     totals.pop(name, None)
 
     rules_module.arrange = arrange_once
-    encoder.Encoder.fill = timed("observation", encoder.Encoder.fill)
+    encoder.Encoder.fill = timed_as("observation", encoder.Encoder.fill)
     start = CLOCK()
     _step_times("random", games)
     total = CLOCK() - start
@@ -341,22 +327,7 @@ def openspiel_gin_rate(seconds: float) -> float | None:
         import pyspiel
     except ImportError:
         return None
-    game = pyspiel.load_game("gin_rummy")
-    rng = np.random.default_rng(0)
-    steps = 0
-    start = CLOCK()
-    while CLOCK() - start < seconds:
-        state = game.new_initial_state()
-        while not state.is_terminal():
-            if state.is_chance_node():
-                outcomes, probs = zip(*state.chance_outcomes(), strict=True)
-                state.apply_action(outcomes[rng.choice(len(outcomes), p=probs)])
-                continue
-            state.observation_tensor()
-            legal = state.legal_actions()
-            state.apply_action(legal[rng.integers(len(legal))])
-            steps += 1
-    return steps / (CLOCK() - start)
+    return openspiel_random_play(pyspiel.load_game("gin_rummy"), seconds, "observation")
 
 
 def rlcard_gin_rate(seconds: float) -> float | None:
