@@ -23,7 +23,7 @@ import statistics
 import time
 
 import numpy as np
-from common import CLOCK, random_play
+from common import openspiel_random_play, random_play
 
 import tableenvs
 from tableenvs.pilipili.agents import HeuristicPolicy
@@ -40,22 +40,7 @@ def pilipili_steps_per_second(seconds: float, missions: str, seed: int = 0, wrap
 def oh_hell_steps_per_second(seconds: float, seed: int = 0) -> float:
     import pyspiel
 
-    game = pyspiel.load_game("oh_hell", {"players": 5})
-    rng = np.random.default_rng(seed)
-    decisions = 0
-    start = CLOCK()
-    while CLOCK() - start < seconds:
-        state = game.new_initial_state()
-        while not state.is_terminal():
-            if state.is_chance_node():
-                outcomes = state.chance_outcomes()
-                state.apply_action(outcomes[rng.integers(len(outcomes))][0])
-                continue
-            state.information_state_tensor()
-            legal = state.legal_actions()
-            state.apply_action(legal[rng.integers(len(legal))])
-            decisions += 1
-    return decisions / (CLOCK() - start)
+    return openspiel_random_play(pyspiel.load_game("oh_hell", {"players": 5}), seconds, "information_state", seed=seed)
 
 
 def speed(seconds: float, repeats: int) -> None:

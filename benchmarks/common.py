@@ -52,3 +52,40 @@ def random_play(env: Any, seconds: float, *, seed: int = 0) -> PlayRate:
         games += 1
     elapsed = CLOCK() - start
     return PlayRate(steps / elapsed, steps / (elapsed - in_reset), games, steps)
+
+
+def openspiel_random_play(game: Any, seconds: float, tensor: str, *, seed: int = 0) -> float:
+    """Decisions per CPU-second of uniformly random play of an OpenSpiel ``game`` for about ``seconds``.
+
+    Chance outcomes are drawn uniformly by index (deals); at every decision the state builds its ``tensor``
+    (``"observation"`` or ``"information_state"``), as an agent's input would be, before the legal actions.
+    """
+    observe = f"{tensor}_tensor"
+    rng = np.random.default_rng(seed)
+    decisions = 0
+    start = CLOCK()
+    while CLOCK() - start < seconds:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+                continue
+            getattr(state, observe)()
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.integers(len(legal))])
+            decisions += 1
+    return decisions / (CLOCK() - start)
+
+
+def timed(fn: Any, add: Any) -> Any:
+    """``fn`` wrapped to pass the CPU seconds of each call to ``add`` (for timers around library functions)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        start = CLOCK()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            add(CLOCK() - start)
+
+    return call

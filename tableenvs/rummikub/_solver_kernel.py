@@ -116,6 +116,7 @@ def sweep(
     edge_child,
     edge_tile,
     edge_extra,
+    edge_points,
     edge_mark,
     hash_bits,
     resume_layer,
@@ -131,7 +132,8 @@ def sweep(
     The caller owns the buffers: entries (``keys``, ``slot_of`` and, without ``record_edges``, ``score``,
     ``parent``, ``choice``, all of one length; with ``record_edges`` the last three are not touched: the
     backward walk needs only the edges), ``layer_start`` (67), edges (``edge_parent``, ``edge_child``,
-    ``edge_tile``, ``edge_extra``, of one length; unused without ``record_edges``) and ``edge_mark`` (66:
+    ``edge_tile``, ``edge_extra``, ``edge_points``: the points the edge places, number x (tiles + jokers), of one
+    length; unused without ``record_edges``) and ``edge_mark`` (66:
     the edge count when each layer began);
     the hash table holds ``2 ** hash_bits`` slots. When a buffer is full the sweep stops and returns its
     status and the layer it was building; the caller grows that buffer (keeping the contents) and calls
@@ -261,6 +263,7 @@ def sweep(
                                 edge_child[n_edges] = idx
                                 edge_tile[n_edges] = t
                                 edge_extra[n_edges] = used - low
+                                edge_points[n_edges] = number * (used + run_jokers)
                                 n_edges += 1
             else:
                 cleared = key & ~((3 << 24) | (31 << 26) | (2147483647 << 31))
@@ -306,6 +309,7 @@ def sweep(
                         edge_child[n_edges] = idx
                         edge_tile[n_edges] = -1
                         edge_extra[n_edges] = 0
+                        edge_points[n_edges] = number * group_jokers
                         n_edges += 1
         for idx in range(end, n_entries):
             slots[slot_of[idx]] = -1
@@ -361,7 +365,6 @@ def sweep(
 
 def backward(
     delta,
-    lo,
     lo_jokers,
     value_cap,
     n_entries,
@@ -372,7 +375,7 @@ def backward(
     edge_child,
     edge_tile,
     edge_extra,
-    edge_mark,
+    edge_points,
 ):
     """The ``playable`` mask of a recorded sweep, and whether a play of exactly the lower bounds is accepted.
 
@@ -383,7 +386,8 @@ def backward(
     cell's type), so the recorded edges answer it: an edge is *allowed* when its use above ``lo`` is at
     least ``delta`` of its type. A final state is accepted when it used at least ``lo_jokers`` jokers.
 
-    Points are additive along a path (an edge places ``number * (tiles + jokers)`` points), so instead of
+    Points are additive along a path (an edge places ``number * (tiles + jokers)`` points, ``edge_points``;
+    edges are stored layer by layer, so one pass over them in order is a pass over the layers), so instead of
     carrying them in the state the walk keeps, per entry, the most points of an allowed path from the root
     (``best_from_root``, forward over the edges; -1: unreachable) and to an accepted final state
     (``best_to_end``, backward; -1: none), both capped at ``value_cap``. An allowed edge lies on an accepted
@@ -394,7 +398,8 @@ def backward(
     exactly ``lo_jokers`` jokers gives the most points of a play of exactly ``lo + delta``: it is accepted
     (the test of ``is_valid_play``) iff the root gets ``value_cap`` or more. Memory: three int16 per entry.
 
-    Returns ``(mask, exact)``.
+    Returns ``(mask, exact, best_from_root, best_to_end)``; the last two (``best_from_root`` has one entry when
+    no forward pass was needed: every recorded entry is then reachable) are what ``prune`` keeps edges by.
     """
     restricted = False
     for t in range(52):
@@ -405,24 +410,18 @@ def backward(
     if forward:
         best_from_root[:] = -1
         best_from_root[0] = 0
-        for layer in range(65):
-            number = layer // 5 + 1
-            stop = edge_mark[layer + 1] if layer < 64 else n_edges
-            for k in range(edge_mark[layer], stop):
-                p = edge_parent[k]
-                got = best_from_root[p]
-                if got < 0:
-                    continue
-                tile = edge_tile[k]
-                c = edge_child[k]
-                placed = ((keys[c] >> 24) & 3) - ((keys[p] >> 24) & 3)  # jokers placed here
-                if tile >= 0:
-                    if edge_extra[k] < delta[tile]:
-                        continue
-                    placed += lo[tile] + edge_extra[k]
-                got = min(value_cap, got + number * placed)
-                if got > best_from_root[c]:
-                    best_from_root[c] = got
+        for k in range(n_edges):
+            p = edge_parent[k]
+            got = best_from_root[p]
+            if got < 0:
+                continue
+            tile = edge_tile[k]
+            c = edge_child[k]
+            if tile >= 0 and edge_extra[k] < delta[tile]:
+                continue
+            got = min(value_cap, got + edge_points[k])
+            if got > best_from_root[c]:
+                best_from_root[c] = got
     best_to_end = np.full(n_entries, -1, np.int16)
     exact_to_end = np.full(n_entries, -1, np.int16)
     mask = np.zeros(53, np.bool_)
@@ -436,38 +435,159 @@ def backward(
                 mask[52] = True
         else:
             exact_to_end[idx] = 0
-    for layer in range(64, -1, -1):
-        number = layer // 5 + 1
+    for k in range(n_edges - 1, -1, -1):
+        c = edge_child[k]
+        to_end = best_to_end[c]
+        if to_end < 0:
+            continue
+        tile = edge_tile[k]
+        above = 0
+        p = edge_parent[k]
+        if tile >= 0:
+            above = edge_extra[k] - delta[tile]
+            if above < 0:
+                continue  # uses fewer tiles than the lower bound asked
+        from_root = best_from_root[p if forward else 0]
+        if from_root < 0:
+            continue  # not reachable along allowed edges
+        points = edge_points[k]
+        through = min(value_cap, points + to_end)
+        if through > best_to_end[p]:
+            best_to_end[p] = through
+        if above > 0:
+            if from_root + through >= value_cap:
+                mask[tile] = True
+        elif exact_to_end[c] >= 0:
+            exact = min(value_cap, points + exact_to_end[c])
+            if exact > exact_to_end[p]:
+                exact_to_end[p] = exact
+    return mask, exact_to_end[0] >= value_cap, best_from_root, best_to_end
+
+
+def prune(
+    delta,
+    value_cap,
+    n_entries,
+    layer_start,
+    keys,
+    n_edges,
+    edge_parent,
+    edge_child,
+    edge_tile,
+    edge_extra,
+    edge_mark,
+    edge_points,
+    best_from_root,
+    best_to_end,
+):
+    """A copy of a recorded sweep keeping only the edges on an accepted path of the question ``backward`` answered.
+
+    ``best_from_root`` and ``best_to_end`` are ``backward``'s for ``delta`` and ``value_cap``. An edge is kept
+    when it is allowed (uses at least ``lo + delta`` of its type), its parent is reachable and
+    ``best_from_root[parent] + points + best_to_end[child] >= value_cap``: it lies on an accepted play worth
+    ``value_cap``. Every later question of the turn asks for a larger ``delta`` (and as many jokers or more),
+    which only removes edges and accepted final states, so its accepted paths are among the kept ones and the
+    pruned copy answers it exactly as the whole sweep would. Entries are renumbered in order (the root stays
+    0, layers stay contiguous); ``edge_extra`` keeps its meaning (above the recorded ``lo``).
+
+    Returns ``(n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra,
+    edge_mark, edge_points)`` of the copy, arrays exactly sized.
+    """
+    forward = best_from_root.shape[0] == n_entries and n_entries > 1
+    keep = np.zeros(n_edges, np.bool_)
+    used = np.zeros(n_entries, np.bool_)
+    used[0] = True
+    kept_edges = 0
+    for k in range(n_edges):
+        c = edge_child[k]
+        to_end = best_to_end[c]
+        if to_end < 0:
+            continue
+        p = edge_parent[k]
+        from_root = best_from_root[p] if forward else 0
+        if from_root < 0:
+            continue
+        tile = edge_tile[k]
+        if tile >= 0 and edge_extra[k] < delta[tile]:
+            continue
+        if from_root + min(value_cap, edge_points[k] + to_end) < value_cap:
+            continue
+        keep[k] = True
+        used[p] = True
+        used[c] = True
+        kept_edges += 1
+    renumber = np.full(n_entries, -1, np.int32)
+    new_start = np.zeros(67, np.int64)
+    kept_entries = 0
+    layer = 0
+    for idx in range(n_entries):
+        while layer < 66 and layer_start[layer + 1] <= idx:
+            layer += 1
+            new_start[layer] = kept_entries
+        if used[idx]:
+            renumber[idx] = kept_entries
+            kept_entries += 1
+    while layer < 66:
+        layer += 1
+        new_start[layer] = kept_entries
+    new_keys = np.empty(kept_entries, np.int64)
+    for idx in range(n_entries):
+        if used[idx]:
+            new_keys[renumber[idx]] = keys[idx]
+    new_parent = np.empty(kept_edges, np.int32)
+    new_child = np.empty(kept_edges, np.int32)
+    new_tile = np.empty(kept_edges, np.int8)
+    new_extra = np.empty(kept_edges, np.int8)
+    new_points = np.empty(kept_edges, np.int8)
+    new_mark = np.zeros(66, np.int64)
+    w = 0
+    for layer in range(65):
+        new_mark[layer] = w
         stop = edge_mark[layer + 1] if layer < 64 else n_edges
-        for k in range(stop - 1, edge_mark[layer] - 1, -1):
-            c = edge_child[k]
-            to_end = best_to_end[c]
-            if to_end < 0:
-                continue
-            tile = edge_tile[k]
-            above = 0
-            p = edge_parent[k]
-            placed = ((keys[c] >> 24) & 3) - ((keys[p] >> 24) & 3)
-            if tile >= 0:
-                above = edge_extra[k] - delta[tile]
-                if above < 0:
-                    continue  # uses fewer tiles than the lower bound asked
-                placed += lo[tile] + edge_extra[k]
-            from_root = best_from_root[p if forward else 0]
-            if from_root < 0:
-                continue  # not reachable along allowed edges
-            points = number * placed
-            through = min(value_cap, points + to_end)
-            if through > best_to_end[p]:
-                best_to_end[p] = through
-            if above > 0:
-                if from_root + through >= value_cap:
-                    mask[tile] = True
-            elif exact_to_end[c] >= 0:
-                exact = min(value_cap, points + exact_to_end[c])
-                if exact > exact_to_end[p]:
-                    exact_to_end[p] = exact
-    return mask, exact_to_end[0] >= value_cap
+        for k in range(edge_mark[layer], stop):
+            if keep[k]:
+                new_parent[w] = renumber[edge_parent[k]]
+                new_child[w] = renumber[edge_child[k]]
+                new_tile[w] = edge_tile[k]
+                new_extra[w] = edge_extra[k]
+                new_points[w] = edge_points[k]
+                w += 1
+    return (
+        kept_entries,
+        new_start,
+        new_keys,
+        kept_edges,
+        new_parent,
+        new_child,
+        new_tile,
+        new_extra,
+        new_mark,
+        new_points,
+    )
+
+
+def best_path(keys, score, parent, choice, layer_start, lo_jokers, value_cap):
+    """The best accepted final state of a scored sweep and the choices along its parent chain.
+
+    A final state is accepted when it used at least ``lo_jokers`` jokers and reached ``value_cap`` points; the
+    best has the highest score, the first in sweep order among equals. Returns ``(final, choices)``:
+    ``final`` is -1 when no final state is accepted (``choices`` is then all 0), else ``choices[layer]`` is
+    the choice code of each of the 65 layers (see ``sweep``).
+    """
+    final = -1
+    best = 0
+    for idx in range(layer_start[65], layer_start[66]):
+        key = keys[idx]
+        if ((key >> 24) & 3) >= lo_jokers and (key >> 31) >= value_cap and (final < 0 or score[idx] > best):
+            final = idx
+            best = score[idx]
+    choices = np.zeros(65, np.int64)
+    idx = final
+    if final >= 0:
+        for layer in range(64, -1, -1):
+            choices[layer] = choice[idx]
+            idx = parent[idx]
+    return final, choices
 
 
 _COMPILED = None
@@ -515,7 +635,8 @@ def _cached_jit(function, numba, directory: str | None):
 
 
 def kernels():
-    """``(sweep, backward)`` compiled with numba (once per process), cached on disk where one can be written.
+    """``(sweep, backward, prune, best_path)`` compiled with numba (once per process), cached on disk where one
+    can be written.
 
     Cache location, first that applies: ``NUMBA_CACHE_DIR`` if set (numba's own rule); the user cache
     directory (``cache_dir()``); numba's fallbacks (a writable ``__pycache__`` next to this file, then
@@ -529,7 +650,7 @@ def kernels():
         directory = cache_dir()
         compiled = []
         cached = True
-        for function in (sweep, backward):
+        for function in (sweep, backward, prune, best_path):
             jitted = _cached_jit(function, numba, directory) if cached else None
             if jitted is None:
                 cached = False
@@ -544,5 +665,5 @@ def kernels():
                 RuntimeWarning,
                 stacklevel=3,
             )
-        _COMPILED = (compiled[0], compiled[1])
+        _COMPILED = tuple(compiled)
     return _COMPILED

@@ -92,27 +92,37 @@ def _grow(array: np.ndarray, size: int) -> np.ndarray:
     return bigger
 
 
-def _sweep(lo, hi, base, weight, value_cap, record_edges):
+def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = None):
     """Run the compiled sweep; when a buffer fills, grow it and resume at the layer being built.
 
     Returns ``(n_entries, layer_start, keys, score, parent, choice,
-    n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark)``. With ``record_edges`` the
+    n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, edge_points)``. With ``record_edges`` the
     sweep keeps no scores, parents or choices (``score``, ``parent``, ``choice`` are then placeholders):
     ``backward`` reads only the keys and the edges.
+
+    ``spare`` (recorded sweeps only): a dict holding the entry and edge buffers of an earlier sweep whose result
+    is no longer read; they are used again (no new allocation, no growth already paid), and the buffers of this
+    sweep are left in it for the next one.
     """
-    sweep, _ = kernel.kernels()
+    sweep = kernel.kernels()[0]
     entries, edges, hash_bits = _START_SIZES[record_edges]
-    keys = np.empty(entries, np.int64)
-    slot_of = np.empty(entries, np.int32)
+    if spare:
+        keys, slot_of = spare["keys"], spare["slot_of"]
+        edge_parent, edge_child, edge_tile, edge_extra, edge_points = spare["edges"]
+    else:
+        keys = np.empty(entries, np.int64)
+        slot_of = np.empty(entries, np.int32)
+        edge_parent = np.empty(edges, np.int32)
+        edge_child = np.empty(edges, np.int32)
+        edge_tile = np.empty(edges, np.int8)
+        edge_extra = np.empty(edges, np.int8)
+        edge_points = np.empty(edges, np.int8)
+    entries, edges = len(keys), len(edge_parent)
     per_entry = 1 if record_edges else entries
     score = np.empty(per_entry, np.int64)
     parent = np.empty(per_entry, np.int32)
     choice = np.empty(per_entry, np.int32)
     layer_start = np.zeros(67, np.int64)
-    edge_parent = np.empty(edges, np.int32)
-    edge_child = np.empty(edges, np.int32)
-    edge_tile = np.empty(edges, np.int8)
-    edge_extra = np.empty(edges, np.int8)
     edge_mark = np.zeros(66, np.int64)
     layer = 0
     while True:
@@ -138,6 +148,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges):
             edge_child,
             edge_tile,
             edge_extra,
+            edge_points,
             edge_mark,
             hash_bits,
             layer,
@@ -151,11 +162,13 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges):
                 score, parent, choice = (_grow(a, entries) for a in (score, parent, choice))
         elif status == kernel.OUT_OF_EDGES:
             edges *= 4
-            edge_parent, edge_child, edge_tile, edge_extra = (
-                _grow(a, edges) for a in (edge_parent, edge_child, edge_tile, edge_extra)
+            edge_parent, edge_child, edge_tile, edge_extra, edge_points = (
+                _grow(a, edges) for a in (edge_parent, edge_child, edge_tile, edge_extra, edge_points)
             )
         else:
             hash_bits += 2
+    if spare is not None:
+        spare.update(keys=keys, slot_of=slot_of, edges=(edge_parent, edge_child, edge_tile, edge_extra, edge_points))
     return (
         n_entries,
         layer_start,
@@ -169,18 +182,15 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges):
         edge_tile,
         edge_extra,
         edge_mark,
+        edge_points,
     )
 
 
-def _best_final(result, lo, value_cap):
-    """Index of the best accepted final state, or -1."""
-    _, layer_start, keys, score, *_ = result
-    final = np.arange(layer_start[65], layer_start[66])
-    final_keys = keys[final]
-    accepted = final[(((final_keys >> 24) & 3) >= lo[JOKER]) & ((final_keys >> 31) >= value_cap)]
-    if accepted.size == 0:
-        return -1
-    return int(accepted[np.argmax(score[accepted])])
+def _best_path(result, lo_jokers, value_cap) -> tuple[int, list[int], int]:
+    """Best accepted final state of a scored sweep (-1 if none), the choices along its path, its jokers used."""
+    _, layer_start, keys, score, parent, choice, *_ = result
+    final, choices = kernel.kernels()[3](keys, score, parent, choice, layer_start, lo_jokers, value_cap)
+    return final, choices.tolist(), int((keys[final] >> 24) & 3) if final >= 0 else 0
 
 
 def _melds_from_choices(choices: list[int]) -> list[Meld]:
@@ -188,49 +198,48 @@ def _melds_from_choices(choices: list[int]) -> list[Meld]:
 
     Replays the sweep's run rule per colour: open runs shorter than 3 take the number's run pieces
     first, then runs of length >= 3; runs left without a piece close; leftover pieces start runs.
+    A run is kept as two lists, its tiles and the types they stand for; real tiles come before jokers.
     """
     melds: list[Meld] = []
-    open_runs: list[list[list[tuple[int, int]]]] = [[], [], [], []]
+    open_runs: tuple[list[tuple[list[int], list[int]]], ...] = ([], [], [], [])
     for number0 in range(NUMBERS):
-        group_counts = [0, 0, 0, 0]
+        layer = number0 * 5
+        group_counts = None
         for colour in range(4):
-            code = choices[number0 * 5 + colour]
+            code = choices[layer + colour]
             runs = open_runs[colour]
             if not code and not runs:
                 continue
-            to_groups, run_jokers = (code >> 2) & 3, code & 3
-            group_counts[colour] = to_groups
+            to_groups = (code >> 2) & 3
+            if to_groups:
+                group_counts = group_counts or [0, 0, 0, 0]
+                group_counts[colour] = to_groups
             t = colour * NUMBERS + number0
-            pieces = [(t, t)] * ((code >> 4) - to_groups) + [(JOKER, t)] * run_jokers
+            real = (code >> 4) - to_groups
+            pieces = real + (code & 3)
             if len(runs) > 1:
-                runs.sort(key=len)  # shortest first: runs shorter than 3 must be extended
-            for run in runs[len(pieces) :]:
-                melds.append(Meld("run", tuple(p[0] for p in run), tuple(p[1] for p in run)))
-            kept = runs[: len(pieces)]
-            for k, piece in enumerate(pieces):
-                if k < len(kept):
-                    kept[k].append(piece)
+                runs.sort(key=_run_length)  # shortest first: runs shorter than 3 must be extended
+            for tiles, stands in runs[pieces:]:
+                melds.append(Meld("run", tuple(tiles), tuple(stands)))
+            del runs[pieces:]
+            for k in range(pieces):
+                tile = t if k < real else JOKER
+                if k < len(runs):
+                    runs[k][0].append(tile)
+                    runs[k][1].append(t)
                 else:
-                    kept.append([piece])
-            open_runs[colour] = kept
-        group_jokers = choices[number0 * 5 + 4]
-        if group_jokers or any(group_counts):
-            for colours, jokers in split_groups(tuple(group_counts), group_jokers):
+                    runs.append(([tile], [t]))
+        group_jokers = choices[layer + 4]
+        if group_jokers or group_counts:
+            for colours, jokers in split_groups(tuple(group_counts or (0, 0, 0, 0)), group_jokers):
                 melds.append(group_meld(number0 + 1, colours, jokers))
     for runs in open_runs:
-        melds.extend(Meld("run", tuple(p[0] for p in run), tuple(p[1] for p in run)) for run in runs)
+        melds.extend(Meld("run", tuple(tiles), tuple(stands)) for tiles, stands in runs)
     return melds
 
 
-def _path(result, final: int) -> tuple[list[int], int]:
-    """Choices along the parent chain to ``final`` and the jokers used there."""
-    _, _, keys, _, parent, choice, *_ = result
-    choices = [0] * 65
-    idx = final
-    for layer in range(64, -1, -1):
-        choices[layer] = int(choice[idx])
-        idx = parent[idx]
-    return choices, int((keys[final] >> 24) & 3)
+def _run_length(run: tuple[list[int], list[int]]) -> int:
+    return len(run[0])
 
 
 def _played_from_choices(choices: list[int], jokers_used: int, base: np.ndarray) -> np.ndarray:
@@ -247,10 +256,8 @@ def _arrangement(table_bytes: bytes) -> tuple[int, ...] | None:
     """Sweep choices of one partition of the table (given as int64 bytes), or ``None`` if it has none."""
     table = np.frombuffer(table_bytes, dtype=np.int64)
     result = _sweep(table, table, table, _NO_WEIGHT, 0, False)
-    final = _best_final(result, table, 0)
-    if final < 0:
-        return None
-    return tuple(_path(result, final)[0])
+    final, choices, _ = _best_path(result, int(table[JOKER]), 0)
+    return None if final < 0 else tuple(choices)
 
 
 def _valid_table(table: np.ndarray) -> tuple[int, ...]:
@@ -302,10 +309,9 @@ def solve(
     else:
         base, lo, hi, value_cap = table, table + forced, table + rack, 0
     result = _sweep(lo, hi, base, weight, value_cap, False)
-    final = _best_final(result, lo, value_cap)
+    final, choices, jokers_used = _best_path(result, int(lo[JOKER]), value_cap)
     if final < 0:
         return None
-    choices, jokers_used = _path(result, final)
     played = _played_from_choices(choices, jokers_used, base)
     if not played.any():
         return None
@@ -343,14 +349,14 @@ def _playable_and_exact(table, rack, staged, opening: bool, min_initial: int) ->
 _ZERO_DELTA = np.zeros(TILE_TYPES, dtype=np.int64)
 
 
-def _recorded_sweep(table, rack, staged, opening, min_initial):
+def _recorded_sweep(table, rack, staged, opening, min_initial, spare: dict | None = None):
     """The sweep ``_answer`` reads: recorded edges, points left out of the states (``backward`` adds them)."""
     if opening:
         # more than the rack can reach is as unreachable as its bound + 1 (keeps the walk's int16 points small)
         base, lo, hi, value_cap = _NO_WEIGHT, staged, rack, min(min_initial, _points_bound(rack) + 1)
     else:
         base, lo, hi, value_cap = table, table + staged, table + rack, 0
-    return lo, value_cap, _sweep(lo, hi, base, _NO_WEIGHT, 0, True)
+    return lo, value_cap, _sweep(lo, hi, base, _NO_WEIGHT, 0, True, spare)
 
 
 def _points_bound(rack: np.ndarray) -> int:
@@ -363,12 +369,18 @@ _NUMBER_OF = np.array([t % NUMBERS + 1 for t in range(JOKER)] + [0], dtype=np.in
 
 def _answer(recorded, delta) -> tuple[np.ndarray, bool]:
     """Mask and exact-play flag of a recorded sweep, asked for its staged tiles plus ``delta``."""
+    return _walk(recorded, delta)[:2]
+
+
+def _walk(recorded, delta):
+    """``backward`` on a recorded sweep: ``(mask, exact, best_from_root, best_to_end)``."""
     lo, value_cap, result = recorded
-    n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark = result
-    _, backward = kernel.kernels()
-    mask, exact = backward(
+    n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, _, edge_points = (
+        result
+    )
+    backward = kernel.kernels()[1]
+    mask, exact, best_from_root, best_to_end = backward(
         delta,
-        lo,
         lo[JOKER] + delta[JOKER],
         value_cap,
         n_entries,
@@ -379,9 +391,23 @@ def _answer(recorded, delta) -> tuple[np.ndarray, bool]:
         edge_child,
         edge_tile,
         edge_extra,
-        edge_mark,
+        edge_points,
     )
-    return mask, bool(exact)
+    return mask, bool(exact), best_from_root, best_to_end
+
+
+# A recorded sweep with fewer edges is not pruned within a turn: walking it whole costs about as much as the copy.
+_PRUNE_EDGES = 16384
+
+
+def _pruned(recorded, delta, best_from_root, best_to_end):
+    """The recorded sweep keeping only the edges on accepted plays of ``delta`` (``kernel.prune``)."""
+    lo, value_cap, result = recorded
+    prune = kernel.kernels()[2]
+    n_entries, layer_start, keys, _, _, _, n_edges, *edges = result  # parent, child, tile, extra, mark, points
+    kept = prune(delta, value_cap, n_entries, layer_start, keys, n_edges, *edges, best_from_root, best_to_end)
+    n_entries, layer_start, keys, n_edges, *edges = kept
+    return lo, value_cap, (n_entries, layer_start, keys, None, None, None, n_edges, *edges)
 
 
 class TurnSweep:
@@ -390,14 +416,18 @@ class TurnSweep:
     Within a turn only the staged tiles grow. A larger lower bound only removes transitions from the
     sweep, so the sweep recorded for the turn's first staged set answers every later superset exactly
     (``backward`` with ``delta`` = staged now - staged then): one forward sweep per turn instead of one
-    per staged tile. A different table, rack, opening flag or ``min_initial``, or a staged set that is
-    not a superset, records a new sweep.
+    per staged tile. After each question that stages more (a big sweep only), the recorded sweep is pruned to
+    the edges on the plays still accepted (``kernel.prune``): later questions only accept fewer, so they walk
+    only the kept edges. A different table, rack, opening flag or ``min_initial``, or a staged set that is not a
+    superset, records a new sweep, in the buffers of the previous one (grown buffers are kept: no allocation
+    and no growth again; they stay as big as the biggest sweep this engine has recorded).
     """
 
     def __init__(self) -> None:
         self._position: tuple | None = None
         self._staged = _ZERO_DELTA
         self._recorded = None
+        self._spare: dict = {}  # the recorded sweep's buffers, used again by the next sweep
 
     def __reduce__(self):
         return (TurnSweep, ())  # copies and pickles start empty: the recorded sweep is only a cache (MBs)
@@ -405,10 +435,14 @@ class TurnSweep:
     def legal(self, table, rack, staged, opening: bool, min_initial: int) -> tuple[np.ndarray, bool]:
         position = (table.tobytes(), rack.tobytes(), opening, min_initial)
         if position == self._position and bool((staged >= self._staged).all()):
-            return _answer(self._recorded, staged - self._staged)
-        self._recorded = None  # free the old buffers before the new sweep
+            delta = staged - self._staged
+            mask, exact, best_from_root, best_to_end = _walk(self._recorded, delta)
+            if self._recorded[2][6] >= _PRUNE_EDGES and delta.any():
+                self._recorded = _pruned(self._recorded, delta, best_from_root, best_to_end)
+            return mask, exact
+        self._recorded = None  # its buffers are in ``self._spare``, overwritten by the new sweep
         self._staged = staged.copy()  # the caller stages into its own array later: keep this one apart
-        self._recorded = _recorded_sweep(table, rack, self._staged, opening, min_initial)
+        self._recorded = _recorded_sweep(table, rack, self._staged, opening, min_initial, self._spare)
         self._position = position
         return _answer(self._recorded, _ZERO_DELTA)
 
@@ -430,4 +464,4 @@ def is_valid_play(table, rack, played, *, opening: bool = False, min_initial: in
     else:
         after, value_cap = table + played, 0
     result = _sweep(after, after, after, _NO_WEIGHT, value_cap, False)
-    return _best_final(result, after, value_cap) >= 0
+    return _best_path(result, int(after[JOKER]), value_cap)[0] >= 0
