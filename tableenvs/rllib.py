@@ -24,6 +24,7 @@ Needs ``ray[rllib]`` and torch, best in a virtual environment of its own since R
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -213,27 +214,21 @@ def train(
     *,
     out: str | Path,
     timesteps: int = 50_000,
-    options: Mapping[str, Any] | None = None,
-    policies: str = "shared",
-    learners: Sequence[int] | None = None,
-    opponents: Any = "random",
-    env_runners: int = 1,
-    hidden: Sequence[int] = DEFAULT_HIDDEN,
-    train_batch_size: int = 2000,
-    seed: int = 0,
     ray_address: str | None = None,
     final_games: int = 0,
     progress: Callable[[str], None] | None = print,
+    **settings: Any,
 ) -> dict[str, Any]:
     """Train PPO with RLlib until ``timesteps`` env steps are sampled; export the policies; return the record.
 
-    ``env_runners`` sampling workers (0: sample in this process); ``train_batch_size`` env steps per iteration;
-    ``ray_address`` goes to ``ray.init`` when Ray is not initialised yet (None: ``RAY_ADDRESS`` or a local Ray;
-    ``"auto"`` or ``"ray://HEAD:10001"`` a cluster). ``learners`` are the seats RLlib plays (default all), the
-    others play ``opponents`` inside the env (a built-in name or a saved ``.zip``/``.pt``, e.g. an earlier
-    export: self-play against a frozen copy). ``progress`` gets one line per iteration (None: quiet): env steps
-    so far, games finished, and each learner's mean return per game as RLlib reports it (over its last 100 games,
-    ``metrics_num_episodes_for_smoothing``).
+    ``settings`` are :func:`ppo_config`'s keyword arguments: ``options`` (game options), ``policies``,
+    ``learners`` (the seats RLlib plays, default all; the others play ``opponents`` inside the env: a built-in
+    name or a saved ``.zip``/``.pt``, e.g. an earlier export, self-play against a frozen copy), ``env_runners``
+    (sampling workers; 0: sample in this process), ``hidden``, ``train_batch_size`` (env steps per iteration),
+    ``minibatch_size``, ``num_epochs``, ``lr``, ``seed``. ``ray_address`` goes to ``ray.init`` when Ray is not
+    initialised yet (None: ``RAY_ADDRESS`` or a local Ray; ``"auto"`` or ``"ray://HEAD:10001"`` a cluster).
+    ``progress`` gets one line per iteration (None: quiet): env steps so far, games finished, and each learner's
+    mean return per game as RLlib reports it (over its last 100 games, ``metrics_num_episodes_for_smoothing``).
     ``final_games`` > 0 then plays the (first) exported policy against random play with
     :func:`tableenvs.evaluation.evaluate` and adds the table to the record. Writes under ``out``: one ``.pt``
     per module (``policy.pt`` when shared, else ``player_k.pt``) and ``results.json``, whose ``config`` lets
@@ -242,25 +237,18 @@ def train(
     out = check_output_dir(out, "out")
     if isinstance(timesteps, bool) or not isinstance(timesteps, int) or timesteps < 1:
         raise ValueError(f"timesteps must be an integer >= 1, got {timesteps!r}")
-    options = dict(options or {})
-    config = ppo_config(
-        env,
-        options=options,
-        policies=policies,
-        learners=learners,
-        opponents=opponents,
-        env_runners=env_runners,
-        hidden=hidden,
-        train_batch_size=train_batch_size,
-        seed=seed,
-    )
+    bound = inspect.signature(ppo_config).bind(env, **settings)  # a TypeError names an unknown setting
+    bound.apply_defaults()
+    settings = {name: value for name, value in bound.arguments.items() if name != "env"}
+    options = settings["options"] = dict(settings["options"] or {})
+    config = ppo_config(env, **settings)
     options.setdefault("num_players", make_raw(env, **options).num_players)
     if not ray.is_initialized():
         ray.init(address=ray_address, include_dashboard=False, log_to_driver=False)
     say = progress or (lambda line: None)
     say(
-        f"RLlib PPO on {env}, {options['num_players']} players, {policies} policies, {env_runners} env runner(s), "
-        f"budget {timesteps} env steps, seed {seed}"
+        f"RLlib PPO on {env}, {options['num_players']} players, {settings['policies']} policies, "
+        f"{settings['env_runners']} env runner(s), budget {timesteps} env steps, seed {settings['seed']}"
     )
     start = time.process_time(), time.perf_counter()
     algo = config.build_algo()
@@ -286,23 +274,19 @@ def train(
                 f"game over the last <=100 {shown or 'n/a (no game finished yet)'}, {row['seconds']:.0f} s"
             )
         out.mkdir(parents=True, exist_ok=True)
-        files = _export(algo, out, env, options, hidden)
+        files = _export(algo, out, env, options, settings["hidden"])
     finally:
         algo.stop()
     seconds = time.perf_counter() - start[1]
     record = {
         "config": {
             "env": env,
-            "options": options,
             "backend": "rllib",
-            "policies": policies,
-            "learners": None if learners is None else list(learners),
-            "opponents": opponents if isinstance(opponents, str) else repr(opponents),
-            "env_runners": env_runners,
             "timesteps": timesteps,
-            "train_batch_size": train_batch_size,
-            "hidden": [int(size) for size in hidden],
-            "seed": seed,
+            **settings,
+            "learners": None if settings["learners"] is None else list(settings["learners"]),
+            "opponents": str(settings["opponents"]),  # a name or path; other specs by their text
+            "hidden": [int(size) for size in settings["hidden"]],
         },
         "ray_version": ray.__version__,
         "env_steps": steps,
@@ -321,10 +305,10 @@ def train(
         from tableenvs.evaluation import evaluate
 
         first = next(iter(files.values()))
-        table = evaluate(env, [str(first), "random"], final_games, options=options, seed=seed).format_table()
-        record["final_table"] = table
+        result = evaluate(env, [str(first), "random"], final_games, options=options, seed=settings["seed"])
+        record["final_table"] = result.format_table()
         (out / "results.json").write_text(json.dumps(record, indent=2))
-        say(table)
+        say(record["final_table"])
     return record
 
 

@@ -11,7 +11,8 @@ module) and for evaluation (:func:`tableenvs.policies.make_policy` plays a ``.pt
   version, game name, game options, hidden sizes, observation size, action count, the network's ``state_dict``),
   read back with ``torch.load(weights_only=True)`` (no pickled code runs on load).
 * :class:`TorchPolicy` — a loaded file as a tableenvs :class:`~tableenvs.policies.Policy`: the most likely legal
-  action, or a sample from the masked distribution drawn with the caller's ``rng``.
+  action, or a sample from the masked distribution drawn with the caller's ``rng`` (:class:`MaskedLogitsPolicy`,
+  shared with :class:`tableenvs.sb3_policy.SB3Policy`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,43 @@ FORMAT = "tableenvs-torch-policy"
 VERSION = 1
 #: Hidden layer sizes of the network when none are given.
 DEFAULT_HIDDEN = (128, 128)
+
+
+def set_torch_threads(torch_threads: int | None) -> None:
+    """torch's intra-op threads for this process (a policy's ``torch_threads``); None leaves torch's setting."""
+    if torch_threads is None:
+        return
+    if isinstance(torch_threads, bool) or not isinstance(torch_threads, int) or torch_threads < 1:
+        raise ValueError(f"torch_threads must be None or an integer >= 1, got {torch_threads!r}")
+    import torch
+
+    torch.set_num_threads(torch_threads)
+
+
+class MaskedLogitsPolicy:
+    """What the network policies share: a subclass gives ``_logits(observation)`` (float64, one per action id) and
+    sets ``deterministic``; :meth:`act` picks the most likely legal action, or samples the distribution restricted
+    to the legal ones with the caller's ``rng`` (so games stay reproducible; torch's generator is never used)."""
+
+    deterministic: bool
+
+    def _logits(self, observation: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """The distribution over actions, restricted to the legal ones and renormalised."""
+        legal = np.asarray(action_mask).astype(bool)
+        if not legal.any():
+            raise ValueError(f"{type(self).__name__}: the action mask has no legal action")
+        logits = np.where(legal, self._logits(observation), -np.inf)
+        probabilities = np.exp(logits - logits[legal].max())
+        return probabilities / probabilities.sum()
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
+        probabilities = self.action_probabilities(observation, action_mask)
+        if self.deterministic:
+            return int(np.argmax(probabilities))
+        return int(rng.choice(probabilities.size, p=probabilities))
 
 
 def _mlp(sizes: Sequence[int]) -> Any:
@@ -102,7 +140,7 @@ def load_policy(path: str | Path) -> tuple[Any, dict[str, Any]]:
     return network, {key: value for key, value in record.items() if key != "state_dict"}
 
 
-class TorchPolicy:
+class TorchPolicy(MaskedLogitsPolicy):
     """A policy file (or a network from :func:`build_network`) as a tableenvs policy.
 
     ``env`` (optional, a tableenvs env) is checked against the file: the same game and the same observation and
@@ -113,10 +151,7 @@ class TorchPolicy:
     def __init__(self, policy: Any, env: Any = None, *, deterministic: bool = True, torch_threads: int | None = 1):
         import torch
 
-        if torch_threads is not None:
-            if isinstance(torch_threads, bool) or not isinstance(torch_threads, int) or torch_threads < 1:
-                raise ValueError(f"torch_threads must be None or an integer >= 1, got {torch_threads!r}")
-            torch.set_num_threads(torch_threads)
+        set_torch_threads(torch_threads)
         self._torch = torch
         if isinstance(policy, (str, Path)):
             self.name = Path(policy).name
@@ -140,20 +175,7 @@ class TorchPolicy:
                 f"with {raw.num_players} players has {env_sizes[0]} and {env_sizes[1]}: another player count?"
             )
 
-    def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
-        """The network's distribution over actions, restricted to the legal ones."""
-        torch = self._torch
-        legal = np.asarray(action_mask) > 0
-        if not legal.any():
-            raise ValueError("TorchPolicy: the action mask has no legal action")
-        with torch.no_grad():
-            logits = self.network.pi(torch.as_tensor(np.asarray(observation, dtype=np.float32)[None]))[0]
-        logits = np.where(legal, logits.numpy().astype(np.float64), -np.inf)
-        probabilities = np.exp(logits - logits[legal].max())
-        return probabilities / probabilities.sum()
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
-        probabilities = self.action_probabilities(observation, action_mask)
-        if self.deterministic:
-            return int(np.argmax(probabilities))
-        return int(rng.choice(probabilities.size, p=probabilities))
+    def _logits(self, observation: np.ndarray) -> np.ndarray:
+        with self._torch.no_grad():
+            logits = self.network.pi(self._torch.as_tensor(np.asarray(observation, dtype=np.float32)[None]))[0]
+        return logits.numpy().astype(np.float64)
