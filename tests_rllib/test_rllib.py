@@ -126,11 +126,12 @@ def test_a_short_cli_run_writes_a_policy_that_tableenvs_eval_plays(tmp_path):
 
 
 def test_per_seat_policies_export_one_file_each(tmp_path):
+    """Also --ray-address: "local" makes ray.init start a new local instance (a real cluster is not run here)."""
     out = tmp_path / "per_seat"
     _run(
         sys.executable,
         *("train", "llama_party_v0", "--backend", "rllib", "--players", "2", "--timesteps", "500", "--per-seat"),
-        *("--env-runners", "0", "--final-games", "0", "--no-progress", "--out", str(out)),
+        *("--env-runners", "0", "--ray-address", "local", "--final-games", "0", "--no-progress", "--out", str(out)),
         cwd=tmp_path,
     )
     assert json.loads((out / "results.json").read_text())["policies"] == {
