@@ -270,8 +270,8 @@ def train(
             iterations.append(row)
             shown = ", ".join(f"{agent} {value:.2f}" for agent, value in row["mean_return"].items())
             say(
-                f"iteration {row['iteration']}: {steps}/{timesteps} env steps, {row['games']} games, mean return per "
-                f"game over the last <=100 {shown or 'n/a (no game finished yet)'}, {row['seconds']:.0f} s"
+                f"iteration {row['iteration']}: {steps}/{timesteps} env steps, {row['games']} games, "
+                f"{row['seconds']:.0f} s; mean return per game (last <=100 games): {shown or 'none finished yet'}"
             )
         out.mkdir(parents=True, exist_ok=True)
         files = _export(algo, out, env, options, settings["hidden"])

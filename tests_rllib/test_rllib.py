@@ -71,6 +71,22 @@ def test_learners_and_opponents_only_the_learning_seats_are_shown():
         assert steps > 0 and set(totals) == {"player_1"}
 
 
+def test_an_exported_policy_file_plays_the_other_seats_self_play_against_a_frozen_copy(tmp_path):
+    from tableenvs.torch_policy import build_network, save_policy
+
+    raw = tableenvs.make_raw("pilipili_v0", num_players=3)
+    network = build_network(raw.observation_space("player_0")["observation"].shape[0], raw.action_space("player_0").n)
+    frozen = save_policy(
+        network, tmp_path / "policy.pt", env="pilipili_v0", options={"num_players": 3}, hidden=[128, 128]
+    )
+    env = TableMultiAgentEnv(
+        {"env": "pilipili_v0", "options": {"num_players": 3}, "learners": [0], "opponents": str(frozen), "seed": 0}
+    )
+    assert env.possible_agents == ["player_0"]
+    totals, steps = _play_through(env, 4, np.random.default_rng(4))
+    assert steps > 0 and set(totals) == {"player_0"}
+
+
 def test_bad_configs_are_refused_with_what_is_allowed():
     with pytest.raises(ValueError, match="needs 'env'"):
         TableMultiAgentEnv({"options": {}})
