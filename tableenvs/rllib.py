@@ -99,8 +99,9 @@ class TableMultiAgentEnv(MultiAgentEnv):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self.agents = list(self.possible_agents)
-        rewards = dict.fromkeys(self.possible_agents, 0.0)
-        self._play_opponents(rewards)
+        # Rewards of opponents' moves before the first learner's turn are not passed on: none of these games scores
+        # anything before every seat has acted.
+        self._play_opponents(dict.fromkeys(self.possible_agents, 0.0))
         return {self.raw.agent_selection: self._observe(self.raw.agent_selection)}, {}
 
     def step(self, action_dict: Mapping[str, Any]):
