@@ -40,6 +40,7 @@ import statistics
 import time
 
 import numpy as np
+from common import parallel_headroom
 
 import tableenvs
 from tableenvs.evaluation import evaluate, game_seeds, seating_plan
@@ -48,29 +49,6 @@ from tableenvs.policies import make_policy
 POLICIES = ["heuristic", "random"]
 NUM_PLAYERS = 4
 DEFAULT_GAMES = {"pilipili_v0": 1000, "llama_party_v0": 300, "rummikub_v0": 60}
-
-
-def burn(n: int) -> int:
-    total = 0
-    for i in range(n):
-        total += i * i
-    return total
-
-
-def parallel_headroom(n: int = 10_000_000) -> float:
-    """Throughput of two busy-loop processes relative to one, right now: about 2 on two idle cores, about 1 when
-    other jobs already use both cores. No workers setting can beat this figure."""
-    import multiprocessing
-
-    start = time.perf_counter()
-    burn(n)
-    one = time.perf_counter() - start
-    context = multiprocessing.get_context("fork" if platform.system() == "Linux" else "spawn")
-    with context.Pool(2) as pool:
-        start = time.perf_counter()
-        pool.map(burn, [n, n])
-        two = time.perf_counter() - start
-    return 2 * one / two
 
 
 def cpu_seconds() -> float:

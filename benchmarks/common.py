@@ -1,4 +1,5 @@
-"""Shared by the benchmark scripts: the random-play loop every AEC env (ours and the peers') is timed with.
+"""Shared by the benchmark scripts: the random-play loop every AEC env (ours and the peers') is timed with, and the
+parallel headroom of the machine (how much a second process could gain right now).
 
 Where you are: ``benchmarks/``; the scripts run as ``python benchmarks/<script>.py`` and import this module
 as ``common``. Intervals come from :mod:`tableenvs.ratings` (Wilson, mean ± 1.96 s.e.).
@@ -6,6 +7,7 @@ as ``common``. Intervals come from :mod:`tableenvs.ratings` (Wilson, mean ± 1.9
 
 from __future__ import annotations
 
+import platform
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -89,3 +91,27 @@ def timed(fn: Any, add: Any) -> Any:
             add(CLOCK() - start)
 
     return call
+
+
+def burn(n: int) -> int:
+    """A busy loop of ``n`` steps (:func:`parallel_headroom`'s work)."""
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+def parallel_headroom(n: int = 10_000_000) -> float:
+    """Throughput of two busy-loop processes relative to one, right now: about 2 on two idle cores, about 1 when
+    other jobs already use both cores. No workers setting can beat this figure."""
+    import multiprocessing
+
+    start = time.perf_counter()
+    burn(n)
+    one = time.perf_counter() - start
+    context = multiprocessing.get_context("fork" if platform.system() == "Linux" else "spawn")
+    with context.Pool(2) as pool:
+        start = time.perf_counter()
+        pool.map(burn, [n, n])
+        two = time.perf_counter() - start
+    return 2 * one / two

@@ -15,7 +15,8 @@ Where you are: the console script. Sub-commands:
   MaskablePPO (or PPO, A2C, DQN) on one seat against the given opponents (needs the ``train`` extra): a progress
   bar, a printed line per periodic evaluation, checkpoints (periodic and on Ctrl-C/SIGTERM), the saved model, a
   learning-curve PNG and a final table against random and heuristic play; ``tableenvs train --resume DIR``
-  continues a run (see :mod:`tableenvs.train`).
+  continues a run (see :mod:`tableenvs.train`); ``--backend rllib`` trains with Ray RLlib instead, every seat
+  learning, and writes a torch-only ``policy.pt`` that ``eval`` plays (see :mod:`tableenvs.rllib`).
 * ``tableenvs eval ENV --policies random,heuristic,model.zip [--players N] [--games N] [--out DIR] ...`` — a
   tournament between policies, balanced seatings and duplicate deals: a progress bar, a printed table, results
   as JSON and CSV and a ratings PNG under ``--out`` (see :mod:`tableenvs.evaluation` and ``docs/evaluation.md``);
@@ -271,6 +272,21 @@ def _add_train_parser(commands) -> None:
     train.add_argument("--resume", metavar="DIR", default=None, help="continue the run saved in DIR to its budget")
     train.add_argument("--tensorboard", metavar="DIR", default=None, help="log training and evaluation to TensorBoard")
     train.add_argument(
+        "--backend",
+        choices=("sb3", "rllib"),
+        default="sb3",
+        help="sb3 (default: one seat, the flags above) or rllib: Ray RLlib's PPO with every seat learning (needs "
+        "ray[rllib], see docs/training.md#rllib; takes --timesteps, --players, --option, --seed, --out, "
+        "--final-games, --no-progress and the three flags below)",
+    )
+    train.add_argument("--env-runners", type=int, default=1, help="with --backend rllib: sampling workers (default 1)")
+    train.add_argument(
+        "--ray-address", default=None, help="with --backend rllib: cluster address for ray.init (default: a local Ray)"
+    )
+    train.add_argument(
+        "--per-seat", action="store_true", help="with --backend rllib: one policy per seat instead of one shared"
+    )
+    train.add_argument(
         "--log-formats",
         default="",
         help="comma-separated SB3 logger formats written to OUT/logs: stdout, csv, json, log, tensorboard",
@@ -316,7 +332,17 @@ def _missing_module(modules: tuple[str, ...]) -> str | None:
     return None
 
 
+#: The train flags ``--backend rllib`` reads; any other given is refused.
+_RLLIB_FLAGS = ("env", "timesteps", "players", "option", "seed", "out", "final_games", "no_progress", "backend")
+_RLLIB_ONLY = ("env_runners", "ray_address", "per_seat")
+
+
 def _train(args: argparse.Namespace) -> int:
+    if args.backend == "rllib":
+        return _train_rllib(args)
+    given = _flags_given(args, _RLLIB_ONLY)
+    if given:
+        raise ValueError(f"{', '.join(given)} only go with --backend rllib")
     missing = _missing_module(TRAIN_MODULES)
     if missing is not None:
         raise ValueError(
@@ -385,6 +411,43 @@ def _train(args: argparse.Namespace) -> int:
     return _train_exit_code(train(config))
 
 
+def _flags_given(args: argparse.Namespace, flags) -> list[str]:
+    """The train flags among ``flags`` whose value differs from the default, as ``--flag-name``."""
+    return ["--" + name.replace("_", "-") for name in flags if getattr(args, name) != _TRAIN_DEFAULTS[name]]
+
+
+def _train_rllib(args: argparse.Namespace) -> int:
+    """``tableenvs train --backend rllib``: :func:`tableenvs.rllib.train` with every seat learning."""
+    given = _flags_given(args, [name for name in _TRAIN_DEFAULTS if name not in _RLLIB_FLAGS + _RLLIB_ONLY])
+    if given:
+        raise ValueError(f"--backend rllib does not take {', '.join(given)} (see tableenvs train --help)")
+    if args.env is None:
+        raise ValueError("train needs an environment name")
+    if args.env_runners < 0:
+        raise ValueError(f"--env-runners must be an integer >= 0, got {args.env_runners}")
+    check_output_dir(args.out, "--out")
+    options = dict(_parse_option(text) for text in args.option)
+    if args.players is not None:
+        options["num_players"] = args.players
+    try:
+        from tableenvs.rllib import train as train_rllib
+    except ImportError as error:
+        raise ValueError(str(error)) from None
+    train_rllib(
+        args.env,
+        out=args.out,
+        timesteps=args.timesteps,
+        options=options,
+        policies="per_seat" if args.per_seat else "shared",
+        env_runners=args.env_runners,
+        seed=args.seed,
+        ray_address=args.ray_address,
+        final_games=args.final_games,
+        progress=None if args.no_progress else print,
+    )
+    return 0
+
+
 def _train_exit_code(result) -> int:
     """0 when training ran to its budget; 130 after Ctrl-C, 143 after SIGTERM (the checkpoint line was printed)."""
     if result.interrupted is None:
@@ -406,8 +469,8 @@ def _add_eval_parser(commands) -> None:
     evaluate.add_argument(
         "--policies",
         required=True,
-        help="comma-separated policies: random, heuristic or saved SB3 model paths (.zip); the same one may be "
-        "listed twice",
+        help="comma-separated policies: random, heuristic, saved SB3 model paths (.zip) or torch policy files (.pt, "
+        "from train --backend rllib); the same one may be listed twice",
     )
     evaluate.add_argument(
         "--players",

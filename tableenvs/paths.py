@@ -45,9 +45,13 @@ def check_output_dir(path: str | os.PathLike, name: str = "--out") -> Path:
     return path
 
 
+#: File name endings of saved models: a Stable-Baselines3 ``.zip``, a torch-only policy ``.pt`` (RLlib's export).
+MODEL_SUFFIXES = (".zip", ".pt")
+
+
 def is_model_path(spec: Any) -> bool:
     """Whether a policy spec names a saved model file (as :func:`tableenvs.policies.make_policy` reads it)."""
-    return isinstance(spec, os.PathLike) or (isinstance(spec, str) and spec.endswith(".zip"))
+    return isinstance(spec, os.PathLike) or (isinstance(spec, str) and spec.endswith(MODEL_SUFFIXES))
 
 
 def check_model_files(specs: Iterable[Any], name: str) -> None:

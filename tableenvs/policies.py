@@ -8,7 +8,8 @@ the env's hidden state, so heuristics cannot cheat.
 * :class:`RandomPolicy` — uniform over the legal actions.
 * :class:`CallablePolicy` — a plain function ``fn(observation, action_mask, rng) -> int`` as a policy.
 * :func:`make_policy` — a policy for a given env from a name (``"random"``, ``"heuristic"``), a saved
-  Stable-Baselines3 model (a ``.zip`` path or a loaded model, see :mod:`tableenvs.sb3_policy`), a callable,
+  Stable-Baselines3 model (a ``.zip`` path or a loaded model, see :mod:`tableenvs.sb3_policy`), a torch policy
+  file (``.pt``, see :mod:`tableenvs.torch_policy`), a callable,
   or a :class:`Policy` object (returned as is).
 * :func:`play_game` — one whole game on a raw env with one policy per seat (evaluation, training, benchmarks).
 """
@@ -23,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from tableenvs.aec import TableEnv, check_action
+from tableenvs.paths import is_model_path
 from tableenvs.registry import spec as game_spec
 
 
@@ -78,6 +80,8 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Po
     * a path to a saved Stable-Baselines3 model (``str`` ending in ``.zip`` or a ``pathlib.Path``), or a loaded
       model: an :class:`tableenvs.sb3_policy.SB3Policy` with masked prediction, ``deterministic`` (argmax over the
       legal actions) or sampled; needs the ``train`` extra;
+    * a path to a torch policy file (``str`` ending in ``.pt``, as ``tableenvs train --backend rllib`` writes):
+      a :class:`tableenvs.torch_policy.TorchPolicy`, masked in the same way; needs only torch;
     * an object with ``act(observation, action_mask, rng)`` (returned as is);
     * a callable ``fn(observation, action_mask, rng) -> int``.
     """
@@ -97,13 +101,17 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Po
                 raise ValueError(f"{game.name} has no heuristic policy; use 'random'")
             module, cls = game.heuristic.split(":")
             return getattr(importlib.import_module(module), cls)(raw)
-        if isinstance(spec, Path) or text.endswith(".zip"):
+        if text.endswith(".pt"):
+            from tableenvs.torch_policy import TorchPolicy
+
+            return TorchPolicy(text, env=raw, deterministic=deterministic)
+        if is_model_path(spec):
             from tableenvs.sb3_policy import SB3Policy
 
             return SB3Policy(text, env=raw, deterministic=deterministic)
         raise ValueError(
             f"unknown policy {text!r}; built-in policies: {', '.join(BUILTIN_POLICIES)}; "
-            "or give the path of a saved SB3 model (.zip)"
+            "or give the path of a saved SB3 model (.zip) or of a torch policy file (.pt)"
         )
     if isinstance(spec, Policy):
         return spec

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from tableenvs.torch_policy import MaskedLogitsPolicy, set_torch_threads
+
 #: Algorithms a saved model may come from, by name (classes are imported on demand).
 ALGORITHMS = ("MaskablePPO", "PPO", "A2C", "DQN")
 
@@ -58,7 +60,7 @@ def _detect_algorithm(path: Path) -> str:
     return "PPO" if "clip_range" in data else "A2C"
 
 
-class SB3Policy:
+class SB3Policy(MaskedLogitsPolicy):
     """Masked prediction from a Stable-Baselines3 actor-critic model.
 
     ``model`` is a ``.zip`` path or a loaded model. ``env`` (optional, a tableenvs env) is used to check that the
@@ -80,10 +82,7 @@ class SB3Policy:
     ):
         import torch
 
-        if torch_threads is not None:
-            if isinstance(torch_threads, bool) or not isinstance(torch_threads, int) or torch_threads < 1:
-                raise ValueError(f"torch_threads must be None or an integer >= 1, got {torch_threads!r}")
-            torch.set_num_threads(torch_threads)
+        set_torch_threads(torch_threads)
         self._torch = torch
         if isinstance(model, (str, Path)):
             self.name = Path(model).name
@@ -107,26 +106,12 @@ class SB3Policy:
                     f"game's observation changed (see the observation layout in its docs page)?"
                 )
 
-    def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
-        """The policy's distribution over actions, restricted to the legal ones and renormalised."""
-        legal = np.asarray(action_mask).astype(bool)
-        if not legal.any():
-            raise ValueError("SB3Policy: the action mask has no legal action")
+    def _logits(self, observation: np.ndarray) -> np.ndarray:
+        """The policy's action logits (DQN: its Q-values) for one observation."""
         torch = self._torch
         policy = self.model.policy
         with torch.no_grad():
             obs_tensor, _ = policy.obs_to_tensor(np.asarray(observation, dtype=np.float32))
             if hasattr(policy, "q_net"):  # DQN: the Q-values play the logits (argmax; softmax when sampling)
-                logits = policy.q_net(obs_tensor)[0].cpu().numpy().astype(np.float64)
-            else:
-                logits = policy.get_distribution(obs_tensor).distribution.logits[0].cpu().numpy().astype(np.float64)
-        logits = np.where(legal, logits, -np.inf)
-        logits -= logits[legal].max()
-        probabilities = np.exp(logits)
-        return probabilities / probabilities.sum()
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
-        probabilities = self.action_probabilities(observation, action_mask)
-        if self.deterministic:
-            return int(np.argmax(probabilities))
-        return int(rng.choice(probabilities.size, p=probabilities))
+                return policy.q_net(obs_tensor)[0].cpu().numpy().astype(np.float64)
+            return policy.get_distribution(obs_tensor).distribution.logits[0].cpu().numpy().astype(np.float64)

@@ -1,8 +1,9 @@
 """Entrants' names and the training records saved beside models.
 
 Where you are: the evaluation package's knowledge of what ``tableenvs train`` writes. A ``.zip`` does not name its
-game; ``tableenvs train`` writes ``results.json`` (``config.env``, ``config.options``) beside ``model.zip``, and
-when it is there it says which game and player count the model was trained for.
+game; ``tableenvs train`` writes ``results.json`` (``config.env``, ``config.options``) beside ``model.zip`` (and
+``--backend rllib`` beside ``policy.pt``), and when it is there it says which game and player count the model
+was trained for.
 """
 
 from __future__ import annotations
@@ -13,15 +14,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tableenvs.paths import is_model_path
+
 
 def label(spec: Any) -> str:
-    """A short name: ``random``; ``runs/quick/model.zip`` -> ``quick`` (its run folder); ``ckpt.zip`` -> ``ckpt``."""
+    """A short name: ``random``; ``runs/quick/model.zip`` (or ``runs/quick/policy.pt``) -> ``quick`` (its run
+    folder); ``ckpt.zip`` -> ``ckpt``."""
     if isinstance(spec, (str, Path)):
         text = str(spec)
-        if not (isinstance(spec, Path) or text.endswith(".zip")):
+        if not is_model_path(spec):
             return text
         path = Path(text)
-        if path.name == "model.zip" and path.resolve().parent.name:
+        if path.name in ("model.zip", "policy.pt") and path.resolve().parent.name:
             return path.resolve().parent.name
         return path.stem
     return str(getattr(spec, "name", None) or getattr(spec, "__name__", None) or type(spec).__name__)
@@ -38,8 +42,8 @@ def labels(specs: Sequence[Any]) -> list[str]:
 
 
 def training_config(spec: Any) -> tuple[Path, dict[str, Any]] | None:
-    """``(path of results.json, its "config")`` for a ``.zip`` spec with a readable training record beside it."""
-    if not isinstance(spec, (str, Path)) or not str(spec).endswith(".zip"):
+    """``(path of results.json, its "config")`` for a model path with a readable training record beside it."""
+    if not is_model_path(spec):
         return None
     record = Path(spec).with_name("results.json")
     try:

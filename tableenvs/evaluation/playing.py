@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from tableenvs.paths import is_model_path
 from tableenvs.policies import make_policy, play_game
 from tableenvs.registry import make_raw
 
@@ -162,7 +163,7 @@ def _setup_key(batch: Batch) -> Any:
     for spec in batch.specs:
         if not isinstance(spec, (str, Path)):
             return None
-        if isinstance(spec, Path) or str(spec).endswith(".zip"):
+        if is_model_path(spec):
             try:
                 stat = Path(spec).stat()
             except OSError:
