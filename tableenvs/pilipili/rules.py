@@ -176,6 +176,8 @@ class PiliPiliGame:
         self.extras = [0] * n
         self.designations = [-1] * n
         self.staged: list[list[int]] = [[] for _ in range(n)]
+        # Cards each seat chose to hand over this round (passing, swaps), in order: what it knows is elsewhere.
+        self.given: list[list[int]] = [[] for _ in range(n)]
         self.position_cards: list[list[int]] = [[] for _ in range(n)]
         self.position_used: list[list[bool]] = [[] for _ in range(n)]
         self.revealed = False
@@ -364,6 +366,7 @@ class PiliPiliGame:
                     hand.remove(c)
             for s in range(n):
                 self.hands[(s + d) % n].extend(self.staged[s])
+                self.given[s].extend(self.staged[s])
                 self.staged[s] = []
             if self.log is not None:
                 self.log.append(f"everyone passes {self.pass_count()} card(s) {'left' if d == 1 else 'right'}")
@@ -381,6 +384,8 @@ class PiliPiliGame:
             self.hands[b].remove(cb)
             self.hands[a].append(cb)
             self.hands[b].append(ca)
+            self.given[a].append(ca)
+            self.given[b].append(cb)
             self.staged[a] = []
             self.staged[b] = []
             if self.log is not None:
@@ -618,6 +623,8 @@ class PiliPiliGame:
                 raise state.StateError(f"{where}.{key} must have {n} items")
         for key in ("hands", "staged", "position_cards"):
             setattr(game, key, state.int_lists(state.field(record, key, where), f"{where}.{key}", 0, NUM_CARDS - 1, n))
+        # ``given`` came with sample_world (records saved before it have none: nothing known to be given)
+        game.given = state.int_lists(record.get("given", [[]] * n), f"{where}.given", 0, NUM_CARDS - 1, n)
         game.position_used = [
             state.bool_list(used, f"{where}.position_used[{s}]")
             for s, used in enumerate(state.as_list(state.field(record, "position_used", where), "position_used", n))
@@ -669,7 +676,7 @@ _FLAT_LISTS = (
     *("chilis", "winners", "last_round_change", "bids", "tricks_won", "extras", "designations", "stock", "trick"),
     *("played_cards", "round_tricks", "round_history", "_mission_pile"),
 )
-_NESTED_LISTS = ("hands", "staged", "position_cards", "position_used")
+_NESTED_LISTS = ("hands", "staged", "given", "position_cards", "position_used")
 
 
 def _plays(value: object, where: str) -> list[tuple[int, int, int]]:
