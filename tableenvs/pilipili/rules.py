@@ -176,7 +176,7 @@ class PiliPiliGame:
         self.extras = [0] * n
         self.designations = [-1] * n
         self.staged: list[list[int]] = [[] for _ in range(n)]
-        # Cards each seat chose to hand over this round (passing, swaps), in order: what it knows is elsewhere.
+        # Cards each seat handed over this round (passing, whole-hand passing, swaps), in order.
         self.given: list[list[int]] = [[] for _ in range(n)]
         self.position_cards: list[list[int]] = [[] for _ in range(n)]
         self.position_used: list[list[bool]] = [[] for _ in range(n)]
@@ -340,6 +340,8 @@ class PiliPiliGame:
             return
         if m.pass_all:
             n, d = self.n, m.pass_direction
+            for s in range(n):
+                self.given[s].extend(self.hands[s])
             self.hands = [self.hands[(s - d) % n] for s in range(n)]
             if self.log is not None:
                 self.log.append(f"everyone passes the whole hand {'left' if d == 1 else 'right'}")
