@@ -619,7 +619,8 @@ class PiliPiliGame:
         game.phase = Phase(state.as_int(state.field(record, "phase", where), f"{where}.phase", 0, GAME_OVER))
         for key in _FLAT_LISTS:
             if key not in ("_mission_pile", "trick", "round_tricks", "round_history"):
-                setattr(game, key, state.int_list(state.field(record, key, where), f"{where}.{key}", -1))
+                low = None if key == "last_round_change" else -1  # exact-bid discards make it negative
+                setattr(game, key, state.int_list(state.field(record, key, where), f"{where}.{key}", low))
         for key in ("bids", "tricks_won", "extras", "designations", "chilis", "last_round_change"):
             if len(getattr(game, key)) != n:
                 raise state.StateError(f"{where}.{key} must have {n} items")
