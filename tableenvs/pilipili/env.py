@@ -44,6 +44,7 @@ from tableenvs.decks import DeckError
 from tableenvs.pilipili.encoder import NUM_ACTIONS, Encoder
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission, load_missions, standard_missions
 from tableenvs.pilipili.rules import NUM_CARDS, Phase, PiliPiliGame, card_name, mission_record
+from tableenvs.pilipili.worlds import resample_hidden
 from tableenvs.validation import check_bool, check_choice, check_int, check_int_list
 
 REWARDS = ("penalty", "win")
@@ -208,6 +209,11 @@ class PiliPiliEnv(TableEnv):
         encoder.__dict__.update(self.encoder.__dict__)
         encoder._previous_of = None  # the previous-round cache starts empty (tables and mission vectors shared)
         encoder._previous_blocks = [None] * self.num_players
+
+    def _resample_hidden(self, world: TableEnv, seat: int, rng: np.random.Generator) -> None:
+        # What is relabelled and how far from uniform that is: tableenvs/pilipili/worlds.py.
+        world.game.rng = world._rng
+        resample_hidden(world.game, seat, rng)
 
     def _state_options(self) -> dict[str, Any]:
         if self.missions is None:
