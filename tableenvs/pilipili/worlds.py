@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tableenvs.pilipili.rules import BID, DECLARE, LOOK, MAX_WILD_VALUE, PLAY, WILD, PiliPiliGame
+from tableenvs.pilipili.rules import BID, DECLARE, LOOK, MAX_WILD_VALUE, NUM_CARDS, PLAY, WILD, PiliPiliGame
 
 _TRIES = 20
 _CHAIN_STEPS = 30
@@ -49,7 +49,7 @@ def resample_hidden(game: PiliPiliGame, seat: int, rng: np.random.Generator) -> 
         game.position_used[declarer][game.position_cards[declarer].index(WILD)] = False
         game.phase = PLAY
     if game._mission_pile:
-        game._mission_pile = [game._mission_pile[i] for i in rng.permutation(len(game._mission_pile))]
+        game._mission_pile = [game._mission_pile[i] for i in rng.permutation(len(game._mission_pile)).tolist()]
     unseen = _unseen_hidden_cards(game, seat)
     if len(unseen) < 2:
         return
@@ -129,9 +129,12 @@ def _plays_were_extremes(game: PiliPiliGame, seat: int, mapping: dict[int, int])
 
 def _apply(game: PiliPiliGame, mapping: dict[int, int], rng: np.random.Generator) -> None:
     """Relabel every card of the current round by ``mapping`` (cards not in it stay)."""
+    table = list(range(NUM_CARDS))
+    for card, new in mapping.items():
+        table[card] = new
 
     def relabel(cards: list[int]) -> list[int]:
-        return [mapping.get(card, card) for card in cards]
+        return [table[card] for card in cards]
 
     game.hands = [relabel(hand) for hand in game.hands]
     game.staged = [relabel(picks) for picks in game.staged]
@@ -139,7 +142,7 @@ def _apply(game: PiliPiliGame, mapping: dict[int, int], rng: np.random.Generator
     game.stock = relabel(game.stock)
     trick = []
     for s, card, value in game.trick:
-        new = mapping.get(card, card)
+        new = table[card]
         if new != card:
             value = int(rng.integers(MAX_WILD_VALUE + 1)) if new == WILD else new
         trick.append((s, new, value))
