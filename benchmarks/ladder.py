@@ -26,7 +26,7 @@ from tableenvs.policies import make_policy
 
 #: Two search budgets per game, sized so that a decision takes at most about 100 ms of CPU (docs/agents.md).
 BUDGETS = {
-    "pilipili_v0": ("search:sims=30", "search:sims=100"),
+    "pilipili_v0": ("search:sims=20", "search:sims=60"),
     "llama_party_v0": ("search:sims=50:rollout=random", "search:sims=200:rollout=random"),
     "rummikub_v0": ("search:sims=8:rollout=random:depth=30", "search:sims=24:rollout=random:depth=30"),
 }
