@@ -95,7 +95,7 @@ def _option(text: str, key: str, value: str) -> Any:
             return value
         number = int(value) if key in ("sims", "depth") else float(value)
     except ValueError:
-        kind = "'heuristic' or 'random'" if key == "rollout" else ("an integer" if key in ("sims", "depth") else "a number")
+        kind = {"rollout": "'heuristic' or 'random'", "sims": "an integer", "depth": "an integer"}.get(key, "a number")
         raise ValueError(f"search policy {text!r}: {key} must be {kind}, got {value!r}") from None
     if not (number > 0 and math.isfinite(number)):
         raise ValueError(f"search policy {text!r}: {key} must be positive, got {value!r}")

@@ -1,4 +1,5 @@
-"""``sample_world(agent, rng)`` in Pili Pili (every information rule) and Llama Party (hypothesis, random games).
+"""``sample_world(agent, rng)`` in Pili Pili and Llama Party (hypothesis, random games; every Pili Pili information
+rule in ``tests/pilipili/test_pilipili_sample_world.py``, which uses the checks here).
 
 The defining property: ``observe(agent)`` of a sampled world (observation and mask) equals ``observe(agent)`` of the
 real game, while what the agent cannot see varies across samples; what it knows is kept exactly (the cards it handed
@@ -16,29 +17,6 @@ from hypothesis import strategies as st
 
 import tableenvs
 from tableenvs.aec import TableEnv
-
-# Pili Pili information rules of the observation property tests (tests/pilipili/test_pilipili_properties.py), plus
-# the rule that makes past plays constrain hidden hands (highest-or-lowest) alone and with face-down tricks.
-PILI_RULES = {
-    "forehead": [{"type": "forehead"}],
-    "blind": [{"type": "blind"}],
-    "timed_look": [{"type": "timed_look"}],
-    "memorise": [{"type": "memorise"}],
-    "simultaneous": [{"type": "simultaneous_play"}],
-    "pass_left": [{"type": "pass_left", "count": 2}],
-    "pass_right": [{"type": "pass_right", "count": 1}],
-    "pass_hand": [{"type": "pass_hand", "direction": "left"}],
-    "swap": [{"type": "swap_after_trick"}],
-    "reveal": [{"type": "reveal_hands"}],
-    "reveal+pass": [{"type": "reveal_hands"}, {"type": "pass_left", "count": 1}],
-    "simultaneous+memorise": [{"type": "simultaneous_play"}, {"type": "memorise"}],
-    "forehead+draw": [{"type": "forehead"}, {"type": "extra_draw", "count": 1}],
-    "designate+swap": [{"type": "designate"}, {"type": "swap_after_trick"}, {"type": "reveal_hands"}],
-    "extremes": [{"type": "highest_or_lowest"}],
-    "extremes+simultaneous": [{"type": "highest_or_lowest"}, {"type": "simultaneous_play"}],
-    "draw+pass": [{"type": "extra_draw", "count": 1}, {"type": "pass_right", "count": 2}],
-    "none": [],
-}
 
 
 def random_point(env: TableEnv, seed: int, steps: int) -> None:
@@ -74,13 +52,13 @@ def check_worlds(env: TableEnv, rng: np.random.Generator, samples: int = 3) -> i
             assert np.array_equal(seen["observation"], truth["observation"]), agent
             assert np.array_equal(seen["action_mask"], truth["action_mask"]), agent
             hidden.add(json.dumps(world.get_state()["rules"]))
-            yield_world_checks(env, world, agent)
+            check_world(env, world, agent)
         varied += len(hidden) > 1
     assert json.dumps(env.get_state()) == before  # the real game is untouched
     return varied
 
 
-def yield_world_checks(env: TableEnv, world: TableEnv, agent: str) -> None:
+def check_world(env: TableEnv, world: TableEnv, agent: str) -> None:
     seat = env.agent_name_mapping[agent]
     TableEnv.from_state(json.loads(json.dumps(world.get_state())))  # a valid record (cards all accounted for)
     if env.metadata["name"] == "pilipili_v0":
@@ -93,29 +71,6 @@ def yield_world_checks(env: TableEnv, world: TableEnv, agent: str) -> None:
         if world.terminations[name] or world.truncations[name]:
             break
         world.step(int(play_rng.choice(world.legal_actions())))
-
-
-@settings(max_examples=120, deadline=None)
-@given(
-    rule=st.sampled_from(sorted(PILI_RULES)),
-    num_players=st.integers(2, 6),
-    hand_size=st.integers(3, 7),
-    seed=st.integers(0, 2**32 - 1),
-    steps=st.integers(0, 60),
-)
-def test_pilipili_sample_world_keeps_the_observation(rule, num_players, hand_size, seed, steps):
-    deck = [{"id": 1, "hand_size": hand_size, "expert": True, "effects": PILI_RULES[rule]}]
-    env = tableenvs.make_raw("pilipili_v0", num_players=num_players, missions=deck, max_rounds=3)
-    random_point(env, seed, steps)
-    check_worlds(env, np.random.default_rng(seed))
-
-
-@settings(max_examples=40, deadline=None)
-@given(num_players=st.integers(2, 8), seed=st.integers(0, 2**32 - 1), steps=st.integers(0, 200))
-def test_pilipili_sample_world_standard_deck(num_players, seed, steps):
-    env = tableenvs.make_raw("pilipili_v0", num_players=num_players, max_rounds=4)
-    random_point(env, seed, steps)
-    check_worlds(env, np.random.default_rng(seed))
 
 
 def test_pilipili_hidden_hands_vary_and_known_hands_do_not():

@@ -29,7 +29,6 @@ def resample_hidden(game: LlamaParty, seat: int, rng: np.random.Generator) -> No
     """Relabel in place (``game`` is the world's own copy) every card of the round ``seat`` has never seen."""
     if game.over:
         return
-    n = game.num_players
     _move_own_goal(game, seat, rng)
     seen = set(game.hands[seat]) | set(game.staged[seat]) | set(game.passed[seat]) | set(game.received[seat])
     seen.update(game.display[: game.step])
@@ -45,7 +44,6 @@ def resample_hidden(game: LlamaParty, seat: int, rng: np.random.Generator) -> No
     game.display = relabel(game.display)
     for key in ("staged", "passed", "received"):
         setattr(game, key, [relabel(cards) if s != seat else cards for s, cards in enumerate(getattr(game, key))])
-    assert len(game.staged) == n
     game.touch()
 
 
@@ -58,10 +56,11 @@ def _move_own_goal(game: LlamaParty, seat: int, rng: np.random.Generator) -> Non
         return  # revealed
     owner = {goal: slot for slot, goal in enumerate(game.goal_of_slot)}
     n = game.num_players
-    allowed = [
-        q
-        for q in range(game.step, len(game.display))
-        if game.round_number == 1 or (owner[game.display[q]] < n and game.totals[owner[game.display[q]]] == game.totals[seat])
-    ]
+
+    def allowed_here(position: int) -> bool:
+        slot = owner[game.display[position]]
+        return game.round_number == 1 or (slot < n and game.totals[slot] == game.totals[seat])
+
+    allowed = [q for q in range(game.step, len(game.display)) if allowed_here(q)]
     target = allowed[int(rng.integers(len(allowed)))]
     game.display[position], game.display[target] = game.display[target], game.display[position]
