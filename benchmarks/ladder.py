@@ -74,7 +74,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--budgets", help="two comma-separated search specs, for every game chosen")
     parser.add_argument("--entrants", help="comma-separated policies instead of random, heuristic and the budgets")
-    parser.add_argument("--timing-games", type=int, default=3)
+    parser.add_argument("--timing-games", type=int, default=3, help="games of the timing pass (0: none)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, help="directory for one JSON file per game")
     args = parser.parse_args()
@@ -82,7 +82,7 @@ def main() -> None:
     for name in args.game or sorted(BUDGETS):
         specs = tuple(args.budgets.split(",")) if args.budgets else BUDGETS[name]
         entrants = args.entrants.split(",") if args.entrants else ["random", "heuristic", *specs]
-        specs = [spec for spec in entrants if spec.startswith("search")]
+        specs = [spec for spec in entrants if spec.startswith("search")] if args.timing_games > 0 else []
         start = CLOCK()
         result = evaluate(
             name,
@@ -98,8 +98,8 @@ def main() -> None:
         print(f"tournament CPU (this process; workers not counted): {cpu:.0f} s")
         print(result.format_table())
         timings = [decision_times(name, spec, args.players, args.timing_games, args.seed) for spec in specs]
-        timings = timings if args.timing_games > 0 else []
-        print("\n| search | decisions timed | mean ms | p90 ms | simulations / CPU s |\n|---|---:|---:|---:|---:|")
+        if timings:
+            print("\n| search | decisions timed | mean ms | p90 ms | simulations / CPU s |\n|---|---:|---:|---:|---:|")
         for row in timings:
             print(
                 f"| `{row['spec']}` | {row['decisions']} | {row['mean_ms']:.1f} | {row['p90_ms']:.1f} | "
