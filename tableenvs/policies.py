@@ -2,7 +2,8 @@
 
 Where you are: shared plumbing used by the CLI, the tournaments and the single-agent wrappers.
 A policy sees exactly what its seat's agent sees (the observation vector and the action mask), never
-the env's hidden state, so heuristics cannot cheat.
+the env's hidden state, so heuristics cannot cheat. The ``"search"`` policy also keeps the env it was made with,
+and reads it only through ``sample_world`` (hidden parts resampled, the agent's observation unchanged).
 
 * :class:`Policy` — the protocol: ``act(observation, action_mask, rng) -> int``.
 * :class:`RandomPolicy` — uniform over the legal actions.
