@@ -601,7 +601,8 @@ class TableEnv(AECEnv):
         """A clone in which everything ``agent`` cannot know is resampled with ``rng`` (uniformly among the worlds
         consistent with what it has observed, as far as the game's page says), and the env's own RNG (future
         shuffles and draws) is replaced by one seeded from ``rng``. ``observe(agent)`` of the result equals
-        ``observe(agent)`` here. For determinised search (PIMC, IS-MCTS). Implemented for: Rummikub."""
+        ``observe(agent)`` here. For determinised search (PIMC, IS-MCTS; :mod:`tableenvs.search`). Each game's
+        page (and its ``worlds.py`` or ``_resample_hidden``) says what is resampled and how far from uniform it is."""
         seat = self._seat_of(agent)
         if not isinstance(rng, np.random.Generator):
             raise TypeError(f"sample_world: rng must be a numpy.random.Generator, got {type(rng).__name__}")

@@ -2,12 +2,14 @@
 
 Where you are: shared plumbing used by the CLI, the tournaments and the single-agent wrappers.
 A policy sees exactly what its seat's agent sees (the observation vector and the action mask), never
-the env's hidden state, so heuristics cannot cheat.
+the env's hidden state, so heuristics cannot cheat. The ``"search"`` policy also keeps the env it was made with,
+and reads it only through ``sample_world`` (hidden parts resampled, the agent's observation unchanged).
 
 * :class:`Policy` — the protocol: ``act(observation, action_mask, rng) -> int``.
 * :class:`RandomPolicy` — uniform over the legal actions.
 * :class:`CallablePolicy` — a plain function ``fn(observation, action_mask, rng) -> int`` as a policy.
-* :func:`make_policy` — a policy for a given env from a name (``"random"``, ``"heuristic"``), a saved
+* :func:`make_policy` — a policy for a given env from a name (``"random"``, ``"heuristic"``, ``"search"`` with
+  options such as ``"search:sims=200"``: :mod:`tableenvs.search`), a saved
   Stable-Baselines3 model (a ``.zip`` path or a loaded model, see :mod:`tableenvs.sb3_policy`), a torch policy
   file (``.pt``, see :mod:`tableenvs.torch_policy`), a callable,
   or a :class:`Policy` object (returned as is).
@@ -67,7 +69,7 @@ class CallablePolicy:
         return check_action(self.fn(observation, action_mask, rng), len(action_mask), f"policy {self.name!r}")
 
 
-BUILTIN_POLICIES = ("random", "heuristic")
+BUILTIN_POLICIES = ("random", "heuristic", "search")
 
 #: What :func:`make_policy` accepts, for type hints: a name, a ``.zip`` path, a Policy, an SB3 model or a callable.
 PolicySpec = Any
@@ -77,6 +79,9 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Po
     """A policy for ``env`` (a raw or wrapped tableenvs env) from ``spec``:
 
     * ``"random"`` or ``"heuristic"`` (the game's built-in heuristic);
+    * ``"search"`` or ``"search:sims=200"``, ``"search:ms=50:rollout=random"``, ...: determinised Monte Carlo search
+      over ``env.sample_world`` (:mod:`tableenvs.search`); it searches from ``env``'s current state, so make it with
+      the env it will play;
     * a path to a saved Stable-Baselines3 model (``str`` ending in ``.zip`` or a ``pathlib.Path``), or a loaded
       model: an :class:`tableenvs.sb3_policy.SB3Policy` with masked prediction, ``deterministic`` (argmax over the
       legal actions) or sampled; needs the ``train`` extra;
@@ -96,11 +101,14 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Po
         if text == "random":
             return RandomPolicy(raw)
         if text == "heuristic":
-            game = game_spec(raw.metadata["name"])
-            if game.heuristic is None:
-                raise ValueError(f"{game.name} has no heuristic policy; use 'random'")
-            module, cls = game.heuristic.split(":")
-            return getattr(importlib.import_module(module), cls)(raw)
+            return _heuristic(raw)
+        if text == "search" or text.startswith("search:"):
+            from tableenvs.search import SearchPolicy, parse_search_spec
+
+            options = parse_search_spec(text)
+            has_heuristic = game_spec(raw.metadata["name"]).heuristic is not None
+            rollout = _heuristic(raw) if options.rollout == "heuristic" and has_heuristic else None
+            return SearchPolicy(raw, options, rollout)
         if text.endswith(".pt"):
             from tableenvs.torch_policy import TorchPolicy
 
@@ -122,9 +130,18 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Po
     if callable(spec):
         return CallablePolicy(spec)
     raise TypeError(
-        f"cannot make a policy from {spec!r} ({type(spec).__name__}); expected 'random', 'heuristic', "
+        f"cannot make a policy from {spec!r} ({type(spec).__name__}); expected 'random', 'heuristic', 'search', "
         "a .zip path, an SB3 model, an object with act(observation, action_mask, rng) or such a callable"
     )
+
+
+def _heuristic(raw: TableEnv) -> Policy:
+    """The game's built-in heuristic policy for ``raw``."""
+    game = game_spec(raw.metadata["name"])
+    if game.heuristic is None:
+        raise ValueError(f"{game.name} has no heuristic policy; use 'random'")
+    module, cls = game.heuristic.split(":")
+    return getattr(importlib.import_module(module), cls)(raw)
 
 
 def play_game(

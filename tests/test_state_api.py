@@ -391,12 +391,10 @@ def test_rummikub_sample_world_keeps_what_the_agent_knows(options):
     assert varied >= 3
 
 
-def test_sample_world_checks_its_arguments_and_is_refused_where_not_implemented():
-    env = played("rummikub_v0", {"num_players": 2}, 0, 3)
-    with pytest.raises(ValueError, match="unknown agent"):
-        env.sample_world("player_7", np.random.default_rng(0))
-    with pytest.raises(TypeError, match="Generator"):
-        env.sample_world("player_0", 3)
-    for name in ("pilipili_v0", "llama_party_v0"):
-        with pytest.raises(NotImplementedError, match="sample_world"):
-            played(name, {}, 0, 3).sample_world("player_0", np.random.default_rng(0))
+def test_sample_world_checks_its_arguments():
+    for name in ("rummikub_v0", "pilipili_v0", "llama_party_v0"):
+        env = played(name, {"num_players": 2}, 0, 3)
+        with pytest.raises(ValueError, match="unknown agent"):
+            env.sample_world("player_7", np.random.default_rng(0))
+        with pytest.raises(TypeError, match="Generator"):
+            env.sample_world("player_0", 3)

@@ -50,6 +50,11 @@ class GoalTable:
         copies = np.where(self.needed, counts // self.need, 99).min(axis=2)
         return self.letter_points @ counts + (self.combo_points * copies).sum(axis=1)
 
+    def points_many(self, counts: np.ndarray) -> np.ndarray:
+        """:meth:`points` of each row of ``counts`` (shape ``(hands, 8)`` -> ``(hands, 32)``), in one pass."""
+        copies = np.where(self.needed, counts[:, None, None, :] // self.need, 99).min(axis=3)
+        return counts @ self.letter_points.T + (self.combo_points * copies).sum(axis=2)
+
 
 class HeuristicPolicy:
     """Greedy expected-score player; see the module docstring."""
@@ -73,19 +78,19 @@ class HeuristicPolicy:
         seen |= observation[LAYOUT.RECEIVED : LAYOUT.RECEIVED + DECK_SIZE] > 0
         seen[hand] = seen[own] = seen[revealed] = seen[staged] = True
         unseen = ~seen
+        # every candidate at once: the hand's letter counts without the candidate, scored under every goal
+        counts = self.table.counts(hand) - np.eye(NUM_LETTERS, dtype=np.int64)[self.table.letters[legal]]
+        points = self.table.points_many(counts)
+        if goal_step:
+            known_points = points[np.arange(len(legal)), legal]
+            unknown = NUM_SLOTS - 1
+        else:
+            known = np.union1d(revealed, own)
+            known_points = points[:, known].sum(axis=1)
+            unknown = NUM_SLOTS - len(known)
+        values = known_points + (unknown * points[:, unseen].mean(axis=1) if unknown and unseen.any() else 0.0)
         best_card, best_value = int(legal[0]), -np.inf
-        for card in legal:
-            keep = hand[hand != card]
-            points = self.table.points(self.table.counts(keep))
-            if goal_step:
-                known = [card]
-                unknown = NUM_SLOTS - 1
-                pool = unseen
-            else:
-                known = np.union1d(revealed, own)
-                unknown = NUM_SLOTS - len(known)
-                pool = unseen
-            value = points[known].sum() + (unknown * points[pool].mean() if unknown and pool.any() else 0.0)
+        for card, value in zip(legal.tolist(), values.tolist(), strict=True):
             if value > best_value + 1e-9:
-                best_card, best_value = int(card), value
+                best_card, best_value = card, value
         return best_card

@@ -47,6 +47,7 @@ from tableenvs.llama_party.encoder import (
 )
 from tableenvs.llama_party.picture import table_svg
 from tableenvs.llama_party.rules import DEAL_SIZE, GOAL_STEP, NUM_ROUNDS, NUM_SLOTS, PASS_COUNTS, LlamaParty
+from tableenvs.llama_party.worlds import resample_hidden
 from tableenvs.validation import check_choice, check_int
 
 REWARDS = ("score", "win")
@@ -176,6 +177,11 @@ class LlamaPartyEnv(TableEnv):
     def _clone_game(self, new: TableEnv) -> None:
         new.game = self.game.copy(new._rng)
         new.encoder = copy.copy(self.encoder)  # __getstate__: the version-keyed table cache starts empty
+
+    def _resample_hidden(self, world: TableEnv, seat: int, rng: np.random.Generator) -> None:
+        # What is relabelled and how far from uniform that is: tableenvs/llama_party/worlds.py.
+        world.game.rng = world._rng
+        resample_hidden(world.game, seat, rng)
 
     def _state_options(self) -> dict[str, Any]:
         deck = None if self.deck == STANDARD_DECK else [card_record(card) for card in self.deck]

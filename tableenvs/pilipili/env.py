@@ -47,6 +47,7 @@ from tableenvs.pilipili.encoder import NUM_ACTIONS, Encoder
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission, load_missions, standard_missions
 from tableenvs.pilipili.picture import table_svg
 from tableenvs.pilipili.rules import NUM_CARDS, Phase, PiliPiliGame, card_name, mission_record
+from tableenvs.pilipili.worlds import resample_hidden
 from tableenvs.validation import check_bool, check_choice, check_int, check_int_list
 
 REWARDS = ("penalty", "win")
@@ -187,6 +188,11 @@ class PiliPiliEnv(TableEnv):
     def _clone_game(self, new: TableEnv) -> None:
         new.game = self.game.copy(new._rng, [])
         new.encoder = self.encoder.copy()
+
+    def _resample_hidden(self, world: TableEnv, seat: int, rng: np.random.Generator) -> None:
+        # What is relabelled and how far from uniform that is: tableenvs/pilipili/worlds.py.
+        world.game.rng = world._rng
+        resample_hidden(world.game, seat, rng)
 
     def _state_options(self) -> dict[str, Any]:
         if self.missions is None:

@@ -173,6 +173,8 @@ class PiliPiliGame:
         self.extras = [0] * n
         self.designations = [-1] * n
         self.staged: list[list[int]] = [[] for _ in range(n)]
+        # Cards each seat handed over this round (passing, whole-hand passing, swaps), in order.
+        self.given: list[list[int]] = [[] for _ in range(n)]
         self.position_cards: list[list[int]] = [[] for _ in range(n)]
         self.position_used: list[list[bool]] = [[] for _ in range(n)]
         self.revealed = False
@@ -335,6 +337,8 @@ class PiliPiliGame:
             return
         if m.pass_all:
             n, d = self.n, m.pass_direction
+            for s in range(n):
+                self.given[s].extend(self.hands[s])
             self.hands = [self.hands[(s - d) % n] for s in range(n)]
             if self.log is not None:
                 self.log.append(f"everyone passes the whole hand {'left' if d == 1 else 'right'}")
@@ -361,6 +365,7 @@ class PiliPiliGame:
                     hand.remove(c)
             for s in range(n):
                 self.hands[(s + d) % n].extend(self.staged[s])
+                self.given[s].extend(self.staged[s])
                 self.staged[s] = []
             if self.log is not None:
                 self.log.append(f"everyone passes {self.pass_count()} card(s) {'left' if d == 1 else 'right'}")
@@ -378,6 +383,8 @@ class PiliPiliGame:
             self.hands[b].remove(cb)
             self.hands[a].append(cb)
             self.hands[b].append(ca)
+            self.given[a].append(ca)
+            self.given[b].append(cb)
             self.staged[a] = []
             self.staged[b] = []
             if self.log is not None:
@@ -609,12 +616,15 @@ class PiliPiliGame:
         game.phase = Phase(state.as_int(state.field(record, "phase", where), f"{where}.phase", 0, GAME_OVER))
         for key in _FLAT_LISTS:
             if key not in ("_mission_pile", "trick", "round_tricks", "round_history"):
-                setattr(game, key, state.int_list(state.field(record, key, where), f"{where}.{key}", -1))
+                low = None if key == "last_round_change" else -1  # exact-bid discards make it negative
+                setattr(game, key, state.int_list(state.field(record, key, where), f"{where}.{key}", low))
         for key in ("bids", "tricks_won", "extras", "designations", "chilis", "last_round_change"):
             if len(getattr(game, key)) != n:
                 raise state.StateError(f"{where}.{key} must have {n} items")
         for key in ("hands", "staged", "position_cards"):
             setattr(game, key, state.int_lists(state.field(record, key, where), f"{where}.{key}", 0, NUM_CARDS - 1, n))
+        # ``given`` came with sample_world (records saved before it have none: nothing known to be given)
+        game.given = state.int_lists(record.get("given", [[]] * n), f"{where}.given", 0, NUM_CARDS - 1, n)
         game.position_used = [
             state.bool_list(used, f"{where}.position_used[{s}]")
             for s, used in enumerate(state.as_list(state.field(record, "position_used", where), "position_used", n))
@@ -666,7 +676,7 @@ _FLAT_LISTS = (
     *("chilis", "winners", "last_round_change", "bids", "tricks_won", "extras", "designations", "stock", "trick"),
     *("played_cards", "round_tricks", "round_history", "_mission_pile"),
 )
-_NESTED_LISTS = ("hands", "staged", "position_cards", "position_used")
+_NESTED_LISTS = ("hands", "staged", "given", "position_cards", "position_used")
 
 
 def _plays(value: object, where: str) -> list[tuple[int, int, int]]:

@@ -1,0 +1,84 @@
+"""Benchmark: what a search simulation costs, per game (``tableenvs/search.py``, docs/benchmarks.md "Search").
+
+For each game (4 players; Rummikub with ``max_turns=200``), ``--positions`` positions are reached by seeded heuristic
+play (every 5th decision of a game until the count is met); at each, in the same run, the CPU time
+(``time.process_time``) of ``env.clone()`` and ``env.sample_world(agent, rng)`` is measured, and of one search
+decision of ``--sims`` simulations with heuristic rollouts and with random rollouts. The table lists microseconds
+per clone / sample_world, the sample_world / clone ratio, and simulations per CPU second for each rollout policy.
+
+Run: ``python benchmarks/bench_search.py [--positions 20 --sims 40]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+
+import numpy as np
+from common import CLOCK
+
+import tableenvs
+from tableenvs.policies import make_policy
+
+GAMES = {"pilipili_v0": {}, "llama_party_v0": {}, "rummikub_v0": {"max_turns": 200}}
+
+
+def positions(name: str, count: int):
+    """Raw envs at ``count`` positions with a choice (>= 2 legal actions), from seeded heuristic play."""
+    found, seed = [], 0
+    while len(found) < count:
+        env = tableenvs.make_raw(name, num_players=4, **GAMES[name])
+        heuristic = make_policy("heuristic", env)
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        step = 0
+        while len(found) < count:
+            agent = env.agent_selection
+            if env.terminations[agent] or env.truncations[agent]:
+                break
+            seen = env.observe(agent)
+            if step % 5 == 0 and seen["action_mask"].sum() > 1:
+                found.append(env.clone())
+            env.step(heuristic.act(seen["observation"], seen["action_mask"], rng))
+            step += 1
+        seed += 1
+    return found
+
+
+def per_call(fn, repeats: int) -> float:
+    start = CLOCK()
+    for _ in range(repeats):
+        fn()
+    return (CLOCK() - start) / repeats
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--positions", type=int, default=20)
+    parser.add_argument("--sims", type=int, default=40)
+    args = parser.parse_args()
+    print(f"# {platform.python_version()} on {platform.machine()}; {args.positions} positions, {args.sims} sims each")
+    print("| game | clone us | sample_world us | ratio | sims/s heuristic rollouts | sims/s random rollouts |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name in GAMES:
+        envs = positions(name, args.positions)
+        rng = np.random.default_rng(0)
+        clone = np.mean([per_call(env.clone, 50) for env in envs])
+        world = np.mean([per_call(lambda e=env, r=rng: e.sample_world(e.agent_selection, r), 50) for env in envs])
+        rates = []
+        for rollout in ("heuristic", "random"):
+            spec = f"search:sims={args.sims}:rollout={rollout}" + (":depth=30" if name == "rummikub_v0" else "")
+            spent = 0.0
+            for env in envs:
+                policy = make_policy(spec, env)
+                seen = env.observe(env.agent_selection)
+                start = CLOCK()
+                policy.act(seen["observation"], seen["action_mask"], rng)
+                spent += CLOCK() - start
+            rates.append(args.sims * len(envs) / spent)
+        costs = f"{clone * 1e6:.0f} | {world * 1e6:.0f} | {world / clone:.1f}"
+        print(f"| {name} | {costs} | {rates[0]:.0f} | {rates[1]:.0f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""The built-in ``"search"`` policy: determinised Monte Carlo search over the state API, for every game.
+
+Where you are: shared plumbing beside :mod:`tableenvs.policies` (which builds it by name). It uses only the env's
+public API: ``sample_world(agent, rng)`` (a clone with everything the agent cannot know resampled),
+``legal_actions()``, ``step``, ``rewards`` and the dead-step flags, so it works for every game that implements
+``sample_world``.
+
+The algorithm (perfect-information Monte Carlo with UCB1 at the root, a depth-1 determinised UCT). Each
+simulation samples a world consistent with what the agent has observed, chooses a root action by UCB1 over the
+statistics gathered so far (every legal action is tried once first, in order), plays it in that world, then plays
+every seat with the rollout policy (the game's heuristic, or uniform random) until the end of the current scoring
+period: the first step that pays any seat a nonzero reward (the end of a round in Pili Pili and Llama Party with
+their default rewards, the end of the game otherwise), or the end of the game, or ``depth`` decisions. A
+simulation's value is the agent's reward over those steps. The action played is the one simulated most (ties: the
+higher mean value, then the lower id). UCB1's exploration term is ``c * spread * sqrt(ln N / n_a)``, ``spread``
+being the range of values seen so far, so ``c`` does not depend on a game's reward scale.
+
+Budgets (options of the spec, ``search:sims=200``, ``search:ms=50:rollout=random``):
+
+=================  ==========================================================================================
+``sims=N``         N simulations per decision (default 100 when no ``ms`` is given). Deterministic: the same
+                   state and generator give the same action.
+``ms=T``           simulations until T milliseconds of this process's CPU time (``time.process_time``) have been
+                   used in the decision (at least one per legal action is not guaranteed; at least one in all).
+                   Not reproducible: how many simulations fit depends on the machine and its load.
+``rollout=R``      ``heuristic`` (default; ``random`` for games without one) or ``random``
+``c=X``            UCB1 exploration constant (default 0.7), ``X > 0``
+``depth=D``        at most D decisions per rollout (default 400)
+=================  ==========================================================================================
+
+The policy keeps the env it was made with and searches from that env's current state when asked to act (the
+observation and mask it is given must be that env's current agent's: :func:`tableenvs.policies.make_policy` is
+called with the env the policy will play, as the CLI, the tournaments and ``SingleAgentEnv`` do). It reads the
+hidden state only through ``sample_world``, so it does not cheat; the generator it is given is its only source of
+randomness.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tableenvs.aec import TableEnv
+
+DEFAULT_SIMS = 100
+_KEYS = ("sims", "ms", "rollout", "c", "depth")
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """A search policy's budget and settings; see the module docstring."""
+
+    sims: int | None = None
+    ms: float | None = None
+    rollout: str = "heuristic"
+    c: float = 0.7
+    depth: int = 400
+
+    @property
+    def simulations(self) -> int | None:
+        """The simulation budget (None when the budget is in milliseconds)."""
+        return self.sims if self.sims is not None else (None if self.ms is not None else DEFAULT_SIMS)
+
+
+def parse_search_spec(text: str) -> SearchOptions:
+    """``"search"`` or ``"search:key=value:key=value"`` as :class:`SearchOptions`; ``ValueError`` naming the problem."""
+    name, *parts = text.split(":")
+    if name != "search":
+        raise ValueError(f"not a search policy spec: {text!r} (expected 'search' or 'search:sims=200')")
+    values: dict[str, Any] = {}
+    for part in parts:
+        key, sep, value = part.partition("=")
+        if not sep or key not in _KEYS:
+            raise ValueError(
+                f"search policy {text!r}: bad option {part!r}; options are key=value separated by ':', keys "
+                f"{', '.join(_KEYS)} (e.g. 'search:sims=200' or 'search:ms=50:rollout=random')"
+            )
+        if key in values:
+            raise ValueError(f"search policy {text!r}: option {key!r} given twice")
+        values[key] = _option(text, key, value)
+    if "sims" in values and "ms" in values:
+        raise ValueError(f"search policy {text!r}: give a budget of sims or of ms, not both")
+    return SearchOptions(**values)
+
+
+def _option(text: str, key: str, value: str) -> Any:
+    try:
+        if key == "rollout":
+            if value not in ("heuristic", "random"):
+                raise ValueError
+            return value
+        number = int(value) if key in ("sims", "depth") else float(value)
+    except ValueError:
+        kind = {"rollout": "'heuristic' or 'random'", "sims": "an integer", "depth": "an integer"}.get(key, "a number")
+        raise ValueError(f"search policy {text!r}: {key} must be {kind}, got {value!r}") from None
+    if not (number > 0 and math.isfinite(number)):
+        raise ValueError(f"search policy {text!r}: {key} must be positive, got {value!r}")
+    return number
+
+
+class SearchPolicy:
+    """Determinised Monte Carlo search (see the module docstring) acting for the agent to act in ``env``."""
+
+    name = "search"
+
+    def __init__(self, env: Any, options: SearchOptions | None = None, rollout_policy: Any = None):
+        raw = getattr(env, "unwrapped", None)
+        if not isinstance(raw, TableEnv):
+            raise TypeError(f"SearchPolicy: env must be a tableenvs env, got {env!r}")
+        self.env = raw
+        self.options = options or SearchOptions()
+        self.rollout_policy = rollout_policy
+        self.last_simulations = 0  # simulations of the last decision (benchmarks read it)
+
+    def __repr__(self) -> str:
+        return f"SearchPolicy({self.env.metadata['name']}, {self.options})"
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
+        env = self.env
+        agent = env.agent_selection
+        current = env.observe(agent)
+        if not (
+            np.array_equal(current["action_mask"], action_mask) and np.array_equal(current["observation"], observation)
+        ):
+            raise ValueError(
+                "SearchPolicy.act: the observation is not that of the agent to act in the env the policy was made "
+                "with; make it with make_policy('search', env) on the env it plays"
+            )
+        legal = np.flatnonzero(action_mask).tolist()
+        if not legal:
+            raise ValueError("SearchPolicy.act: the action mask has no legal action")
+        if len(legal) == 1:
+            self.last_simulations = 0
+            return int(legal[0])
+        return self._search(env, agent, legal, rng)
+
+    def _search(self, env: TableEnv, agent: str, legal: list[int], rng: np.random.Generator) -> int:
+        opts = self.options
+        budget = opts.simulations
+        deadline = None if budget is not None else time.process_time() + opts.ms / 1000.0
+        count = len(legal)
+        visits = np.zeros(count)
+        totals = np.zeros(count)
+        low, high = math.inf, -math.inf
+        done = 0
+        while (done < budget) if budget is not None else (done == 0 or time.process_time() < deadline):
+            if done < count:
+                index = done
+            else:
+                spread = max(high - low, 1e-9)
+                scores = totals / visits + opts.c * spread * np.sqrt(math.log(done) / visits)
+                index = int(np.argmax(scores))
+            world = env.sample_world(agent, rng)
+            value = self._simulate(world, agent, legal[index], rng)
+            visits[index] += 1
+            totals[index] += value
+            low, high = min(low, value), max(high, value)
+            done += 1
+        self.last_simulations = done
+        means = np.divide(totals, visits, out=np.full(count, -math.inf), where=visits > 0)
+        best = max(range(count), key=lambda i: (visits[i], means[i], -i))
+        return int(legal[best])
+
+    def _simulate(self, world: TableEnv, agent: str, action: int, rng: np.random.Generator) -> float:
+        """Play ``action`` then the rollout policy to the end of the scoring period; the agent's reward."""
+        value = 0.0
+        policy = self.rollout_policy
+        for _ in range(self.options.depth):
+            world.step(action)
+            rewards = world.rewards
+            value += rewards[agent]
+            following = world.agent_selection
+            if world.terminations[following] or world.truncations[following] or any(rewards.values()):
+                break
+            if policy is None:
+                legal = world.legal_actions()
+                action = legal[int(rng.integers(len(legal)))]
+            else:
+                seen = world.observe(following)
+                action = policy.act(seen["observation"], seen["action_mask"], rng)
+        return value
