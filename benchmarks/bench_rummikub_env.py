@@ -61,6 +61,7 @@ class SolverTimer:
             (rules_module, "playable"),  # older engines: the public call
             (rules_module, "is_valid_play"),
             (rules_module, "arrange"),
+            (rules_module, "_arranged"),  # newer engines: the arrangement at commits, without the input check
             (agents_module, "solve"),
         ):
             if module is None or not hasattr(module, name):
@@ -237,21 +238,29 @@ def _shares(games: int) -> dict[str, float]:
     kernel._COMPILED = tuple(
         timed_as(name, fn) for name, fn in zip(names, compiled, strict=False)
     )  # older code: fewer kernels
-    arrange = timed_as("arrange at commits (its kernels included)", rules_module.arrange)
 
-    def arrange_once(table):  # the arrangement's own kernel calls are counted in its share only
-        before = {name: totals[name] for name in names if name in totals}
-        try:
-            return arrange(table)
-        finally:
-            for name in names:
-                if name in before:
-                    totals[name] = before[name]
-                else:
-                    totals.pop(name, None)
+    def arrange_once(arrange):  # the arrangement's own kernel calls are counted in its share only
+        arrange = timed_as("arrange at commits (its kernels included)", arrange)
 
-    rules_module.arrange = arrange_once
-    encoder.Encoder.fill = timed_as("observation", encoder.Encoder.fill)
+        def call(table):
+            before = {name: totals[name] for name in names if name in totals}
+            try:
+                return arrange(table)
+            finally:
+                for name in names:
+                    if name in before:
+                        totals[name] = before[name]
+                    else:
+                        totals.pop(name, None)
+
+        return call
+
+    for name in ("arrange", "_arranged"):  # newer engines call ``_arranged`` at commits
+        if hasattr(rules_module, name):
+            setattr(rules_module, name, arrange_once(getattr(rules_module, name)))
+    for name in ("fill", "fill_observation"):  # newer encoders: the adapter calls ``fill_observation`` (an alias)
+        if hasattr(encoder.Encoder, name):
+            setattr(encoder.Encoder, name, timed_as("observation", getattr(encoder.Encoder, name)))
     start = CLOCK()
     _step_times("random", games)
     total = CLOCK() - start

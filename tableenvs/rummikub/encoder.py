@@ -90,7 +90,7 @@ class Encoder:
             out[Layout.STAGED : Layout.TABLE] = game.staged
         out[Layout.TABLE : Layout.LAST_PLACED] = game.table
         out[Layout.LAST_PLACED : Layout.RACK_SIZES] = game.last_placed
-        out[Layout.RACK_SIZES : Layout.RACK_SIZES + n] = game.racks.sum(axis=1)[order] / RACK_SIZE
+        out[Layout.RACK_SIZES : Layout.RACK_SIZES + n] = np.add.reduce(game.racks, axis=1)[order] / RACK_SIZE
         opened = game.opened
         scores = game.scores
         for r in range(n):

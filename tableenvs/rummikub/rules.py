@@ -32,7 +32,7 @@ from tableenvs.engine import RulesError
 from tableenvs.validation import check_bool, check_choice, check_int
 
 from .melds import Meld
-from .solver import TurnSweep, arrange, is_valid_play
+from .solver import TurnSweep, _arranged, arrange, is_valid_play
 from .tiles import COLOURS, COPIES, JOKERS, TILE_TYPES, TILE_VALUES, tile_name
 
 RACK_SIZE = 14  # tiles dealt to each player
@@ -320,7 +320,7 @@ class Rummikub:
             self.opened[seat] = True
             self.passes = 0
             self.commits += 1
-            self.arrangement = tuple(arrange(self.table))
+            self.arrangement = tuple(_arranged(self.table))  # valid: the play was checked legal
             if not rack.any():
                 return self._end_turn(self._score_out(seat))
             if self.draw_after_play:

@@ -198,10 +198,11 @@ def _melds_from_choices(choices: list[int]) -> list[Meld]:
 
     Replays the sweep's run rule per colour: open runs shorter than 3 take the number's run pieces
     first, then runs of length >= 3; runs left without a piece close; leftover pieces start runs.
-    A run is kept as two lists, its tiles and the types they stand for; real tiles come before jokers.
+    A run is kept as its tile list (real tiles before jokers at each number); the types they stand for are
+    consecutive from the run's first cell, so they are built only when the run closes.
     """
     melds: list[Meld] = []
-    open_runs: tuple[list[tuple[list[int], list[int]]], ...] = ([], [], [], [])
+    open_runs: tuple[list[list[int]], ...] = ([], [], [], [])  # per colour: [first cell's type, tile, tile, ...]
     for number0 in range(NUMBERS):
         layer = number0 * 5
         group_counts = None
@@ -214,32 +215,33 @@ def _melds_from_choices(choices: list[int]) -> list[Meld]:
             if to_groups:
                 group_counts = group_counts or [0, 0, 0, 0]
                 group_counts[colour] = to_groups
-            t = colour * NUMBERS + number0
             real = (code >> 4) - to_groups
             pieces = real + (code & 3)
             if len(runs) > 1:
-                runs.sort(key=_run_length)  # shortest first: runs shorter than 3 must be extended
-            for tiles, stands in runs[pieces:]:
-                melds.append(Meld("run", tuple(tiles), tuple(stands)))
-            del runs[pieces:]
+                runs.sort(key=len)  # shortest first: runs shorter than 3 must be extended
+            if len(runs) > pieces:
+                melds.extend(_run_meld(run) for run in runs[pieces:])
+                del runs[pieces:]
+            t = colour * NUMBERS + number0
             for k in range(pieces):
                 tile = t if k < real else JOKER
                 if k < len(runs):
-                    runs[k][0].append(tile)
-                    runs[k][1].append(t)
+                    runs[k].append(tile)
                 else:
-                    runs.append(([tile], [t]))
+                    runs.append([t, tile])
         group_jokers = choices[layer + 4]
         if group_jokers or group_counts:
             for colours, jokers in split_groups(tuple(group_counts or (0, 0, 0, 0)), group_jokers):
                 melds.append(group_meld(number0 + 1, colours, jokers))
     for runs in open_runs:
-        melds.extend(Meld("run", tuple(tiles), tuple(stands)) for tiles, stands in runs)
+        melds.extend(_run_meld(run) for run in runs)
     return melds
 
 
-def _run_length(run: tuple[list[int], list[int]]) -> int:
-    return len(run[0])
+def _run_meld(run: list[int]) -> Meld:
+    """The run ``[first cell's type, tile, tile, ...]`` as a ``Meld``."""
+    first = run[0]
+    return Meld("run", tuple(run[1:]), tuple(range(first, first + len(run) - 1)))
 
 
 def _played_from_choices(choices: list[int], jokers_used: int, base: np.ndarray) -> np.ndarray:
@@ -282,7 +284,11 @@ def _position(table, rack) -> tuple[np.ndarray, np.ndarray]:
 
 def arrange(table) -> list[Meld] | None:
     """A partition of ``table`` into melds, or ``None`` if there is none."""
-    table = as_counts("table", table)
+    return _arranged(as_counts("table", table))
+
+
+def _arranged(table: np.ndarray) -> list[Meld] | None:
+    """``arrange`` without the input check: ``table`` is an int64 count vector of shape (53,) (the rules engine's)."""
     choices = _arrangement(table.tobytes())
     return None if choices is None else _melds_from_choices(choices)
 
