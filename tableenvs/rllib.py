@@ -56,6 +56,11 @@ from tableenvs.torch_policy import DEFAULT_HIDDEN, build_network, masked_logits,
 
 #: The ``policies`` modes of :func:`ppo_config`.
 POLICY_MODES = ("shared", "per_seat")
+#: Seconds RLlib waits for an env runner's samples in one iteration (RLlib's default, 60, returns empty iterations
+#: on a loaded 2-core machine while the runner is still starting).
+SAMPLE_TIMEOUT_S = 600.0
+#: Iterations in a row without samples before :func:`train` gives up with an error.
+EMPTY_ITERATIONS_ALLOWED = 3
 
 
 class TableMultiAgentEnv(MultiAgentEnv):
@@ -204,7 +209,8 @@ def ppo_config(
         .environment(TableMultiAgentEnv, env_config=env_config, disable_env_checking=True)
         .multi_agent(policies=set(module_ids), policy_mapping_fn=mapping)
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=dict.fromkeys(module_ids, spec)))
-        .env_runners(num_env_runners=env_runners)
+        # A slow or loaded machine (a runner's first sample can take minutes) waits instead of returning nothing.
+        .env_runners(num_env_runners=env_runners, sample_timeout_s=SAMPLE_TIMEOUT_S)
         .training(train_batch_size=train_batch_size, minibatch_size=minibatch_size, num_epochs=num_epochs, lr=lr)
         .debugging(seed=seed)
     )
@@ -254,11 +260,22 @@ def train(
     start = time.process_time(), time.perf_counter()
     algo = config.build_algo()
     setup_seconds = time.perf_counter() - start[1]
-    iterations, steps = [], 0
+    iterations, steps, empty = [], 0, 0
     try:
         while steps < timesteps:
             result = algo.train()
-            runners = result["env_runners"]
+            runners = result.get("env_runners")
+            if not runners or "num_env_steps_sampled_lifetime" not in runners:
+                empty += 1  # RLlib returns an iteration without samples when its runners time out
+                if empty == EMPTY_ITERATIONS_ALLOWED:
+                    raise RuntimeError(
+                        f"RLlib returned {empty} iterations in a row without samples (env runners slower than "
+                        f"{SAMPLE_TIMEOUT_S:.0f} s per sample, or dead); try fewer --env-runners or a less loaded "
+                        "machine"
+                    )
+                say(f"iteration {len(iterations) + 1}: no samples came back in time; trying again")
+                continue
+            empty = 0
             steps = int(runners["num_env_steps_sampled_lifetime"])
             returns = runners.get("agent_episode_returns_mean", {})
             row = {
