@@ -585,9 +585,11 @@ def _configure_logger(model: Any, config: TrainConfig, resumes: int) -> None:
         outputs.append((str(folder), [f for f in config.log_formats if f != "tensorboard" or not config.tensorboard]))
     if config.tensorboard:
         outputs.append((str(config.tensorboard), ["tensorboard"]))
-    if not outputs:
-        return
     from stable_baselines3.common.logger import Logger, make_output_format
+
+    if not outputs:  # SB3's default logger would leave an empty /tmp/SB3-<time> folder behind on every run
+        model.set_logger(Logger(folder=None, output_formats=[]))
+        return
 
     formats = []
     for folder, names in outputs:

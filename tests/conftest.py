@@ -1,6 +1,17 @@
-"""Shared pytest setup: the repository root on sys.path so tests can import ``tests.*`` helpers."""
+"""Shared pytest setup: the repository root on sys.path so tests can import ``tests.*`` helpers, and Stable-Baselines3's
+default log folder inside pytest's temporary directory (SB3 otherwise leaves an empty ``/tmp/SB3-<time>`` per
+``learn()`` of a model without a logger)."""
 
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _sb3_log_folder(tmp_path_factory: pytest.TempPathFactory):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3-logs")))
+        yield
