@@ -20,10 +20,12 @@ State of the sweep, packed in one int64 (``_pack``):
 Run rules encoded in ``RUN_NEXT``: a run shorter than 3 must be extended; runs of length >= 3 are
 extended while slots remain (closing one and starting another of the same colour at the same number is
 never better); leftover slots start new runs. A state whose short runs cannot reach length 3 by number 13,
-or cannot get tiles or jokers in the next cells of their colour, is dropped. A run may start with a joker
-only at numbers 8..11: elsewhere the joker can move to the run's high end, or the run can be split with
-the joker ending its first part, keeping the tiles and not lowering the points. Every tile placed counts
-at once, because a run that is started must be finished.
+or cannot get tiles or jokers in the next cells of their colour, is dropped; so is a state whose group
+accumulator the later colours of its number cannot complete into groups with the jokers it has left
+(``GROUP_NEEDS``; about two thirds of the states before a group step were such dead ends). A run may start
+with a joker only at numbers 8..11: elsewhere the joker can move to the run's high end, or the run can be
+split with the joker ending its first part, keeping the tiles and not lowering the points. Every tile placed
+counts at once, because a run that is started must be finished.
 
 Compiled with numba on first use (``kernels()``) and cached on disk where a cache directory can be written
 (``kernels`` says where), so importing the package stays cheap.
@@ -87,6 +89,36 @@ def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 RUN_NEXT, STILL_NEEDED, ACC_NEXT, GROUPS_OK = _tables()
 
+
+def _group_needs() -> np.ndarray:
+    """``GROUP_NEEDS[step, acc, caps]``: the fewest jokers that complete this number's groups, or 3 if none can.
+
+    After the cell of colour ``step`` (0..3) the accumulator is ``acc``; the colours after it can still put
+    ``0..cap`` tiles each into groups, ``caps`` = sum of ``cap_i * 3 ** i`` over them in order (a cap is
+    ``min(2, most tiles of that cell)``). The number's group step then needs ``groups_ok[acc', jokers]`` for the
+    accumulator ``acc'`` they lead to. A state that needs more jokers than it has left is dead: the sweep drops it
+    (exact: no completion exists, whatever the later cells do).
+    """
+    needs = np.full((4, 25, 27), 3, dtype=np.int64)
+    for step in range(4):
+        later = 3 - step
+        for caps in range(3**later):
+            cap = [caps // 3**i % 3 for i in range(later)]
+            for acc in range(25):
+                if ACC_NEXT[acc, 0] < 0:
+                    continue  # not an accumulator
+                reach = {acc}
+                for c in cap:
+                    reach = {ACC_NEXT[a, k] for a in reach for k in range(c + 1) if ACC_NEXT[a, k] >= 0}
+                for jokers in range(3):
+                    if any(GROUPS_OK[a, jokers] for a in reach):
+                        needs[step, acc, caps] = jokers
+                        break
+    return needs
+
+
+GROUP_NEEDS = _group_needs()
+
 # Status codes returned by ``sweep``.
 OK = 0
 OUT_OF_ENTRIES = 1  # the entry buffers are full
@@ -106,6 +138,7 @@ def sweep(
     still_needed,
     acc_next,
     groups_ok,
+    group_needs,
     keys,
     score,
     parent,
@@ -183,6 +216,9 @@ def sweep(
             high = hi[t]
             on_table = base[t]
             tile_weight = weight[t]
+            later_caps = 0  # what the later colours of this number can still put into groups (``GROUP_NEEDS``)
+            for later in range(3, step, -1):
+                later_caps = later_caps * 3 + min(2, hi[later * 13 + number0])
         for e in range(start, end):
             key = keys[e]
             sc = 0 if record_edges else score[e]  # scores are kept only without record_edges
@@ -198,7 +234,10 @@ def sweep(
                         acc2 = acc_next[acc, to_groups]
                         if acc2 < 0:
                             continue
+                        group_jokers_needed = group_needs[step, acc2, later_caps]
                         for run_jokers in range(min(2, free_jokers) + 1):
+                            if group_jokers_needed > free_jokers - run_jokers:
+                                break  # this number's groups cannot be completed
                             run_slots = used - to_groups + run_jokers
                             if run_slots > 4:
                                 break

@@ -138,6 +138,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
             kernel.STILL_NEEDED,
             kernel.ACC_NEXT,
             kernel.GROUPS_OK,
+            kernel.GROUP_NEEDS,
             keys,
             score,
             parent,
