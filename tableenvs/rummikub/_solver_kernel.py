@@ -20,9 +20,9 @@ State of the sweep, packed in one int64 (``_pack``):
 Run rules encoded in ``RUN_NEXT``: a run shorter than 3 must be extended; runs of length >= 3 are
 extended while slots remain (closing one and starting another of the same colour at the same number is
 never better); leftover slots start new runs. A state whose short runs cannot reach length 3 by number 13,
-or cannot get tiles or jokers in the next cells of their colour, is dropped; so is a state whose group
-accumulator the later colours of its number cannot complete into groups with the jokers it has left
-(``GROUP_NEEDS``; about two thirds of the states before a group step were such dead ends). A run may start
+or cannot get tiles or jokers in the next cells of their colour, is dropped; so is a state that needs more
+jokers than it has left to complete this number's groups (``GROUP_NEEDS``) and every colour's short runs
+(about two thirds of the states before a group step, and many after it, were such dead ends). A run may start
 with a joker only at numbers 8..11: elsewhere the joker can move to the run's high end, or the run can be
 split with the joker ending its first part, keeping the tiles and not lowering the points. Every tile placed
 counts at once, because a run that is started must be finished.
@@ -139,6 +139,7 @@ def sweep(
     acc_next,
     groups_ok,
     group_needs,
+    look_ahead,
     keys,
     score,
     parent,
@@ -172,6 +173,11 @@ def sweep(
     status and the layer it was building; the caller grows that buffer (keeping the contents) and calls
     again with ``resume_layer`` set to that layer, which is rebuilt from its start: no earlier work is lost.
 
+    ``group_needs`` is ``GROUP_NEEDS``; with ``look_ahead`` a transition is dropped when its state needs more jokers
+    than it has left: the fewest that complete this number's groups plus, per colour, those its short runs need at
+    the colour's next two cells beyond the tiles there (each joker fills one place, so the needs add up). Without
+    it only the colour of the cell is checked (the tests compare the two: the look-ahead drops dead ends only).
+
     Returns ``(status, layer, n_entries, n_edges)``. Choices: cell layers ``used * 16 + to_groups * 4 +
     run_jokers``, group layers the number of group jokers.
     """
@@ -192,6 +198,17 @@ def sweep(
         points_after[later] = points_after[later + 1]
         if (later + 1) % 5 < 4:
             points_after[later] += ((later + 1) // 5 + 1) * hi[((later + 1) % 5) * 13 + (later + 1) // 5]
+    # Jokers a colour's open short runs need at its next two cells (``k1 + k2`` pieces at the next, ``k1`` at the
+    # one after) beyond the tiles there, by colour, next cell's number (0-based, 13: none) and run state. Needs of
+    # different cells add up (a joker fills one place), so a state needing more than its free jokers is dead.
+    run_needs = np.zeros((4, 14, run_shape.shape[0]), np.int64)
+    for c in range(4):
+        for nx in range(14):
+            first = hi[c * 13 + nx] if nx < 13 else 0
+            second = hi[c * 13 + nx + 1] if nx < 12 else 0
+            for rs in range(run_shape.shape[0]):
+                k1 = run_shape[rs, 0]
+                run_needs[c, nx, rs] = max(0, k1 + run_shape[rs, 1] - first) + max(0, k1 - second)
     if resume_layer == 0:
         keys[0] = 0
         if not record_edges:
@@ -229,15 +246,22 @@ def sweep(
             if step < 4:
                 run_state = (key >> shift) & 63
                 cleared = key & ~((63 << shift) | (3 << 24) | (31 << 26) | (2147483647 << 31))
+                others_need = 0  # jokers the other colours' short runs need (their next cells: this number or next)
+                if look_ahead:
+                    for c in range(4):
+                        if c != step:
+                            others_need += run_needs[c, number0 + (c < step), (key >> (6 * c)) & 63]
                 for used in range(low, high + 1):
                     for to_groups in range(used + 1):
                         acc2 = acc_next[acc, to_groups]
                         if acc2 < 0:
                             continue
-                        group_jokers_needed = group_needs[step, acc2, later_caps]
+                        needed = others_need
+                        if look_ahead:
+                            needed += group_needs[step, acc2, later_caps]
                         for run_jokers in range(min(2, free_jokers) + 1):
-                            if group_jokers_needed > free_jokers - run_jokers:
-                                break  # this number's groups cannot be completed
+                            if needed > free_jokers - run_jokers:
+                                break  # this number's groups or the other colours' runs cannot be completed
                             run_slots = used - to_groups + run_jokers
                             if run_slots > 4:
                                 break
@@ -247,14 +271,9 @@ def sweep(
                             started = run_shape[run_state2, 0]
                             if number < 8 and started > used - to_groups:
                                 continue  # a run needs to start with a joker only at numbers 8..11
-                            short = started + run_shape[run_state2, 1]
-                            if short:
-                                # short runs need tiles (or jokers) in this colour's next cells
-                                missing = max(0, short - hi[t + 1])
-                                if started:
-                                    missing += max(0, started - hi[t + 2])
-                                if missing > free_jokers - run_jokers:
-                                    continue
+                            # short runs need tiles (or jokers) in this colour's next cells
+                            if run_needs[step, number, run_state2] + needed > free_jokers - run_jokers:
+                                continue
                             value2 = min(value_cap, value + number * (used + run_jokers))
                             if prune:
                                 left = max_jokers - jokers - run_jokers
@@ -306,7 +325,13 @@ def sweep(
                                 n_edges += 1
             else:
                 cleared = key & ~((3 << 24) | (31 << 26) | (2147483647 << 31))
+                runs_need = 0
+                if look_ahead:
+                    for c in range(4):
+                        runs_need += run_needs[c, number, (key >> (6 * c)) & 63]
                 for group_jokers in range(free_jokers + 1):
+                    if runs_need > free_jokers - group_jokers:
+                        break  # the short runs cannot be completed
                     if not groups_ok[acc, group_jokers]:
                         continue
                     value2 = min(value_cap, value + number * group_jokers)

@@ -50,6 +50,9 @@ OBJECTIVES = ("tiles", "value")
 _TILES_FIRST = 4096 + TILE_VALUES  # total value of all 106 tiles (1516) < 4096
 _VALUE_FIRST = 128 * TILE_VALUES + 1  # 106 tiles < 128
 _NO_WEIGHT = np.zeros(TILE_TYPES, dtype=np.int64)
+# The sweep's look-ahead (``kernel.sweep``: states whose groups or short runs need more jokers than they have left
+# are dropped). Exact; the tests switch it off to compare every answer with the sweep without it.
+_LOOK_AHEAD = True
 # Starting buffer sizes of the sweep, per ``record_edges`` flag: (entries, edges, hash bits). Most positions
 # fit; big ones grow the buffers and resume (small starts keep the common case cheap: a big buffer costs
 # page faults and a big hash table a long fill on every call).
@@ -139,6 +142,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
             kernel.ACC_NEXT,
             kernel.GROUPS_OK,
             kernel.GROUP_NEEDS,
+            _LOOK_AHEAD,
             keys,
             score,
             parent,
