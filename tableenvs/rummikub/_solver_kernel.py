@@ -462,8 +462,10 @@ def backward(
     exactly ``lo_jokers`` jokers gives the most points of a play of exactly ``lo + delta``: it is accepted
     (the test of ``is_valid_play``) iff the root gets ``value_cap`` or more. Memory: three int16 per entry.
 
-    Returns ``(mask, exact, best_from_root, best_to_end)``; the last two (``best_from_root`` has one entry when
-    no forward pass was needed: every recorded entry is then reachable) are what ``prune`` keeps edges by.
+    Returns ``(mask, exact, best_from_root, best_to_end, exact_to_end)``; ``best_from_root`` (one entry when no
+    forward pass was needed: every recorded entry is then reachable) and ``best_to_end`` are what ``prune`` keeps
+    edges by, ``exact_to_end`` (per entry, the most points of a path of exactly ``lo + delta`` to an accepted
+    final state, -1: none) what ``exact_choices`` follows.
     """
     restricted = False
     for t in range(52):
@@ -525,7 +527,7 @@ def backward(
             exact = min(value_cap, points + exact_to_end[c])
             if exact > exact_to_end[p]:
                 exact_to_end[p] = exact
-    return mask, exact_to_end[0] >= value_cap, best_from_root, best_to_end
+    return mask, exact_to_end[0] >= value_cap, best_from_root, best_to_end, exact_to_end
 
 
 def prune(
@@ -630,6 +632,49 @@ def prune(
     )
 
 
+def exact_choices(delta, lo, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, exact_to_end):
+    """The choices of the first path in sweep order that plays exactly ``lo + delta``, on a recorded sweep.
+
+    ``exact_to_end`` is ``backward``'s for ``delta`` (a question without points: ``value_cap`` 0). From the root,
+    each layer takes the first recorded edge of the current entry (edges of one entry are stored together, in the
+    order of the sweep's loops) that uses exactly ``lo + delta`` of its type and leads to an entry with an exact
+    path to an accepted end. That is the path a scored sweep of the table after the play (``lo = hi = lo +
+    delta``, no weights) backtracks: its entries are in the order of their first path in loop order and each keeps
+    the parent and choice that first reached it, so its first accepted final state and that state's chain are the
+    first accepted path in loop order. Choice codes as in ``sweep``: ``used * 16 + to_groups * 4 + run_jokers``
+    (``to_groups`` read off the accumulator, ``run_jokers`` off the jokers of the two keys), group layers the
+    jokers added. Returns ``(found, choices)``.
+    """
+    choices = np.zeros(65, np.int64)
+    if exact_to_end[0] < 0:
+        return False, choices
+    current = 0
+    for layer in range(65):
+        stop = edge_mark[layer + 1] if layer < 64 else n_edges
+        found = False
+        for k in range(edge_mark[layer], stop):
+            if edge_parent[k] != current:
+                continue
+            child = edge_child[k]
+            tile = edge_tile[k]
+            if exact_to_end[child] < 0 or (tile >= 0 and edge_extra[k] != delta[tile]):
+                continue
+            key, key2 = keys[current], keys[child]
+            jokers_added = ((key2 >> 24) & 3) - ((key >> 24) & 3)
+            if tile < 0:
+                choices[layer] = jokers_added
+            else:
+                acc_step = ((key2 >> 26) & 31) - ((key >> 26) & 31)  # 0, 1 or 5 for 0, 1 or 2 tiles to groups
+                to_groups = 0 if acc_step == 0 else (1 if acc_step == 1 else 2)
+                choices[layer] = (lo[tile] + edge_extra[k]) * 16 + to_groups * 4 + jokers_added
+            current = child
+            found = True
+            break
+        if not found:
+            return False, choices
+    return True, choices
+
+
 def best_path(keys, score, parent, choice, layer_start, lo_jokers, value_cap):
     """The best accepted final state of a scored sweep and the choices along its parent chain.
 
@@ -699,8 +744,8 @@ def _cached_jit(function, numba, directory: str | None):
 
 
 def kernels():
-    """``(sweep, backward, prune, best_path)`` compiled with numba (once per process), cached on disk where one
-    can be written.
+    """``(sweep, backward, prune, best_path, exact_choices)`` compiled with numba (once per process), cached on
+    disk where one can be written.
 
     Cache location, first that applies: ``NUMBA_CACHE_DIR`` if set (numba's own rule); the user cache
     directory (``cache_dir()``); numba's fallbacks (a writable ``__pycache__`` next to this file, then
@@ -714,7 +759,7 @@ def kernels():
         directory = cache_dir()
         compiled = []
         cached = True
-        for function in (sweep, backward, prune, best_path):
+        for function in (sweep, backward, prune, best_path, exact_choices):
             jitted = _cached_jit(function, numba, directory) if cached else None
             if jitted is None:
                 cached = False

@@ -384,13 +384,13 @@ def _answer(recorded, delta) -> tuple[np.ndarray, bool]:
 
 
 def _walk(recorded, delta):
-    """``backward`` on a recorded sweep: ``(mask, exact, best_from_root, best_to_end)``."""
+    """``backward`` on a recorded sweep: ``(mask, exact, best_from_root, best_to_end, exact_to_end)``."""
     lo, value_cap, result = recorded
     n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, _, edge_points = (
         result
     )
     backward = kernel.kernels()[1]
-    mask, exact, best_from_root, best_to_end = backward(
+    mask, exact, best_from_root, best_to_end, exact_to_end = backward(
         delta,
         lo[JOKER] + delta[JOKER],
         value_cap,
@@ -404,7 +404,7 @@ def _walk(recorded, delta):
         edge_extra,
         edge_points,
     )
-    return mask, bool(exact), best_from_root, best_to_end
+    return mask, bool(exact), best_from_root, best_to_end, exact_to_end
 
 
 # A recorded sweep with fewer edges is not pruned within a turn: walking it whole costs about as much as the copy.
@@ -439,6 +439,7 @@ class TurnSweep:
         self._staged = _ZERO_DELTA
         self._recorded = None
         self._spare: dict = {}  # the recorded sweep's buffers, used again by the next sweep
+        self._question = None  # the last question: (the recorded sweep it walked, delta, exact_to_end)
 
     def __reduce__(self):
         return (TurnSweep, ())  # copies and pickles start empty: the recorded sweep is only a cache (MBs)
@@ -447,15 +448,40 @@ class TurnSweep:
         position = (table.tobytes(), rack.tobytes(), opening, min_initial)
         if position == self._position and bool((staged >= self._staged).all()):
             delta = staged - self._staged
-            mask, exact, best_from_root, best_to_end = _walk(self._recorded, delta)
+            mask, exact, best_from_root, best_to_end, exact_to_end = _walk(self._recorded, delta)
+            self._question = (self._recorded, delta, exact_to_end)
             if self._recorded[2][6] >= _PRUNE_EDGES and delta.any():
                 self._recorded = _pruned(self._recorded, delta, best_from_root, best_to_end)
             return mask, exact
-        self._recorded = None  # its buffers are in ``self._spare``, overwritten by the new sweep
+        self._recorded = self._question = None  # buffers in ``self._spare``, overwritten by the new sweep
         self._staged = staged.copy()  # the caller stages into its own array later: keep this one apart
         self._recorded = _recorded_sweep(table, rack, self._staged, opening, min_initial, self._spare)
         self._position = position
-        return _answer(self._recorded, _ZERO_DELTA)
+        mask, exact, _, _, exact_to_end = _walk(self._recorded, _ZERO_DELTA)
+        self._question = (self._recorded, _ZERO_DELTA, exact_to_end)
+        return mask, exact
+
+    def played_arrangement(self, table, rack, staged, opening: bool, min_initial: int) -> list[Meld] | None:
+        """``_arranged(table + staged)`` for the play ``staged`` that ``legal`` was last asked about (and found
+        legal), from that question's walk instead of a sweep of the whole table; ``None`` when it was another
+        question, an opening (its sweep holds the rack only) or nothing is kept (a copy).
+
+        The same melds: ``kernel.exact_choices`` follows the first path in sweep order that plays exactly
+        ``staged``, the path the table's own sweep backtracks (the tests compare them at every commit of random
+        games)."""
+        if self._question is None or opening:
+            return None
+        recorded, delta, exact_to_end = self._question
+        if (table.tobytes(), rack.tobytes(), opening, min_initial) != self._position or not np.array_equal(
+            self._staged + delta, staged
+        ):
+            return None
+        lo, _, result, *_ = recorded
+        _, _, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, _ = result
+        found, choices = kernel.kernels()[4](
+            delta, lo, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, exact_to_end
+        )
+        return _melds_from_choices(choices.tolist()) if found else None
 
 
 _TurnSweep = TurnSweep  # its former private name, still imported by the solver's own tests
