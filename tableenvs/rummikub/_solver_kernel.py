@@ -462,10 +462,10 @@ def backward(
     exactly ``lo_jokers`` jokers gives the most points of a play of exactly ``lo + delta``: it is accepted
     (the test of ``is_valid_play``) iff the root gets ``value_cap`` or more. Memory: three int16 per entry.
 
-    Returns ``(mask, exact, best_from_root, best_to_end, exact_to_end)``; ``best_from_root`` (one entry when no
-    forward pass was needed: every recorded entry is then reachable) and ``best_to_end`` are what ``prune`` keeps
-    edges by, ``exact_to_end`` (per entry, the most points of a path of exactly ``lo + delta`` to an accepted
-    final state, -1: none) what ``exact_choices`` follows.
+    Returns ``(mask, exact, best_from_root, best_to_end, exact_to_end, kept)``; ``best_from_root`` (one entry when
+    no forward pass was needed: every recorded entry is then reachable) and ``best_to_end`` are what ``prune``
+    keeps edges by and ``kept`` how many it would keep, ``exact_to_end`` (per entry, the most points of a path of
+    exactly ``lo + delta`` to an accepted final state, -1: none) what ``exact_choices`` follows.
     """
     restricted = False
     for t in range(52):
@@ -490,6 +490,7 @@ def backward(
                 best_from_root[c] = got
     best_to_end = np.full(n_entries, -1, np.int16)
     exact_to_end = np.full(n_entries, -1, np.int16)
+    kept = 0  # edges on an accepted play (``prune`` would keep them)
     mask = np.zeros(53, np.bool_)
     for idx in range(layer_start[65], layer_start[66]):
         jokers = (keys[idx] >> 24) & 3
@@ -520,14 +521,16 @@ def backward(
         through = min(value_cap, points + to_end)
         if through > best_to_end[p]:
             best_to_end[p] = through
+        on_play = from_root + through >= value_cap
+        kept += on_play
         if above > 0:
-            if from_root + through >= value_cap:
+            if on_play:
                 mask[tile] = True
         elif exact_to_end[c] >= 0:
             exact = min(value_cap, points + exact_to_end[c])
             if exact > exact_to_end[p]:
                 exact_to_end[p] = exact
-    return mask, exact_to_end[0] >= value_cap, best_from_root, best_to_end, exact_to_end
+    return mask, exact_to_end[0] >= value_cap, best_from_root, best_to_end, exact_to_end, kept
 
 
 def prune(

@@ -384,13 +384,13 @@ def _answer(recorded, delta) -> tuple[np.ndarray, bool]:
 
 
 def _walk(recorded, delta):
-    """``backward`` on a recorded sweep: ``(mask, exact, best_from_root, best_to_end, exact_to_end)``."""
+    """``backward`` on a recorded sweep: ``(mask, exact, best_from_root, best_to_end, exact_to_end, kept)``."""
     lo, value_cap, result = recorded
     n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, _, edge_points = (
         result
     )
     backward = kernel.kernels()[1]
-    mask, exact, best_from_root, best_to_end, exact_to_end = backward(
+    mask, exact, best_from_root, best_to_end, exact_to_end, kept = backward(
         delta,
         lo[JOKER] + delta[JOKER],
         value_cap,
@@ -404,11 +404,13 @@ def _walk(recorded, delta):
         edge_extra,
         edge_points,
     )
-    return mask, bool(exact), best_from_root, best_to_end, exact_to_end
+    return mask, bool(exact), best_from_root, best_to_end, exact_to_end, int(kept)
 
 
 # A recorded sweep with fewer edges is not pruned within a turn: walking it whole costs about as much as the copy.
 _PRUNE_EDGES = 16384
+# Nor one whose pruned copy would keep more than this share of its edges: the copy (about one walk) would not pay.
+_PRUNE_KEPT = 0.3
 
 
 def _pruned(recorded, delta, best_from_root, best_to_end):
@@ -448,16 +450,17 @@ class TurnSweep:
         position = (table.tobytes(), rack.tobytes(), opening, min_initial)
         if position == self._position and bool((staged >= self._staged).all()):
             delta = staged - self._staged
-            mask, exact, best_from_root, best_to_end, exact_to_end = _walk(self._recorded, delta)
+            mask, exact, best_from_root, best_to_end, exact_to_end, kept = _walk(self._recorded, delta)
             self._question = (self._recorded, delta, exact_to_end)
-            if self._recorded[2][6] >= _PRUNE_EDGES and delta.any():
+            edges = self._recorded[2][6]
+            if edges >= _PRUNE_EDGES and kept <= _PRUNE_KEPT * edges and delta.any():
                 self._recorded = _pruned(self._recorded, delta, best_from_root, best_to_end)
             return mask, exact
         self._recorded = self._question = None  # buffers in ``self._spare``, overwritten by the new sweep
         self._staged = staged.copy()  # the caller stages into its own array later: keep this one apart
         self._recorded = _recorded_sweep(table, rack, self._staged, opening, min_initial, self._spare)
         self._position = position
-        mask, exact, _, _, exact_to_end = _walk(self._recorded, _ZERO_DELTA)
+        mask, exact, _, _, exact_to_end, _ = _walk(self._recorded, _ZERO_DELTA)
         self._question = (self._recorded, _ZERO_DELTA, exact_to_end)
         return mask, exact
 
