@@ -533,6 +533,106 @@ def backward(
     return mask, exact_to_end[0] >= value_cap, best_from_root, best_to_end, exact_to_end, kept
 
 
+def rewalk(
+    old_delta,
+    delta,
+    lo_jokers,
+    value_cap,
+    n_entries,
+    layer_start,
+    keys,
+    n_edges,
+    edge_parent,
+    edge_child,
+    edge_tile,
+    edge_extra,
+    edge_mark,
+    edge_points,
+    best_from_root,
+    best_to_end,
+    exact_to_end,
+):
+    """``backward`` for ``delta`` on the sweep it last walked for ``old_delta <= delta``, updating that walk's arrays.
+
+    ``best_from_root`` (one entry per recorded entry), ``best_to_end`` and ``exact_to_end`` are the last walk's,
+    changed in place into this question's. Only the edges of the cells where ``delta`` grew lose allowed edges,
+    from layer ``first`` to layer ``last``: an entry's most points from the root change only after ``first`` and
+    its most points to an accepted end only up to ``last`` (all of them when the joker bound ``lo_jokers`` grew:
+    the accepted final states change). So the forward pass runs from ``first`` on and the backward pass from
+    ``last`` down, each over part of the edges, and each edge's share of the mask and of ``kept`` is counted in
+    the pass that sees both its sides final (the forward pass after ``last``, the backward pass up to it).
+    Returns ``(mask, exact, kept)``, equal to ``backward``'s.
+    """
+    first = 65
+    last = -1
+    for t in range(52):
+        if delta[t] != old_delta[t]:
+            layer = (t % 13) * 5 + t // 13
+            first = min(first, layer)
+            last = max(last, layer)
+    if delta[52] != old_delta[52] or last < 0:
+        last = 64  # new accepted final states (or the same question): every entry's way to the end again
+    mask = np.zeros(53, np.bool_)
+    kept = 0
+    if first < 65:
+        best_from_root[layer_start[first + 1] : layer_start[66]] = -1
+        for k in range(edge_mark[first], n_edges):
+            p = edge_parent[k]
+            got = best_from_root[p]
+            if got < 0:
+                continue
+            tile = edge_tile[k]
+            if tile >= 0 and edge_extra[k] < delta[tile]:
+                continue
+            c = edge_child[k]
+            reached = min(value_cap, got + edge_points[k])
+            if reached > best_from_root[c]:
+                best_from_root[c] = reached
+            if k >= (edge_mark[last + 1] if last < 64 else n_edges) and best_to_end[c] >= 0:
+                # after ``last``: the way to the end is unchanged, so this edge's share is final now
+                on_play = got + min(value_cap, edge_points[k] + best_to_end[c]) >= value_cap
+                kept += on_play
+                if on_play and tile >= 0 and edge_extra[k] > delta[tile]:
+                    mask[tile] = True
+    for idx in range(layer_start[65], layer_start[66]):
+        jokers = (keys[idx] >> 24) & 3
+        best_to_end[idx] = 0 if jokers >= lo_jokers else -1
+        exact_to_end[idx] = 0 if jokers == lo_jokers else -1
+        if jokers > lo_jokers and best_from_root[idx] >= value_cap:
+            mask[52] = True
+    best_to_end[: layer_start[last + 1]] = -1
+    exact_to_end[: layer_start[last + 1]] = -1
+    for k in range((edge_mark[last + 1] if last < 64 else n_edges) - 1, -1, -1):
+        c = edge_child[k]
+        to_end = best_to_end[c]
+        if to_end < 0:
+            continue
+        tile = edge_tile[k]
+        above = 0
+        p = edge_parent[k]
+        if tile >= 0:
+            above = edge_extra[k] - delta[tile]
+            if above < 0:
+                continue
+        from_root = best_from_root[p]
+        if from_root < 0:
+            continue
+        points = edge_points[k]
+        through = min(value_cap, points + to_end)
+        if through > best_to_end[p]:
+            best_to_end[p] = through
+        on_play = from_root + through >= value_cap
+        kept += on_play
+        if above > 0:
+            if on_play:
+                mask[tile] = True
+        elif exact_to_end[c] >= 0:
+            exact = min(value_cap, points + exact_to_end[c])
+            if exact > exact_to_end[p]:
+                exact_to_end[p] = exact
+    return mask, exact_to_end[0] >= value_cap, kept
+
+
 def prune(
     delta,
     value_cap,
@@ -747,8 +847,8 @@ def _cached_jit(function, numba, directory: str | None):
 
 
 def kernels():
-    """``(sweep, backward, prune, best_path, exact_choices)`` compiled with numba (once per process), cached on
-    disk where one can be written.
+    """``(sweep, backward, prune, best_path, exact_choices, rewalk)`` compiled with numba (once per process), cached
+    on disk where one can be written.
 
     Cache location, first that applies: ``NUMBA_CACHE_DIR`` if set (numba's own rule); the user cache
     directory (``cache_dir()``); numba's fallbacks (a writable ``__pycache__`` next to this file, then
@@ -762,7 +862,7 @@ def kernels():
         directory = cache_dir()
         compiled = []
         cached = True
-        for function in (sweep, backward, prune, best_path, exact_choices):
+        for function in (sweep, backward, prune, best_path, exact_choices, rewalk):
             jitted = _cached_jit(function, numba, directory) if cached else None
             if jitted is None:
                 cached = False

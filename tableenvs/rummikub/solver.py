@@ -407,6 +407,39 @@ def _walk(recorded, delta):
     return mask, bool(exact), best_from_root, best_to_end, exact_to_end, int(kept)
 
 
+def _rewalk(recorded, walked, delta):
+    """``kernel.rewalk``: the walk for ``delta`` from ``walked``, the last walk of the same recorded sweep (for a
+    smaller delta), whose arrays it turns into this walk's in place. Returns ``(mask, exact, kept, (best_from_root,
+    best_to_end, exact_to_end))``."""
+    lo, value_cap, result, *_ = recorded
+    n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark = result[
+        :12
+    ]
+    old_delta, best_from_root, best_to_end, exact_to_end = walked
+    if best_from_root.shape[0] != n_entries:  # a walk without a forward pass: every entry reachable, no points
+        best_from_root = np.zeros(n_entries, np.int16)
+    mask, exact, kept = kernel.kernels()[5](
+        old_delta,
+        delta,
+        lo[JOKER] + delta[JOKER],
+        value_cap,
+        n_entries,
+        layer_start,
+        keys,
+        n_edges,
+        edge_parent,
+        edge_child,
+        edge_tile,
+        edge_extra,
+        edge_mark,
+        result[12],
+        best_from_root,
+        best_to_end,
+        exact_to_end,
+    )
+    return mask, bool(exact), int(kept), (best_from_root, best_to_end, exact_to_end)
+
+
 # A recorded sweep with fewer edges is not pruned within a turn: walking it whole costs about as much as the copy.
 _PRUNE_EDGES = 16384
 # Nor one whose pruned copy would keep more than this share of its edges: the copy (about one walk) would not pay.
@@ -442,6 +475,7 @@ class TurnSweep:
         self._recorded = None
         self._spare: dict = {}  # the recorded sweep's buffers, used again by the next sweep
         self._question = None  # the last question: (the recorded sweep it walked, delta, exact_to_end)
+        self._walked = None  # that walk's (delta, best_from_root, best_to_end, exact_to_end) on ``_recorded``
 
     def __reduce__(self):
         return (TurnSweep, ())  # copies and pickles start empty: the recorded sweep is only a cache (MBs)
@@ -450,17 +484,25 @@ class TurnSweep:
         position = (table.tobytes(), rack.tobytes(), opening, min_initial)
         if position == self._position and bool((staged >= self._staged).all()):
             delta = staged - self._staged
-            mask, exact, best_from_root, best_to_end, exact_to_end, kept = _walk(self._recorded, delta)
+            if self._walked is None:
+                mask, exact, best_from_root, best_to_end, exact_to_end, kept = _walk(self._recorded, delta)
+            else:  # the last walk was on this same recorded sweep: redo only what the newly staged tiles change
+                mask, exact, kept, (best_from_root, best_to_end, exact_to_end) = _rewalk(
+                    self._recorded, self._walked, delta
+                )
+            self._walked = (delta, best_from_root, best_to_end, exact_to_end)
             self._question = (self._recorded, delta, exact_to_end)
             edges = self._recorded[2][6]
             if edges >= _PRUNE_EDGES and kept <= _PRUNE_KEPT * edges and delta.any():
                 self._recorded = _pruned(self._recorded, delta, best_from_root, best_to_end)
+                self._walked = None  # the copy numbers its entries anew
             return mask, exact
-        self._recorded = self._question = None  # buffers in ``self._spare``, overwritten by the new sweep
+        self._recorded = self._question = self._walked = None  # buffers in ``self._spare``, overwritten anew
         self._staged = staged.copy()  # the caller stages into its own array later: keep this one apart
         self._recorded = _recorded_sweep(table, rack, self._staged, opening, min_initial, self._spare)
         self._position = position
-        mask, exact, _, _, exact_to_end, _ = _walk(self._recorded, _ZERO_DELTA)
+        mask, exact, best_from_root, best_to_end, exact_to_end, _ = _walk(self._recorded, _ZERO_DELTA)
+        self._walked = (_ZERO_DELTA, best_from_root, best_to_end, exact_to_end)
         self._question = (self._recorded, _ZERO_DELTA, exact_to_end)
         return mask, exact
 
