@@ -234,14 +234,7 @@ def _shares(games: int) -> dict[str, float]:
         return timed(fn, lambda seconds: totals.__setitem__(name, totals.get(name, 0.0) + seconds))
 
     compiled = kernel.kernels()
-    names = (  # by kernels() position; the incremental walk (``rewalk``, the sixth) counts as a walk
-        "kernel: sweep",
-        "kernel: backward walk",
-        "kernel: prune",
-        "kernel: best path",
-        "kernel: exact path",
-        "kernel: backward walk",
-    )
+    names = ("kernel: sweep", "kernel: walk", "kernel: prune", "kernel: best path", "kernel: exact path")
     kernel._COMPILED = tuple(
         timed_as(name, fn) for name, fn in zip(names, compiled, strict=False)
     )  # older code: fewer kernels

@@ -15,7 +15,7 @@ State of the sweep, packed in one int64 (``_pack``):
 - bits 26..30: the group accumulator of the current number, ``a1 + 5 * a2`` where ``a1`` (``a2``) is how
   many colours put one (two) tiles into groups so far;
 - bits 31..: meld value placed so far (stood-for points), capped at ``value_cap`` (0 unless ``solve`` or
-  ``is_valid_play`` opens; a recorded sweep for ``playable`` runs with 0 and ``backward`` adds the points).
+  ``is_valid_play`` opens; a recorded sweep for ``playable`` runs with 0 and ``walk`` adds the points).
 
 Run rules encoded in ``RUN_NEXT``: a run shorter than 3 must be extended; runs of length >= 3 are
 extended while slots remain (closing one and starting another of the same colour at the same number is
@@ -161,7 +161,7 @@ def sweep(
     jokers in total). ``base``: tiles already on the table, subtracted before weighting. ``weight``: score
     per played tile. Keeps, per state, the best score and the parent entry and choice that reached it.
     With ``record_edges``, also lists every transition (parent, child, the cell's tile type or -1 on a
-    group step, and how many tiles of that type it uses above ``lo``) for ``backward``.
+    group step, and how many tiles of that type it uses above ``lo``) for ``walk``.
 
     The caller owns the buffers: entries (``keys``, ``slot_of`` and, without ``record_edges``, ``score``,
     ``parent``, ``choice``, all of one length; with ``record_edges`` the last three are not touched: the
@@ -427,7 +427,7 @@ def sweep(
     return OK, 65, n_entries, n_edges
 
 
-def backward(
+def walk(
     delta,
     lo_jokers,
     value_cap,
@@ -439,7 +439,13 @@ def backward(
     edge_child,
     edge_tile,
     edge_extra,
+    edge_mark,
     edge_points,
+    best_from_root,
+    best_to_end,
+    exact_to_end,
+    old_delta,
+    whole,
 ):
     """The ``playable`` mask of a recorded sweep, and whether a play of exactly the lower bounds is accepted.
 
@@ -462,115 +468,32 @@ def backward(
     exactly ``lo_jokers`` jokers gives the most points of a play of exactly ``lo + delta``: it is accepted
     (the test of ``is_valid_play``) iff the root gets ``value_cap`` or more. Memory: three int16 per entry.
 
-    Returns ``(mask, exact, best_from_root, best_to_end, exact_to_end, kept)``; ``best_from_root`` (one entry when
-    no forward pass was needed: every recorded entry is then reachable) and ``best_to_end`` are what ``prune``
-    keeps edges by and ``kept`` how many it would keep, ``exact_to_end`` (per entry, the most points of a path of
-    exactly ``lo + delta`` to an accepted final state, -1: none) what ``exact_choices`` follows.
-    """
-    restricted = False
-    for t in range(52):
-        if delta[t] > 0:
-            restricted = True
-    forward = restricted or value_cap > 0
-    best_from_root = np.zeros(n_entries if forward else 1, np.int16)
-    if forward:
-        best_from_root[:] = -1
-        best_from_root[0] = 0
-        for k in range(n_edges):
-            p = edge_parent[k]
-            got = best_from_root[p]
-            if got < 0:
-                continue
-            tile = edge_tile[k]
-            c = edge_child[k]
-            if tile >= 0 and edge_extra[k] < delta[tile]:
-                continue
-            got = min(value_cap, got + edge_points[k])
-            if got > best_from_root[c]:
-                best_from_root[c] = got
-    best_to_end = np.full(n_entries, -1, np.int16)
-    exact_to_end = np.full(n_entries, -1, np.int16)
-    kept = 0  # edges on an accepted play (``prune`` would keep them)
-    mask = np.zeros(53, np.bool_)
-    for idx in range(layer_start[65], layer_start[66]):
-        jokers = (keys[idx] >> 24) & 3
-        if jokers < lo_jokers:
-            continue
-        best_to_end[idx] = 0
-        if jokers > lo_jokers:
-            if best_from_root[idx if forward else 0] >= value_cap:
-                mask[52] = True
-        else:
-            exact_to_end[idx] = 0
-    for k in range(n_edges - 1, -1, -1):
-        c = edge_child[k]
-        to_end = best_to_end[c]
-        if to_end < 0:
-            continue
-        tile = edge_tile[k]
-        above = 0
-        p = edge_parent[k]
-        if tile >= 0:
-            above = edge_extra[k] - delta[tile]
-            if above < 0:
-                continue  # uses fewer tiles than the lower bound asked
-        from_root = best_from_root[p if forward else 0]
-        if from_root < 0:
-            continue  # not reachable along allowed edges
-        points = edge_points[k]
-        through = min(value_cap, points + to_end)
-        if through > best_to_end[p]:
-            best_to_end[p] = through
-        on_play = from_root + through >= value_cap
-        kept += on_play
-        if above > 0:
-            if on_play:
-                mask[tile] = True
-        elif exact_to_end[c] >= 0:
-            exact = min(value_cap, points + exact_to_end[c])
-            if exact > exact_to_end[p]:
-                exact_to_end[p] = exact
-    return mask, exact_to_end[0] >= value_cap, best_from_root, best_to_end, exact_to_end, kept
+    Whole or incremental. The caller owns the per-entry arrays ``best_from_root``, ``best_to_end`` and
+    ``exact_to_end`` (int16, one per entry). With ``whole`` they are new (``best_from_root`` all 0: without
+    restrictions and points every recorded entry is reachable with 0 points, so the forward pass starts at the first
+    restricted cell; the other two any values) and ``old_delta`` is ``delta``. Otherwise they hold the last walk of
+    this same recorded sweep, for ``old_delta <= delta``, and become this walk's in place: only the cells where
+    ``delta`` grew lose allowed edges, from layer ``first`` to layer ``last``, so an entry's points from the root
+    change only after ``first`` and its points to an accepted end only up to ``last`` (all of them when the joker
+    bound grew: the accepted final states change). The forward pass runs from ``first`` on and the backward pass
+    from ``last`` down, and each edge's share of the mask and of ``kept`` is counted in the pass that sees both its
+    sides final (the forward pass after ``last``, the backward pass up to it). An entry cut off from the root may
+    keep a stale ``best_to_end`` after ``last``; every use of it goes through a reachable parent.
 
-
-def rewalk(
-    old_delta,
-    delta,
-    lo_jokers,
-    value_cap,
-    n_entries,
-    layer_start,
-    keys,
-    n_edges,
-    edge_parent,
-    edge_child,
-    edge_tile,
-    edge_extra,
-    edge_mark,
-    edge_points,
-    best_from_root,
-    best_to_end,
-    exact_to_end,
-):
-    """``backward`` for ``delta`` on the sweep it last walked for ``old_delta <= delta``, updating that walk's arrays.
-
-    ``best_from_root`` (one entry per recorded entry), ``best_to_end`` and ``exact_to_end`` are the last walk's,
-    changed in place into this question's. Only the edges of the cells where ``delta`` grew lose allowed edges,
-    from layer ``first`` to layer ``last``: an entry's most points from the root change only after ``first`` and
-    its most points to an accepted end only up to ``last`` (all of them when the joker bound ``lo_jokers`` grew:
-    the accepted final states change). So the forward pass runs from ``first`` on and the backward pass from
-    ``last`` down, each over part of the edges, and each edge's share of the mask and of ``kept`` is counted in
-    the pass that sees both its sides final (the forward pass after ``last``, the backward pass up to it).
-    Returns ``(mask, exact, kept)``, equal to ``backward``'s.
+    Returns ``(mask, exact, kept)``: ``kept`` is how many edges lie on an accepted play (what ``prune`` keeps, by
+    ``best_from_root`` and ``best_to_end``); ``exact_to_end`` (per entry, the most points of a path of exactly ``lo
+    + delta`` to an accepted final state, -1: none) is what ``exact_choices`` follows.
     """
     first = 65
     last = -1
     for t in range(52):
-        if delta[t] != old_delta[t]:
+        if delta[t] != old_delta[t] or (whole and delta[t] > 0):
             layer = (t % 13) * 5 + t // 13
             first = min(first, layer)
             last = max(last, layer)
-    if delta[52] != old_delta[52] or last < 0:
+    if whole and value_cap > 0:
+        first = 0  # points from the root: a forward pass over every edge
+    if whole or delta[52] != old_delta[52] or last < 0:
         last = 64  # new accepted final states (or the same question): every entry's way to the end again
     mask = np.zeros(53, np.bool_)
     kept = 0
@@ -649,9 +572,9 @@ def prune(
     best_from_root,
     best_to_end,
 ):
-    """A copy of a recorded sweep keeping only the edges on an accepted path of the question ``backward`` answered.
+    """A copy of a recorded sweep keeping only the edges on an accepted path of the question ``walk`` answered.
 
-    ``best_from_root`` and ``best_to_end`` are ``backward``'s for ``delta`` and ``value_cap``. An edge is kept
+    ``best_from_root`` and ``best_to_end`` are ``walk``'s for ``delta`` and ``value_cap``. An edge is kept
     when it is allowed (uses at least ``lo + delta`` of its type), its parent is reachable and
     ``best_from_root[parent] + points + best_to_end[child] >= value_cap``: it lies on an accepted play worth
     ``value_cap``. Every later question of the turn asks for a larger ``delta`` (and as many jokers or more),
@@ -738,7 +661,7 @@ def prune(
 def exact_choices(delta, lo, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, exact_to_end):
     """The choices of the first path in sweep order that plays exactly ``lo + delta``, on a recorded sweep.
 
-    ``exact_to_end`` is ``backward``'s for ``delta`` (a question without points: ``value_cap`` 0). From the root,
+    ``exact_to_end`` is ``walk``'s for ``delta`` (a question without points: ``value_cap`` 0). From the root,
     each layer takes the first recorded edge of the current entry (edges of one entry are stored together, in the
     order of the sweep's loops) that uses exactly ``lo + delta`` of its type and leads to an entry with an exact
     path to an accepted end. That is the path a scored sweep of the table after the play (``lo = hi = lo +
@@ -847,8 +770,8 @@ def _cached_jit(function, numba, directory: str | None):
 
 
 def kernels():
-    """``(sweep, backward, prune, best_path, exact_choices, rewalk)`` compiled with numba (once per process), cached
-    on disk where one can be written.
+    """``(sweep, walk, prune, best_path, exact_choices)`` compiled with numba (once per process), cached on disk where
+    one can be written.
 
     Cache location, first that applies: ``NUMBA_CACHE_DIR`` if set (numba's own rule); the user cache
     directory (``cache_dir()``); numba's fallbacks (a writable ``__pycache__`` next to this file, then
@@ -862,7 +785,7 @@ def kernels():
         directory = cache_dir()
         compiled = []
         cached = True
-        for function in (sweep, backward, prune, best_path, exact_choices, rewalk):
+        for function in (sweep, walk, prune, best_path, exact_choices):
             jitted = _cached_jit(function, numba, directory) if cached else None
             if jitted is None:
                 cached = False

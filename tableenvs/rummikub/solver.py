@@ -101,7 +101,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
     Returns ``(n_entries, layer_start, keys, score, parent, choice,
     n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, edge_points)``. With ``record_edges`` the
     sweep keeps no scores, parents or choices (``score``, ``parent``, ``choice`` are then placeholders):
-    ``backward`` reads only the keys and the edges.
+    ``walk`` reads only the keys and the edges.
 
     ``spare`` (recorded sweeps only): a dict holding the entry and edge buffers of an earlier sweep whose result
     is no longer read; they are used again (no new allocation, no growth already paid), and the buffers of this
@@ -361,7 +361,7 @@ _ZERO_DELTA = np.zeros(TILE_TYPES, dtype=np.int64)
 
 
 def _recorded_sweep(table, rack, staged, opening, min_initial, spare: dict | None = None):
-    """The sweep ``_answer`` reads: recorded edges, points left out of the states (``backward`` adds them)."""
+    """The sweep ``_answer`` reads: recorded edges, points left out of the states (``walk`` adds them)."""
     if opening:
         # more than the rack can reach is as unreachable as its bound + 1 (keeps the walk's int16 points small)
         base, lo, hi, value_cap = _NO_WEIGHT, staged, rack, min(min_initial, _points_bound(rack) + 1)
@@ -383,14 +383,20 @@ def _answer(recorded, delta) -> tuple[np.ndarray, bool]:
     return _walk(recorded, delta)[:2]
 
 
-def _walk(recorded, delta):
-    """``backward`` on a recorded sweep: ``(mask, exact, best_from_root, best_to_end, exact_to_end, kept)``."""
+def _walk(recorded, delta, walked=None):
+    """``kernel.walk`` on a recorded sweep for ``delta``: whole, or from ``walked`` = ``(old_delta, best_from_root,
+    best_to_end, exact_to_end)``, the last walk of the same recorded sweep for a smaller delta, whose arrays it turns
+    into this walk's in place. Returns ``(mask, exact, best_from_root, best_to_end, exact_to_end, kept)``."""
     lo, value_cap, result = recorded
-    n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, _, edge_points = (
-        result
-    )
-    backward = kernel.kernels()[1]
-    mask, exact, best_from_root, best_to_end, exact_to_end, kept = backward(
+    n_entries, layer_start, keys, _, _, _, n_edges, *edges = result  # parent, child, tile, extra, mark, points
+    if walked is None:
+        old_delta, arrays = (
+            delta,
+            (np.zeros(n_entries, np.int16), np.empty(n_entries, np.int16), np.empty(n_entries, np.int16)),
+        )
+    else:
+        old_delta, *arrays = walked
+    mask, exact, kept = kernel.kernels()[1](
         delta,
         lo[JOKER] + delta[JOKER],
         value_cap,
@@ -398,46 +404,12 @@ def _walk(recorded, delta):
         layer_start,
         keys,
         n_edges,
-        edge_parent,
-        edge_child,
-        edge_tile,
-        edge_extra,
-        edge_points,
-    )
-    return mask, bool(exact), best_from_root, best_to_end, exact_to_end, int(kept)
-
-
-def _rewalk(recorded, walked, delta):
-    """``kernel.rewalk``: the walk for ``delta`` from ``walked``, the last walk of the same recorded sweep (for a
-    smaller delta), whose arrays it turns into this walk's in place. Returns ``(mask, exact, kept, (best_from_root,
-    best_to_end, exact_to_end))``."""
-    lo, value_cap, result, *_ = recorded
-    n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark = result[
-        :12
-    ]
-    old_delta, best_from_root, best_to_end, exact_to_end = walked
-    if best_from_root.shape[0] != n_entries:  # a walk without a forward pass: every entry reachable, no points
-        best_from_root = np.zeros(n_entries, np.int16)
-    mask, exact, kept = kernel.kernels()[5](
+        *edges,
+        *arrays,
         old_delta,
-        delta,
-        lo[JOKER] + delta[JOKER],
-        value_cap,
-        n_entries,
-        layer_start,
-        keys,
-        n_edges,
-        edge_parent,
-        edge_child,
-        edge_tile,
-        edge_extra,
-        edge_mark,
-        result[12],
-        best_from_root,
-        best_to_end,
-        exact_to_end,
+        walked is None,
     )
-    return mask, bool(exact), int(kept), (best_from_root, best_to_end, exact_to_end)
+    return mask, bool(exact), *arrays, int(kept)
 
 
 # A recorded sweep with fewer edges is not pruned within a turn: walking it whole costs about as much as the copy.
@@ -461,7 +433,7 @@ class TurnSweep:
 
     Within a turn only the staged tiles grow. A larger lower bound only removes transitions from the
     sweep, so the sweep recorded for the turn's first staged set answers every later superset exactly
-    (``backward`` with ``delta`` = staged now - staged then): one forward sweep per turn instead of one
+    (``walk`` with ``delta`` = staged now - staged then): one forward sweep per turn instead of one
     per staged tile. After each question that stages more (a big sweep only), the recorded sweep is pruned to
     the edges on the plays still accepted (``kernel.prune``): later questions only accept fewer, so they walk
     only the kept edges. A different table, rack, opening flag or ``min_initial``, or a staged set that is not a
@@ -484,12 +456,8 @@ class TurnSweep:
         position = (table.tobytes(), rack.tobytes(), opening, min_initial)
         if position == self._position and bool((staged >= self._staged).all()):
             delta = staged - self._staged
-            if self._walked is None:
-                mask, exact, best_from_root, best_to_end, exact_to_end, kept = _walk(self._recorded, delta)
-            else:  # the last walk was on this same recorded sweep: redo only what the newly staged tiles change
-                mask, exact, kept, (best_from_root, best_to_end, exact_to_end) = _rewalk(
-                    self._recorded, self._walked, delta
-                )
+            # from the last walk when it was on this same recorded sweep: only what the newly staged tiles change
+            mask, exact, best_from_root, best_to_end, exact_to_end, kept = _walk(self._recorded, delta, self._walked)
             self._walked = (delta, best_from_root, best_to_end, exact_to_end)
             self._question = (self._recorded, delta, exact_to_end)
             edges = self._recorded[2][6]

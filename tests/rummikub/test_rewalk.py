@@ -1,7 +1,7 @@
 """The incremental walk (issue 17, third pass) against a whole walk of the same recorded sweep.
 
-Within a turn the engine answers a larger staged set from the last walk of the same recorded sweep
-(``solver._rewalk``, ``kernel.rewalk``): only the cells whose staged count grew (and, when a joker is staged, the
+Within a turn the engine answers a larger staged set from the last walk of the same recorded sweep (``solver._walk``
+given the last walk, ``kernel.walk``): only the cells whose staged count grew (and, when a joker is staged, the
 accepted final states) change, so it redoes the forward pass from the first such cell and the backward pass from the
 last one down. Every answer (mask, exact-play flag, the count of edges on accepted plays) and the per-entry arrays
 it leaves must equal a whole walk's: the most points from the root everywhere, to an accepted end and along an exact
@@ -16,7 +16,7 @@ import pytest
 from rummikub_support import random_rack, random_table
 from test_solver_tail import TAIL, counts
 
-from tableenvs.rummikub.solver import _ZERO_DELTA, _recorded_sweep, _rewalk, _walk
+from tableenvs.rummikub.solver import _ZERO_DELTA, _recorded_sweep, _walk
 
 
 def growing_questions(rng, table, rack, opening):
@@ -52,7 +52,7 @@ def test_rewalk_equals_a_whole_walk(seed):
         whole = _walk(_recorded_sweep(table, rack, _ZERO_DELTA, opening, 30), _ZERO_DELTA)
         walked = (_ZERO_DELTA, whole[2], whole[3], whole[4])
         for recorded, delta in growing_questions(rng, table, rack, opening):
-            mask, exact, kept, arrays = _rewalk(recorded, walked, delta)
+            mask, exact, *arrays, kept = _walk(recorded, delta, walked)
             expected = _walk(recorded, delta)
             assert np.array_equal(mask, expected[0]) and exact == expected[1] and kept == expected[5]
             from_root = arrays[0]
