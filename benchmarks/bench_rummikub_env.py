@@ -223,8 +223,8 @@ def _step_times(policy: str, games: int) -> list[list[float]]:
 
 def _shares(games: int) -> dict[str, float]:
     """CPU shares of random 4-player play (seeds 0..games-1), by timers around the solver's compiled kernels, the
-    arrangement at commits (its own sweep included) and the observation; the rest is the engine, the adapter, the
-    wrappers and the driver."""
+    arrangement at commits (its own sweep or path kernel included) and the observation; the rest is the engine, the
+    adapter, the wrappers and the driver."""
     from tableenvs.rummikub import _solver_kernel as kernel
     from tableenvs.rummikub import encoder
 
@@ -234,7 +234,7 @@ def _shares(games: int) -> dict[str, float]:
         return timed(fn, lambda seconds: totals.__setitem__(name, totals.get(name, 0.0) + seconds))
 
     compiled = kernel.kernels()
-    names = ("kernel: sweep", "kernel: backward walk", "kernel: prune", "kernel: best path")
+    names = ("kernel: sweep", "kernel: walk", "kernel: prune", "kernel: best path", "kernel: exact path")
     kernel._COMPILED = tuple(
         timed_as(name, fn) for name, fn in zip(names, compiled, strict=False)
     )  # older code: fewer kernels
@@ -242,10 +242,10 @@ def _shares(games: int) -> dict[str, float]:
     def arrange_once(arrange):  # the arrangement's own kernel calls are counted in its share only
         arrange = timed_as("arrange at commits (its kernels included)", arrange)
 
-        def call(table):
+        def call(*args):
             before = {name: totals[name] for name in names if name in totals}
             try:
-                return arrange(table)
+                return arrange(*args)
             finally:
                 for name in names:
                     if name in before:
@@ -258,6 +258,9 @@ def _shares(games: int) -> dict[str, float]:
     for name in ("arrange", "_arranged"):  # newer engines call ``_arranged`` at commits
         if hasattr(rules_module, name):
             setattr(rules_module, name, arrange_once(getattr(rules_module, name)))
+    turn_sweep = getattr(solver_module, "TurnSweep", None)
+    if hasattr(turn_sweep, "played_arrangement"):  # since issue 17's third pass: read off the commit check's walk
+        turn_sweep.played_arrangement = arrange_once(turn_sweep.played_arrangement)
     for name in ("fill", "fill_observation"):  # newer encoders: the adapter calls ``fill_observation`` (an alias)
         if hasattr(encoder.Encoder, name):
             setattr(encoder.Encoder, name, timed_as("observation", getattr(encoder.Encoder, name)))

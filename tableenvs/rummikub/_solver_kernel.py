@@ -15,15 +15,17 @@ State of the sweep, packed in one int64 (``_pack``):
 - bits 26..30: the group accumulator of the current number, ``a1 + 5 * a2`` where ``a1`` (``a2``) is how
   many colours put one (two) tiles into groups so far;
 - bits 31..: meld value placed so far (stood-for points), capped at ``value_cap`` (0 unless ``solve`` or
-  ``is_valid_play`` opens; a recorded sweep for ``playable`` runs with 0 and ``backward`` adds the points).
+  ``is_valid_play`` opens; a recorded sweep for ``playable`` runs with 0 and ``walk`` adds the points).
 
 Run rules encoded in ``RUN_NEXT``: a run shorter than 3 must be extended; runs of length >= 3 are
 extended while slots remain (closing one and starting another of the same colour at the same number is
 never better); leftover slots start new runs. A state whose short runs cannot reach length 3 by number 13,
-or cannot get tiles or jokers in the next cells of their colour, is dropped. A run may start with a joker
-only at numbers 8..11: elsewhere the joker can move to the run's high end, or the run can be split with
-the joker ending its first part, keeping the tiles and not lowering the points. Every tile placed counts
-at once, because a run that is started must be finished.
+or cannot get tiles or jokers in the next cells of their colour, is dropped; so is a state that needs more
+jokers than it has left to complete this number's groups (``GROUP_NEEDS``) and every colour's short runs
+(about two thirds of the states before a group step, and many after it, were such dead ends). A run may start
+with a joker only at numbers 8..11: elsewhere the joker can move to the run's high end, or the run can be
+split with the joker ending its first part, keeping the tiles and not lowering the points. Every tile placed
+counts at once, because a run that is started must be finished.
 
 Compiled with numba on first use (``kernels()``) and cached on disk where a cache directory can be written
 (``kernels`` says where), so importing the package stays cheap.
@@ -87,6 +89,36 @@ def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 RUN_NEXT, STILL_NEEDED, ACC_NEXT, GROUPS_OK = _tables()
 
+
+def _group_needs() -> np.ndarray:
+    """``GROUP_NEEDS[step, acc, caps]``: the fewest jokers that complete this number's groups, or 3 if none can.
+
+    After the cell of colour ``step`` (0..3) the accumulator is ``acc``; the colours after it can still put
+    ``0..cap`` tiles each into groups, ``caps`` = sum of ``cap_i * 3 ** i`` over them in order (a cap is
+    ``min(2, most tiles of that cell)``). The number's group step then needs ``groups_ok[acc', jokers]`` for the
+    accumulator ``acc'`` they lead to. A state that needs more jokers than it has left is dead: the sweep drops it
+    (exact: no completion exists, whatever the later cells do).
+    """
+    needs = np.full((4, 25, 27), 3, dtype=np.int64)
+    for step in range(4):
+        later = 3 - step
+        for caps in range(3**later):
+            cap = [caps // 3**i % 3 for i in range(later)]
+            for acc in range(25):
+                if ACC_NEXT[acc, 0] < 0:
+                    continue  # not an accumulator
+                reach = {acc}
+                for c in cap:
+                    reach = {ACC_NEXT[a, k] for a in reach for k in range(c + 1) if ACC_NEXT[a, k] >= 0}
+                for jokers in range(3):
+                    if any(GROUPS_OK[a, jokers] for a in reach):
+                        needs[step, acc, caps] = jokers
+                        break
+    return needs
+
+
+GROUP_NEEDS = _group_needs()
+
 # Status codes returned by ``sweep``.
 OK = 0
 OUT_OF_ENTRIES = 1  # the entry buffers are full
@@ -106,6 +138,8 @@ def sweep(
     still_needed,
     acc_next,
     groups_ok,
+    group_needs,
+    look_ahead,
     keys,
     score,
     parent,
@@ -127,7 +161,7 @@ def sweep(
     jokers in total). ``base``: tiles already on the table, subtracted before weighting. ``weight``: score
     per played tile. Keeps, per state, the best score and the parent entry and choice that reached it.
     With ``record_edges``, also lists every transition (parent, child, the cell's tile type or -1 on a
-    group step, and how many tiles of that type it uses above ``lo``) for ``backward``.
+    group step, and how many tiles of that type it uses above ``lo``) for ``walk``.
 
     The caller owns the buffers: entries (``keys``, ``slot_of`` and, without ``record_edges``, ``score``,
     ``parent``, ``choice``, all of one length; with ``record_edges`` the last three are not touched: the
@@ -138,6 +172,11 @@ def sweep(
     the hash table holds ``2 ** hash_bits`` slots. When a buffer is full the sweep stops and returns its
     status and the layer it was building; the caller grows that buffer (keeping the contents) and calls
     again with ``resume_layer`` set to that layer, which is rebuilt from its start: no earlier work is lost.
+
+    ``group_needs`` is ``GROUP_NEEDS``; with ``look_ahead`` a transition is dropped when its state needs more jokers
+    than it has left: the fewest that complete this number's groups plus, per colour, those its short runs need at
+    the colour's next two cells beyond the tiles there (each joker fills one place, so the needs add up). Without
+    it only the colour of the cell is checked (the tests compare the two: the look-ahead drops dead ends only).
 
     Returns ``(status, layer, n_entries, n_edges)``. Choices: cell layers ``used * 16 + to_groups * 4 +
     run_jokers``, group layers the number of group jokers.
@@ -159,6 +198,17 @@ def sweep(
         points_after[later] = points_after[later + 1]
         if (later + 1) % 5 < 4:
             points_after[later] += ((later + 1) // 5 + 1) * hi[((later + 1) % 5) * 13 + (later + 1) // 5]
+    # Jokers a colour's open short runs need at its next two cells (``k1 + k2`` pieces at the next, ``k1`` at the
+    # one after) beyond the tiles there, by colour, next cell's number (0-based, 13: none) and run state. Needs of
+    # different cells add up (a joker fills one place), so a state needing more than its free jokers is dead.
+    run_needs = np.zeros((4, 14, run_shape.shape[0]), np.int64)
+    for c in range(4):
+        for nx in range(14):
+            first = hi[c * 13 + nx] if nx < 13 else 0
+            second = hi[c * 13 + nx + 1] if nx < 12 else 0
+            for rs in range(run_shape.shape[0]):
+                k1 = run_shape[rs, 0]
+                run_needs[c, nx, rs] = max(0, k1 + run_shape[rs, 1] - first) + max(0, k1 - second)
     if resume_layer == 0:
         keys[0] = 0
         if not record_edges:
@@ -183,6 +233,9 @@ def sweep(
             high = hi[t]
             on_table = base[t]
             tile_weight = weight[t]
+            later_caps = 0  # what the later colours of this number can still put into groups (``GROUP_NEEDS``)
+            for later in range(3, step, -1):
+                later_caps = later_caps * 3 + min(2, hi[later * 13 + number0])
         for e in range(start, end):
             key = keys[e]
             sc = 0 if record_edges else score[e]  # scores are kept only without record_edges
@@ -193,12 +246,22 @@ def sweep(
             if step < 4:
                 run_state = (key >> shift) & 63
                 cleared = key & ~((63 << shift) | (3 << 24) | (31 << 26) | (2147483647 << 31))
+                others_need = 0  # jokers the other colours' short runs need (their next cells: this number or next)
+                if look_ahead:
+                    for c in range(4):
+                        if c != step:
+                            others_need += run_needs[c, number0 + (c < step), (key >> (6 * c)) & 63]
                 for used in range(low, high + 1):
                     for to_groups in range(used + 1):
                         acc2 = acc_next[acc, to_groups]
                         if acc2 < 0:
                             continue
+                        needed = others_need
+                        if look_ahead:
+                            needed += group_needs[step, acc2, later_caps]
                         for run_jokers in range(min(2, free_jokers) + 1):
+                            if needed > free_jokers - run_jokers:
+                                break  # this number's groups or the other colours' runs cannot be completed
                             run_slots = used - to_groups + run_jokers
                             if run_slots > 4:
                                 break
@@ -208,14 +271,9 @@ def sweep(
                             started = run_shape[run_state2, 0]
                             if number < 8 and started > used - to_groups:
                                 continue  # a run needs to start with a joker only at numbers 8..11
-                            short = started + run_shape[run_state2, 1]
-                            if short:
-                                # short runs need tiles (or jokers) in this colour's next cells
-                                missing = max(0, short - hi[t + 1])
-                                if started:
-                                    missing += max(0, started - hi[t + 2])
-                                if missing > free_jokers - run_jokers:
-                                    continue
+                            # short runs need tiles (or jokers) in this colour's next cells
+                            if run_needs[step, number, run_state2] + needed > free_jokers - run_jokers:
+                                continue
                             value2 = min(value_cap, value + number * (used + run_jokers))
                             if prune:
                                 left = max_jokers - jokers - run_jokers
@@ -267,7 +325,13 @@ def sweep(
                                 n_edges += 1
             else:
                 cleared = key & ~((3 << 24) | (31 << 26) | (2147483647 << 31))
+                runs_need = 0
+                if look_ahead:
+                    for c in range(4):
+                        runs_need += run_needs[c, number, (key >> (6 * c)) & 63]
                 for group_jokers in range(free_jokers + 1):
+                    if runs_need > free_jokers - group_jokers:
+                        break  # the short runs cannot be completed
                     if not groups_ok[acc, group_jokers]:
                         continue
                     value2 = min(value_cap, value + number * group_jokers)
@@ -363,7 +427,7 @@ def sweep(
     return OK, 65, n_entries, n_edges
 
 
-def backward(
+def walk(
     delta,
     lo_jokers,
     value_cap,
@@ -375,7 +439,13 @@ def backward(
     edge_child,
     edge_tile,
     edge_extra,
+    edge_mark,
     edge_points,
+    best_from_root,
+    best_to_end,
+    exact_to_end,
+    old_delta,
+    whole,
 ):
     """The ``playable`` mask of a recorded sweep, and whether a play of exactly the lower bounds is accepted.
 
@@ -398,44 +468,64 @@ def backward(
     exactly ``lo_jokers`` jokers gives the most points of a play of exactly ``lo + delta``: it is accepted
     (the test of ``is_valid_play``) iff the root gets ``value_cap`` or more. Memory: three int16 per entry.
 
-    Returns ``(mask, exact, best_from_root, best_to_end)``; the last two (``best_from_root`` has one entry when
-    no forward pass was needed: every recorded entry is then reachable) are what ``prune`` keeps edges by.
+    Whole or incremental. The caller owns the per-entry arrays ``best_from_root``, ``best_to_end`` and
+    ``exact_to_end`` (int16, one per entry). With ``whole`` they are new (``best_from_root`` all 0: without
+    restrictions and points every recorded entry is reachable with 0 points, so the forward pass starts at the first
+    restricted cell; the other two any values) and ``old_delta`` is ``delta``. Otherwise they hold the last walk of
+    this same recorded sweep, for ``old_delta <= delta``, and become this walk's in place: only the cells where
+    ``delta`` grew lose allowed edges, from layer ``first`` to layer ``last``, so an entry's points from the root
+    change only after ``first`` and its points to an accepted end only up to ``last`` (all of them when the joker
+    bound grew: the accepted final states change). The forward pass runs from ``first`` on and the backward pass
+    from ``last`` down, and each edge's share of the mask and of ``kept`` is counted in the pass that sees both its
+    sides final (the forward pass after ``last``, the backward pass up to it). An entry cut off from the root may
+    keep a stale ``best_to_end`` after ``last``; every use of it goes through a reachable parent.
+
+    Returns ``(mask, exact, kept)``: ``kept`` is how many edges lie on an accepted play (what ``prune`` keeps, by
+    ``best_from_root`` and ``best_to_end``); ``exact_to_end`` (per entry, the most points of a path of exactly ``lo
+    + delta`` to an accepted final state, -1: none) is what ``exact_choices`` follows.
     """
-    restricted = False
+    first = 65
+    last = -1
     for t in range(52):
-        if delta[t] > 0:
-            restricted = True
-    forward = restricted or value_cap > 0
-    best_from_root = np.zeros(n_entries if forward else 1, np.int16)
-    if forward:
-        best_from_root[:] = -1
-        best_from_root[0] = 0
-        for k in range(n_edges):
+        if delta[t] != old_delta[t] or (whole and delta[t] > 0):
+            layer = (t % 13) * 5 + t // 13
+            first = min(first, layer)
+            last = max(last, layer)
+    if whole and value_cap > 0:
+        first = 0  # points from the root: a forward pass over every edge
+    if whole or delta[52] != old_delta[52] or last < 0:
+        last = 64  # new accepted final states (or the same question): every entry's way to the end again
+    mask = np.zeros(53, np.bool_)
+    kept = 0
+    if first < 65:
+        best_from_root[layer_start[first + 1] : layer_start[66]] = -1
+        for k in range(edge_mark[first], n_edges):
             p = edge_parent[k]
             got = best_from_root[p]
             if got < 0:
                 continue
             tile = edge_tile[k]
-            c = edge_child[k]
             if tile >= 0 and edge_extra[k] < delta[tile]:
                 continue
-            got = min(value_cap, got + edge_points[k])
-            if got > best_from_root[c]:
-                best_from_root[c] = got
-    best_to_end = np.full(n_entries, -1, np.int16)
-    exact_to_end = np.full(n_entries, -1, np.int16)
-    mask = np.zeros(53, np.bool_)
+            c = edge_child[k]
+            reached = min(value_cap, got + edge_points[k])
+            if reached > best_from_root[c]:
+                best_from_root[c] = reached
+            if k >= (edge_mark[last + 1] if last < 64 else n_edges) and best_to_end[c] >= 0:
+                # after ``last``: the way to the end is unchanged, so this edge's share is final now
+                on_play = got + min(value_cap, edge_points[k] + best_to_end[c]) >= value_cap
+                kept += on_play
+                if on_play and tile >= 0 and edge_extra[k] > delta[tile]:
+                    mask[tile] = True
     for idx in range(layer_start[65], layer_start[66]):
         jokers = (keys[idx] >> 24) & 3
-        if jokers < lo_jokers:
-            continue
-        best_to_end[idx] = 0
-        if jokers > lo_jokers:
-            if best_from_root[idx if forward else 0] >= value_cap:
-                mask[52] = True
-        else:
-            exact_to_end[idx] = 0
-    for k in range(n_edges - 1, -1, -1):
+        best_to_end[idx] = 0 if jokers >= lo_jokers else -1
+        exact_to_end[idx] = 0 if jokers == lo_jokers else -1
+        if jokers > lo_jokers and best_from_root[idx] >= value_cap:
+            mask[52] = True
+    best_to_end[: layer_start[last + 1]] = -1
+    exact_to_end[: layer_start[last + 1]] = -1
+    for k in range((edge_mark[last + 1] if last < 64 else n_edges) - 1, -1, -1):
         c = edge_child[k]
         to_end = best_to_end[c]
         if to_end < 0:
@@ -446,22 +536,24 @@ def backward(
         if tile >= 0:
             above = edge_extra[k] - delta[tile]
             if above < 0:
-                continue  # uses fewer tiles than the lower bound asked
-        from_root = best_from_root[p if forward else 0]
+                continue
+        from_root = best_from_root[p]
         if from_root < 0:
-            continue  # not reachable along allowed edges
+            continue
         points = edge_points[k]
         through = min(value_cap, points + to_end)
         if through > best_to_end[p]:
             best_to_end[p] = through
+        on_play = from_root + through >= value_cap
+        kept += on_play
         if above > 0:
-            if from_root + through >= value_cap:
+            if on_play:
                 mask[tile] = True
         elif exact_to_end[c] >= 0:
             exact = min(value_cap, points + exact_to_end[c])
             if exact > exact_to_end[p]:
                 exact_to_end[p] = exact
-    return mask, exact_to_end[0] >= value_cap, best_from_root, best_to_end
+    return mask, exact_to_end[0] >= value_cap, kept
 
 
 def prune(
@@ -480,9 +572,9 @@ def prune(
     best_from_root,
     best_to_end,
 ):
-    """A copy of a recorded sweep keeping only the edges on an accepted path of the question ``backward`` answered.
+    """A copy of a recorded sweep keeping only the edges on an accepted path of the question ``walk`` answered.
 
-    ``best_from_root`` and ``best_to_end`` are ``backward``'s for ``delta`` and ``value_cap``. An edge is kept
+    ``best_from_root`` and ``best_to_end`` are ``walk``'s for ``delta`` and ``value_cap``. An edge is kept
     when it is allowed (uses at least ``lo + delta`` of its type), its parent is reachable and
     ``best_from_root[parent] + points + best_to_end[child] >= value_cap``: it lies on an accepted play worth
     ``value_cap``. Every later question of the turn asks for a larger ``delta`` (and as many jokers or more),
@@ -566,6 +658,49 @@ def prune(
     )
 
 
+def exact_choices(delta, lo, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, exact_to_end):
+    """The choices of the first path in sweep order that plays exactly ``lo + delta``, on a recorded sweep.
+
+    ``exact_to_end`` is ``walk``'s for ``delta`` (a question without points: ``value_cap`` 0). From the root,
+    each layer takes the first recorded edge of the current entry (edges of one entry are stored together, in the
+    order of the sweep's loops) that uses exactly ``lo + delta`` of its type and leads to an entry with an exact
+    path to an accepted end. That is the path a scored sweep of the table after the play (``lo = hi = lo +
+    delta``, no weights) backtracks: its entries are in the order of their first path in loop order and each keeps
+    the parent and choice that first reached it, so its first accepted final state and that state's chain are the
+    first accepted path in loop order. Choice codes as in ``sweep``: ``used * 16 + to_groups * 4 + run_jokers``
+    (``to_groups`` read off the accumulator, ``run_jokers`` off the jokers of the two keys), group layers the
+    jokers added. Returns ``(found, choices)``.
+    """
+    choices = np.zeros(65, np.int64)
+    if exact_to_end[0] < 0:
+        return False, choices
+    current = 0
+    for layer in range(65):
+        stop = edge_mark[layer + 1] if layer < 64 else n_edges
+        found = False
+        for k in range(edge_mark[layer], stop):
+            if edge_parent[k] != current:
+                continue
+            child = edge_child[k]
+            tile = edge_tile[k]
+            if exact_to_end[child] < 0 or (tile >= 0 and edge_extra[k] != delta[tile]):
+                continue
+            key, key2 = keys[current], keys[child]
+            jokers_added = ((key2 >> 24) & 3) - ((key >> 24) & 3)
+            if tile < 0:
+                choices[layer] = jokers_added
+            else:
+                acc_step = ((key2 >> 26) & 31) - ((key >> 26) & 31)  # 0, 1 or 5 for 0, 1 or 2 tiles to groups
+                to_groups = 0 if acc_step == 0 else (1 if acc_step == 1 else 2)
+                choices[layer] = (lo[tile] + edge_extra[k]) * 16 + to_groups * 4 + jokers_added
+            current = child
+            found = True
+            break
+        if not found:
+            return False, choices
+    return True, choices
+
+
 def best_path(keys, score, parent, choice, layer_start, lo_jokers, value_cap):
     """The best accepted final state of a scored sweep and the choices along its parent chain.
 
@@ -635,8 +770,8 @@ def _cached_jit(function, numba, directory: str | None):
 
 
 def kernels():
-    """``(sweep, backward, prune, best_path)`` compiled with numba (once per process), cached on disk where one
-    can be written.
+    """``(sweep, walk, prune, best_path, exact_choices)`` compiled with numba (once per process), cached on disk where
+    one can be written.
 
     Cache location, first that applies: ``NUMBA_CACHE_DIR`` if set (numba's own rule); the user cache
     directory (``cache_dir()``); numba's fallbacks (a writable ``__pycache__`` next to this file, then
@@ -650,7 +785,7 @@ def kernels():
         directory = cache_dir()
         compiled = []
         cached = True
-        for function in (sweep, backward, prune, best_path):
+        for function in (sweep, walk, prune, best_path, exact_choices):
             jitted = _cached_jit(function, numba, directory) if cached else None
             if jitted is None:
                 cached = False

@@ -313,6 +313,8 @@ class Rummikub:
         staged = self.staged
         rack = self.racks[seat]
         if self.strict_commit or self._staged_valid(rack, opening):
+            # the decision's sweep already holds the arrangement of the table after the play (not for an opening)
+            melds = self._sweeps.played_arrangement(self.table, rack, staged, opening, self.min_initial)
             self.table += staged
             rack -= staged
             self.last_placed[:] = staged
@@ -320,7 +322,7 @@ class Rummikub:
             self.opened[seat] = True
             self.passes = 0
             self.commits += 1
-            self.arrangement = tuple(_arranged(self.table))  # valid: the play was checked legal
+            self.arrangement = tuple(melds if melds is not None else _arranged(self.table))  # the play is legal
             if not rack.any():
                 return self._end_turn(self._score_out(seat))
             if self.draw_after_play:

@@ -50,6 +50,9 @@ OBJECTIVES = ("tiles", "value")
 _TILES_FIRST = 4096 + TILE_VALUES  # total value of all 106 tiles (1516) < 4096
 _VALUE_FIRST = 128 * TILE_VALUES + 1  # 106 tiles < 128
 _NO_WEIGHT = np.zeros(TILE_TYPES, dtype=np.int64)
+# The sweep's look-ahead (``kernel.sweep``: states whose groups or short runs need more jokers than they have left
+# are dropped). Exact; the tests switch it off to compare every answer with the sweep without it.
+_LOOK_AHEAD = True
 # Starting buffer sizes of the sweep, per ``record_edges`` flag: (entries, edges, hash bits). Most positions
 # fit; big ones grow the buffers and resume (small starts keep the common case cheap: a big buffer costs
 # page faults and a big hash table a long fill on every call).
@@ -98,7 +101,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
     Returns ``(n_entries, layer_start, keys, score, parent, choice,
     n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, edge_points)``. With ``record_edges`` the
     sweep keeps no scores, parents or choices (``score``, ``parent``, ``choice`` are then placeholders):
-    ``backward`` reads only the keys and the edges.
+    ``walk`` reads only the keys and the edges.
 
     ``spare`` (recorded sweeps only): a dict holding the entry and edge buffers of an earlier sweep whose result
     is no longer read; they are used again (no new allocation, no growth already paid), and the buffers of this
@@ -138,6 +141,8 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
             kernel.STILL_NEEDED,
             kernel.ACC_NEXT,
             kernel.GROUPS_OK,
+            kernel.GROUP_NEEDS,
+            _LOOK_AHEAD,
             keys,
             score,
             parent,
@@ -356,7 +361,7 @@ _ZERO_DELTA = np.zeros(TILE_TYPES, dtype=np.int64)
 
 
 def _recorded_sweep(table, rack, staged, opening, min_initial, spare: dict | None = None):
-    """The sweep ``_answer`` reads: recorded edges, points left out of the states (``backward`` adds them)."""
+    """The sweep ``_answer`` reads: recorded edges, points left out of the states (``walk`` adds them)."""
     if opening:
         # more than the rack can reach is as unreachable as its bound + 1 (keeps the walk's int16 points small)
         base, lo, hi, value_cap = _NO_WEIGHT, staged, rack, min(min_initial, _points_bound(rack) + 1)
@@ -378,14 +383,20 @@ def _answer(recorded, delta) -> tuple[np.ndarray, bool]:
     return _walk(recorded, delta)[:2]
 
 
-def _walk(recorded, delta):
-    """``backward`` on a recorded sweep: ``(mask, exact, best_from_root, best_to_end)``."""
+def _walk(recorded, delta, walked=None):
+    """``kernel.walk`` on a recorded sweep for ``delta``: whole, or from ``walked`` = ``(old_delta, best_from_root,
+    best_to_end, exact_to_end)``, the last walk of the same recorded sweep for a smaller delta, whose arrays it turns
+    into this walk's in place. Returns ``(mask, exact, best_from_root, best_to_end, exact_to_end, kept)``."""
     lo, value_cap, result = recorded
-    n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, _, edge_points = (
-        result
-    )
-    backward = kernel.kernels()[1]
-    mask, exact, best_from_root, best_to_end = backward(
+    n_entries, layer_start, keys, _, _, _, n_edges, *edges = result  # parent, child, tile, extra, mark, points
+    if walked is None:
+        old_delta, arrays = (
+            delta,
+            (np.zeros(n_entries, np.int16), np.empty(n_entries, np.int16), np.empty(n_entries, np.int16)),
+        )
+    else:
+        old_delta, *arrays = walked
+    mask, exact, kept = kernel.kernels()[1](
         delta,
         lo[JOKER] + delta[JOKER],
         value_cap,
@@ -393,17 +404,18 @@ def _walk(recorded, delta):
         layer_start,
         keys,
         n_edges,
-        edge_parent,
-        edge_child,
-        edge_tile,
-        edge_extra,
-        edge_points,
+        *edges,
+        *arrays,
+        old_delta,
+        walked is None,
     )
-    return mask, bool(exact), best_from_root, best_to_end
+    return mask, bool(exact), *arrays, int(kept)
 
 
 # A recorded sweep with fewer edges is not pruned within a turn: walking it whole costs about as much as the copy.
 _PRUNE_EDGES = 16384
+# Nor one whose pruned copy would keep more than this share of its edges: the copy (about one walk) would not pay.
+_PRUNE_KEPT = 0.3
 
 
 def _pruned(recorded, delta, best_from_root, best_to_end):
@@ -421,7 +433,7 @@ class TurnSweep:
 
     Within a turn only the staged tiles grow. A larger lower bound only removes transitions from the
     sweep, so the sweep recorded for the turn's first staged set answers every later superset exactly
-    (``backward`` with ``delta`` = staged now - staged then): one forward sweep per turn instead of one
+    (``walk`` with ``delta`` = staged now - staged then): one forward sweep per turn instead of one
     per staged tile. After each question that stages more (a big sweep only), the recorded sweep is pruned to
     the edges on the plays still accepted (``kernel.prune``): later questions only accept fewer, so they walk
     only the kept edges. A different table, rack, opening flag or ``min_initial``, or a staged set that is not a
@@ -434,6 +446,8 @@ class TurnSweep:
         self._staged = _ZERO_DELTA
         self._recorded = None
         self._spare: dict = {}  # the recorded sweep's buffers, used again by the next sweep
+        self._question = None  # the last question: (the recorded sweep it walked, delta, exact_to_end)
+        self._walked = None  # that walk's (delta, best_from_root, best_to_end, exact_to_end) on ``_recorded``
 
     def __reduce__(self):
         return (TurnSweep, ())  # copies and pickles start empty: the recorded sweep is only a cache (MBs)
@@ -442,15 +456,45 @@ class TurnSweep:
         position = (table.tobytes(), rack.tobytes(), opening, min_initial)
         if position == self._position and bool((staged >= self._staged).all()):
             delta = staged - self._staged
-            mask, exact, best_from_root, best_to_end = _walk(self._recorded, delta)
-            if self._recorded[2][6] >= _PRUNE_EDGES and delta.any():
+            # from the last walk when it was on this same recorded sweep: only what the newly staged tiles change
+            mask, exact, best_from_root, best_to_end, exact_to_end, kept = _walk(self._recorded, delta, self._walked)
+            self._walked = (delta, best_from_root, best_to_end, exact_to_end)
+            self._question = (self._recorded, delta, exact_to_end)
+            edges = self._recorded[2][6]
+            if edges >= _PRUNE_EDGES and kept <= _PRUNE_KEPT * edges and delta.any():
                 self._recorded = _pruned(self._recorded, delta, best_from_root, best_to_end)
+                self._walked = None  # the copy numbers its entries anew
             return mask, exact
-        self._recorded = None  # its buffers are in ``self._spare``, overwritten by the new sweep
+        self._recorded = self._question = self._walked = None  # buffers in ``self._spare``, overwritten anew
         self._staged = staged.copy()  # the caller stages into its own array later: keep this one apart
         self._recorded = _recorded_sweep(table, rack, self._staged, opening, min_initial, self._spare)
         self._position = position
-        return _answer(self._recorded, _ZERO_DELTA)
+        mask, exact, best_from_root, best_to_end, exact_to_end, _ = _walk(self._recorded, _ZERO_DELTA)
+        self._walked = (_ZERO_DELTA, best_from_root, best_to_end, exact_to_end)
+        self._question = (self._recorded, _ZERO_DELTA, exact_to_end)
+        return mask, exact
+
+    def played_arrangement(self, table, rack, staged, opening: bool, min_initial: int) -> list[Meld] | None:
+        """``_arranged(table + staged)`` for the play ``staged`` that ``legal`` was last asked about (and found
+        legal), from that question's walk instead of a sweep of the whole table; ``None`` when it was another
+        question, an opening (its sweep holds the rack only) or nothing is kept (a copy).
+
+        The same melds: ``kernel.exact_choices`` follows the first path in sweep order that plays exactly
+        ``staged``, the path the table's own sweep backtracks (the tests compare them at every commit of random
+        games)."""
+        if self._question is None or opening:
+            return None
+        recorded, delta, exact_to_end = self._question
+        if (table.tobytes(), rack.tobytes(), opening, min_initial) != self._position or not np.array_equal(
+            self._staged + delta, staged
+        ):
+            return None
+        lo, _, result, *_ = recorded
+        _, _, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, _ = result
+        found, choices = kernel.kernels()[4](
+            delta, lo, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, exact_to_end
+        )
+        return _melds_from_choices(choices.tolist()) if found else None
 
 
 _TurnSweep = TurnSweep  # its former private name, still imported by the solver's own tests
