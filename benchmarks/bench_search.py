@@ -6,7 +6,7 @@ play (every 5th decision of a game until the count is met); at each, in the same
 decision of ``--sims`` simulations with heuristic rollouts and with random rollouts. The table lists microseconds
 per clone / sample_world, the sample_world / clone ratio, and simulations per CPU second for each rollout policy.
 
-Run: ``python benchmarks/bench_search.py [--positions 20 --sims 40]``
+Run: ``python benchmarks/bench_search.py [--positions 20 --sims 40] [--game llama_party_v0 ...]``
 """
 
 from __future__ import annotations
@@ -56,11 +56,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--positions", type=int, default=20)
     parser.add_argument("--sims", type=int, default=40)
+    parser.add_argument("--game", action="append", choices=sorted(GAMES), help="a game (repeat; default all)")
     args = parser.parse_args()
     print(f"# {platform.python_version()} on {platform.machine()}; {args.positions} positions, {args.sims} sims each")
     print("| game | clone us | sample_world us | ratio | sims/s heuristic rollouts | sims/s random rollouts |")
     print("|---|---:|---:|---:|---:|---:|")
-    for name in GAMES:
+    for name in args.game or GAMES:
         envs = positions(name, args.positions)
         rng = np.random.default_rng(0)
         clone = np.mean([per_call(env.clone, 50) for env in envs])

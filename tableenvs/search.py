@@ -10,7 +10,8 @@ simulation samples a world consistent with what the agent has observed, chooses 
 statistics gathered so far (every legal action is tried once first, in order), plays it in that world, then plays
 every seat with the rollout policy (the game's heuristic, or uniform random) until the end of the current scoring
 period: the first step that pays any seat a nonzero reward (the end of a round in Pili Pili and Llama Party with
-their default rewards, the end of the game otherwise), or the end of the game, or ``depth`` decisions. A
+their default rewards, the end of the game otherwise), or the end of the game, or ``depth`` decisions (or ``turns``
+turns). A
 simulation's value is the agent's reward over those steps. The action played is the one simulated most (ties: the
 higher mean value, then the lower id). UCB1's exploration term is ``c * spread * sqrt(ln N / n_a)``, ``spread``
 being the range of values seen so far, so ``c`` does not depend on a game's reward scale.
@@ -45,6 +46,9 @@ Budgets (options of the spec, ``search:sims=200``, ``search:ms=50:rollout=random
 ``c=X``            UCB1 exploration constant (default 0.7), ``X > 0``
 ``depth=D``        at most D decisions per rollout (default 400); a cut-off rollout is valued by the game's
                    ``estimate`` hook if it has one, else 0
+``turns=K``        cut a rollout off (valued as at ``depth``) when the seat to act has changed K times: every
+                   root action is then valued at the same point of the game, however many decisions its turn
+                   takes (Rummikub: a play of k tiles is k + 1 decisions); default: no such cut-off
 ``root=R``         ``ucb`` (default: UCB1 over the root actions, one simulation at a time) or ``paired``
                    (every legal action simulated on each sampled world, see below; ``sims=N`` then plays
                    ``ceil(N / legal actions)`` worlds, at least 2, and ``ms=T`` worlds until T ms, at least 2)
@@ -72,7 +76,7 @@ from tableenvs.aec import TableEnv
 
 DEFAULT_SIMS = 100
 _CHOICES = {"rollout": ("heuristic", "random"), "root": ("ucb", "paired")}
-_KEYS = ("sims", "ms", "rollout", "c", "depth", "root", "z")
+_KEYS = ("sims", "ms", "rollout", "c", "depth", "root", "z", "turns")
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,7 @@ class SearchOptions:
     depth: int = 400
     root: str = "ucb"
     z: float = 0.0
+    turns: int | None = None
 
     @property
     def simulations(self) -> int | None:
@@ -122,9 +127,9 @@ def _option(text: str, key: str, value: str) -> Any:
             if value not in _CHOICES[key]:
                 raise ValueError
             return value
-        number = int(value) if key in ("sims", "depth") else float(value)
+        number = int(value) if key in ("sims", "depth", "turns") else float(value)
     except ValueError:
-        kind = {"sims": "an integer", "depth": "an integer"}
+        kind = {"sims": "an integer", "depth": "an integer", "turns": "an integer"}
         kind.update({name: " or ".join(map(repr, choices)) for name, choices in _CHOICES.items()})
         raise ValueError(f"search policy {text!r}: {key} must be {kind.get(key, 'a number')}, got {value!r}") from None
     if key == "z" and number == 0:
@@ -250,13 +255,19 @@ class SearchPolicy:
         value = 0.0
         policy = self.rollout_policy
         in_world = getattr(policy, "act_in_world", None)
+        turns_left = self.options.turns
         for _ in range(self.options.depth):
+            acting = world.agent_selection
             world.step(action)
             rewards = world.rewards
             value += rewards[agent]
             following = world.agent_selection
             if world.terminations[following] or world.truncations[following] or any(rewards.values()):
                 break
+            if turns_left is not None and following != acting:
+                turns_left -= 1
+                if turns_left == 0:  # cut off after ``turns`` turns
+                    return value + (self.estimate(world, agent) if self.estimate is not None else 0.0)
             if policy is None:
                 legal = world.legal_actions()
                 action = legal[int(rng.integers(len(legal)))]

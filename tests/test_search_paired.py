@@ -119,3 +119,25 @@ def test_paired_search_plays_a_whole_llama_party_game_reproducibly():
         return play_game(env, seats, seed=2, rng=np.random.default_rng(2))[0]
 
     assert np.array_equal(play(), play())
+
+
+def test_turns_cuts_every_rollout_when_the_agent_is_back_to_act():
+    assert parse_search_spec("search:root=paired:turns=2") == SearchOptions(root="paired", turns=2)
+    with pytest.raises(ValueError, match="turns must be positive"):
+        parse_search_spec("search:turns=0")
+    env = tableenvs.make_raw("rummikub_v0", num_players=2, max_turns=60)
+    play_until_choice(env, 2)
+    agent = env.agent_selection
+    seen = []
+
+    def estimate(world, who):
+        seen.append((world.agent_selection, int(world.unwrapped.game.turn)))
+        return 1.0
+
+    turn = env.unwrapped.game.turn
+    policy = SearchPolicy(env, SearchOptions(sims=5, turns=2, rollout="random"), None, estimate)
+    for action in env.legal_actions():
+        world = env.sample_world(agent, np.random.default_rng(action))
+        assert policy._simulate(world, agent, action, np.random.default_rng(0)) == 1.0
+    # every root action, a one-decision draw or the first tile of a longer play, is valued two turns on
+    assert seen == [(agent, turn + 2)] * len(env.legal_actions())
