@@ -11,6 +11,10 @@ a face-down goal (never one it held this round).
 * pass step: pass the card whose loss leaves the most valuable hand, one pick at a time.
 
 Ties go to the lowest card index, so the policy is deterministic given the observation.
+
+For the search policy's rollouts (``tableenvs.search``), ``act_in_world`` makes the same choice from a sampled
+world's rules state (no observation encoded and decoded); both go through ``choose``. The points of a hand under
+every goal are memoised by its letter counts (``GoalTable.points_without``).
 """
 
 from __future__ import annotations

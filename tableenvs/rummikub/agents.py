@@ -9,6 +9,9 @@ tiles (``objective="tiles"``) once opened, the most points (``objective="value"`
 opening meld; stage its tiles one by one (lowest type id first, every prefix is legal because the play is), then
 commit. Draw (or pass) when there is no play. Deterministic given the observation; the plan is cached between the
 steps of one turn.
+
+``HeuristicPolicy.estimate`` values a position for the search policy's cut-off rollouts (``tableenvs.search``): the
+expected rest-of-game reward from the racks' points and tile counts.
 """
 
 from __future__ import annotations
