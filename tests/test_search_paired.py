@@ -1,6 +1,6 @@
-"""The paired root of the search policy (``root=paired``, ``z``) and the rollout hooks it uses (a heuristic's
-``act_in_world`` and ``estimate``; the Llama Party heuristic's ``act_in_world`` is checked against its ``act`` in
-tests/llama_party/test_llama_party_agents.py).
+"""The paired root of the search policy (``root=paired``, ``z``), the ``turns`` cut-off and the rollout hooks it
+uses (a heuristic's ``act_in_world`` and ``estimate``; the Llama Party heuristic's ``act_in_world`` is checked
+against its ``act`` in tests/llama_party/test_llama_party_agents.py).
 Budgets are tiny: behaviour, not strength (strength: docs/agents.md, benchmarks/ladder.py).
 """
 
@@ -8,17 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_search import play_until_choice
 
 import tableenvs
 from tableenvs.policies import make_policy, play_game
 from tableenvs.search import SearchOptions, SearchPolicy, parse_search_spec
-
-
-def play_until_choice(env, seed):
-    env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    while len(env.legal_actions()) < 2:
-        env.step(int(rng.choice(env.legal_actions())))
 
 
 def test_paired_options_are_parsed_and_checked():
