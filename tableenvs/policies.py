@@ -106,9 +106,9 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Po
             from tableenvs.search import SearchPolicy, parse_search_spec
 
             options = parse_search_spec(text)
-            has_heuristic = game_spec(raw.metadata["name"]).heuristic is not None
-            rollout = _heuristic(raw) if options.rollout == "heuristic" and has_heuristic else None
-            return SearchPolicy(raw, options, rollout)
+            heuristic = _heuristic(raw) if game_spec(raw.metadata["name"]).heuristic is not None else None
+            rollout = heuristic if options.rollout == "heuristic" else None
+            return SearchPolicy(raw, options, rollout, getattr(heuristic, "estimate", None))
         if text.endswith(".pt"):
             from tableenvs.torch_policy import TorchPolicy
 

@@ -10,10 +10,29 @@ simulation samples a world consistent with what the agent has observed, chooses 
 statistics gathered so far (every legal action is tried once first, in order), plays it in that world, then plays
 every seat with the rollout policy (the game's heuristic, or uniform random) until the end of the current scoring
 period: the first step that pays any seat a nonzero reward (the end of a round in Pili Pili and Llama Party with
-their default rewards, the end of the game otherwise), or the end of the game, or ``depth`` decisions. A
+their default rewards, the end of the game otherwise), or the end of the game, or ``depth`` decisions (or ``turns``
+turns). A
 simulation's value is the agent's reward over those steps. The action played is the one simulated most (ties: the
 higher mean value, then the lower id). UCB1's exploration term is ``c * spread * sqrt(ln N / n_a)``, ``spread``
 being the range of values seen so far, so ``c`` does not depend on a game's reward scale.
+
+The paired root (``root=paired``): each sampled world is copied once per legal action and every action is simulated
+in its copy with the same rollout randomness (a generator seeded alike; the copies share the world's own RNG state),
+so the actions are compared world by world (common random numbers) and the noise the worlds share cancels out of the
+differences. The action played is the one of highest mean value (ties: the lower id); with ``z=X`` and a rollout
+policy, the rollout policy's own choice at the root (from the observation, as it would play) is kept unless the best
+action's mean gain over it, world by world, exceeds ``X`` standard errors: search overrides the heuristic only on
+evidence.
+
+Hooks a game's heuristic (the rollout policy, ``make_policy("heuristic", env)``) may provide, used when present:
+
+* ``act_in_world(world, rng) -> int``: the same action as ``act`` on the observation of the seat to act in
+  ``world``, read from the world's rules state (no observation encoded and decoded): faster rollouts. Reading the
+  rules state of a *sampled* world is not cheating; the root decision still sees the real game only through
+  ``sample_world`` and the observation.
+* ``estimate(world, agent) -> float``: the agent's expected reward for the rest of the scoring period, in the
+  game's reward units, added to a rollout's value when it is cut off after ``depth`` decisions (without one a cut-off
+  rollout counts 0). Used with either rollout policy. Rummikub's heuristic has one (rack points and tile counts).
 
 Budgets (options of the spec, ``search:sims=200``, ``search:ms=50:rollout=random``):
 
@@ -25,7 +44,16 @@ Budgets (options of the spec, ``search:sims=200``, ``search:ms=50:rollout=random
                    Not reproducible: how many simulations fit depends on the machine and its load.
 ``rollout=R``      ``heuristic`` (default; ``random`` for games without one) or ``random``
 ``c=X``            UCB1 exploration constant (default 0.7), ``X > 0``
-``depth=D``        at most D decisions per rollout (default 400)
+``depth=D``        at most D decisions per rollout (default 400); a cut-off rollout is valued by the game's
+                   ``estimate`` hook if it has one, else 0
+``turns=K``        cut a rollout off (valued as at ``depth``) when the seat to act has changed K times: every
+                   root action is then valued at the same point of the game, however many decisions its turn
+                   takes (Rummikub: a play of k tiles is k + 1 decisions); default: no such cut-off
+``root=R``         ``ucb`` (default: UCB1 over the root actions, one simulation at a time) or ``paired``
+                   (every legal action simulated on each sampled world, see below; ``sims=N`` then plays
+                   ``ceil(N / legal actions)`` worlds, at least 2, and ``ms=T`` worlds until T ms, at least 2)
+``z=X``            with ``root=paired``: keep the rollout policy's own root choice unless another action beats
+                   it by more than X standard errors of the paired gain (default 0: always the best mean)
 =================  ==========================================================================================
 
 The policy keeps the env it was made with and searches from that env's current state when asked to act (the
@@ -47,7 +75,8 @@ import numpy as np
 from tableenvs.aec import TableEnv
 
 DEFAULT_SIMS = 100
-_KEYS = ("sims", "ms", "rollout", "c", "depth")
+_CHOICES = {"rollout": ("heuristic", "random"), "root": ("ucb", "paired")}
+_KEYS = ("sims", "ms", "rollout", "c", "depth", "root", "z", "turns")
 
 
 @dataclass(frozen=True)
@@ -59,6 +88,9 @@ class SearchOptions:
     rollout: str = "heuristic"
     c: float = 0.7
     depth: int = 400
+    root: str = "ucb"
+    z: float = 0.0
+    turns: int | None = None
 
     @property
     def simulations(self) -> int | None:
@@ -84,19 +116,24 @@ def parse_search_spec(text: str) -> SearchOptions:
         values[key] = _option(text, key, value)
     if "sims" in values and "ms" in values:
         raise ValueError(f"search policy {text!r}: give a budget of sims or of ms, not both")
+    if "z" in values and values.get("root") != "paired":
+        raise ValueError(f"search policy {text!r}: z applies to root=paired only")
     return SearchOptions(**values)
 
 
 def _option(text: str, key: str, value: str) -> Any:
     try:
-        if key == "rollout":
-            if value not in ("heuristic", "random"):
+        if key in _CHOICES:
+            if value not in _CHOICES[key]:
                 raise ValueError
             return value
-        number = int(value) if key in ("sims", "depth") else float(value)
+        number = int(value) if key in ("sims", "depth", "turns") else float(value)
     except ValueError:
-        kind = {"rollout": "'heuristic' or 'random'", "sims": "an integer", "depth": "an integer"}.get(key, "a number")
-        raise ValueError(f"search policy {text!r}: {key} must be {kind}, got {value!r}") from None
+        kind = {"sims": "an integer", "depth": "an integer", "turns": "an integer"}
+        kind.update({name: " or ".join(map(repr, choices)) for name, choices in _CHOICES.items()})
+        raise ValueError(f"search policy {text!r}: {key} must be {kind.get(key, 'a number')}, got {value!r}") from None
+    if key == "z" and number == 0:
+        return 0.0
     if not (number > 0 and math.isfinite(number)):
         raise ValueError(f"search policy {text!r}: {key} must be positive, got {value!r}")
     return number
@@ -107,13 +144,16 @@ class SearchPolicy:
 
     name = "search"
 
-    def __init__(self, env: Any, options: SearchOptions | None = None, rollout_policy: Any = None):
+    def __init__(
+        self, env: Any, options: SearchOptions | None = None, rollout_policy: Any = None, estimate: Any = None
+    ):
         raw = getattr(env, "unwrapped", None)
         if not isinstance(raw, TableEnv):
             raise TypeError(f"SearchPolicy: env must be a tableenvs env, got {env!r}")
         self.env = raw
         self.options = options or SearchOptions()
         self.rollout_policy = rollout_policy
+        self.estimate = estimate  # (world, agent) -> the agent's expected reward for the rest, at a cut-off
         self.last_simulations = 0  # simulations of the last decision (benchmarks read it)
 
     def __repr__(self) -> str:
@@ -136,6 +176,8 @@ class SearchPolicy:
         if len(legal) == 1:
             self.last_simulations = 0
             return int(legal[0])
+        if self.options.root == "paired":
+            return self._search_paired(env, agent, legal, observation, action_mask, rng)
         return self._search(env, agent, legal, rng)
 
     def _search(self, env: TableEnv, agent: str, legal: list[int], rng: np.random.Generator) -> int:
@@ -165,21 +207,76 @@ class SearchPolicy:
         best = max(range(count), key=lambda i: (visits[i], means[i], -i))
         return int(legal[best])
 
+    def _search_paired(
+        self,
+        env: TableEnv,
+        agent: str,
+        legal: list[int],
+        observation: np.ndarray,
+        action_mask: np.ndarray,
+        rng: np.random.Generator,
+    ) -> int:
+        """``root=paired``: every legal action simulated on each sampled world, with the same rollout randomness
+        (common random numbers), so that the differences between actions are measured world by world."""
+        opts = self.options
+        count = len(legal)
+        default = None
+        if opts.z > 0 and self.rollout_policy is not None:
+            default = legal.index(self.rollout_policy.act(observation, action_mask, rng))
+        budget = opts.simulations
+        deadline = None if budget is not None else time.process_time() + opts.ms / 1000.0
+        rows: list[list[float]] = []
+        while len(rows) < 2 or (  # at least two worlds, so that a paired spread exists
+            (len(rows) * count < budget) if budget is not None else (time.process_time() < deadline)
+        ):
+            world = env.sample_world(agent, rng)
+            seed = int(rng.integers(2**63))
+            rows.append(
+                [
+                    self._simulate(
+                        world.clone() if i < count - 1 else world, agent, action, np.random.default_rng(seed)
+                    )
+                    for i, action in enumerate(legal)
+                ]
+            )
+        self.last_simulations = len(rows) * count
+        values = np.array(rows)
+        means = values.mean(axis=0)
+        best = int(np.argmax(means))  # ties: the lower id
+        if default is not None and best != default:
+            gains = values[:, best] - values[:, default]
+            error = gains.std(ddof=1) / math.sqrt(len(gains)) if len(gains) > 1 else math.inf
+            if not gains.mean() > opts.z * error:
+                best = default
+        return int(legal[best])
+
     def _simulate(self, world: TableEnv, agent: str, action: int, rng: np.random.Generator) -> float:
         """Play ``action`` then the rollout policy to the end of the scoring period; the agent's reward."""
         value = 0.0
         policy = self.rollout_policy
+        in_world = getattr(policy, "act_in_world", None)
+        turns_left = self.options.turns
         for _ in range(self.options.depth):
+            acting = world.agent_selection
             world.step(action)
             rewards = world.rewards
             value += rewards[agent]
             following = world.agent_selection
             if world.terminations[following] or world.truncations[following] or any(rewards.values()):
                 break
+            if turns_left is not None and following != acting:
+                turns_left -= 1
+                if turns_left == 0:  # cut off after ``turns`` turns
+                    return value + (self.estimate(world, agent) if self.estimate is not None else 0.0)
             if policy is None:
                 legal = world.legal_actions()
                 action = legal[int(rng.integers(len(legal)))]
+            elif in_world is not None:
+                action = in_world(world, rng)
             else:
                 seen = world.observe(following)
                 action = policy.act(seen["observation"], seen["action_mask"], rng)
+        else:  # cut off after ``depth`` decisions: the game's estimate of the rest, if it has one
+            if self.estimate is not None:
+                value += self.estimate(world, agent)
         return value

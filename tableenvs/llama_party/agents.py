@@ -11,15 +11,20 @@ a face-down goal (never one it held this round).
 * pass step: pass the card whose loss leaves the most valuable hand, one pick at a time.
 
 Ties go to the lowest card index, so the policy is deterministic given the observation.
+
+For the search policy's rollouts (``tableenvs.search``), ``act_in_world`` makes the same choice from a sampled
+world's rules state (no observation encoded and decoded); both go through ``choose``. The points of a hand under
+every goal are memoised by its letter counts (``GoalTable.points_without``).
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 
-from tableenvs.llama_party.cards import DECK_SIZE, NUM_LETTERS
+from tableenvs.llama_party.cards import DECK_SIZE, NUM_LETTERS, Deck
 from tableenvs.llama_party.encoder import LAYOUT
 from tableenvs.llama_party.rules import NUM_SLOTS
 
@@ -41,56 +46,106 @@ class GoalTable:
                 self.combo_points[card.index, k] = points
         self.needed = need > 0
         self.need = np.maximum(need, 1)
-
-    def counts(self, cards: np.ndarray) -> np.ndarray:
-        return np.bincount(self.letters[cards], minlength=NUM_LETTERS)
+        self._without: dict[tuple[int, ...], np.ndarray] = {}  # memo of points_without
 
     def points(self, counts: np.ndarray) -> np.ndarray:
         """Points of a hand with letter ``counts`` under each card as a goal (shape ``(32,)``)."""
         copies = np.where(self.needed, counts // self.need, 99).min(axis=2)
         return self.letter_points @ counts + (self.combo_points * copies).sum(axis=1)
 
-    def points_many(self, counts: np.ndarray) -> np.ndarray:
-        """:meth:`points` of each row of ``counts`` (shape ``(hands, 8)`` -> ``(hands, 32)``), in one pass."""
-        copies = np.where(self.needed, counts[:, None, None, :] // self.need, 99).min(axis=3)
-        return counts @ self.letter_points.T + (self.combo_points * copies).sum(axis=2)
+    def points_without(self, counts: tuple[int, ...]) -> np.ndarray:
+        """Row ``l``: :meth:`points` of the letter ``counts`` less one card of letter ``l`` (meaningful for the
+        letters ``counts`` holds; shape ``(8, 32)``), memoised: a game meets a few thousand distinct hands."""
+        rows = self._without.get(counts)
+        if rows is None:
+            less = np.array(counts, np.int64) - np.eye(NUM_LETTERS, dtype=np.int64)
+            rows = self._without[counts] = np.stack([self.points(np.maximum(row, 0)) for row in less])
+        return rows
+
+
+@functools.lru_cache(maxsize=8)
+def goal_table(deck: Deck) -> GoalTable:
+    """The :class:`GoalTable` of ``deck``, shared by every policy playing with it (its memo with them)."""
+    return GoalTable(deck)
+
+
+assert (LAYOUT.HAND, LAYOUT.STAGED, LAYOUT.OWN_GOAL, LAYOUT.REVEALED, LAYOUT.PASSED, LAYOUT.RECEIVED) == tuple(
+    DECK_SIZE * k for k in (0, 1, 2, 3, 7, 8)
+), "HeuristicPolicy.act reads the card sections as consecutive blocks of 32 from index 0"
 
 
 class HeuristicPolicy:
-    """Greedy expected-score player; see the module docstring."""
+    """Greedy expected-score player; see the module docstring.
+
+    :meth:`act` decodes the observation; :meth:`act_in_world` reads the same facts from a (sampled) world's rules
+    state, for fast search rollouts (:mod:`tableenvs.search`); both make the same choice through :meth:`choose`.
+    """
 
     name = "heuristic"
 
     def __init__(self, env: Any):
-        self.table = GoalTable(env.unwrapped.deck)
+        self.table = goal_table(env.unwrapped.deck)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
         del rng  # deterministic
-        hand = np.flatnonzero(observation[LAYOUT.HAND : LAYOUT.HAND + DECK_SIZE])
-        own = np.flatnonzero(observation[LAYOUT.OWN_GOAL : LAYOUT.OWN_GOAL + DECK_SIZE])
-        revealed = np.flatnonzero(observation[LAYOUT.REVEALED : LAYOUT.REVEALED + NUM_SLOTS * DECK_SIZE]) % DECK_SIZE
-        staged = np.flatnonzero(observation[LAYOUT.STAGED : LAYOUT.STAGED + DECK_SIZE])
-        legal = np.flatnonzero(action_mask)
+        # the card sections (hand, staged, own goal, 4 revealed positions, passed, received) are 32 wide each and
+        # follow one another from index 0: one scan, then each card by its section
+        sections: list[list[int]] = [[] for _ in range(9)]
+        for index in np.flatnonzero(observation[: LAYOUT.RECEIVED + DECK_SIZE]).tolist():
+            sections[index // DECK_SIZE].append(index % DECK_SIZE)
+        hand, staged, own, *revealed_by_position, passed, received = sections
+        revealed = [card for cards in revealed_by_position for card in cards]
+        legal = np.flatnonzero(action_mask).tolist()
         goal_step = observation[LAYOUT.STEP] == 1.0
+        return self.choose(legal, hand, own, revealed, staged, passed + received, goal_step)
 
+    def act_in_world(self, world: Any, rng: np.random.Generator) -> int:
+        """:meth:`act` for the seat to act in ``world`` (a raw env, e.g. a sampled world), read from its rules
+        state instead of its observation: the same choice, without encoding and decoding the observation."""
+        del rng  # deterministic
+        game = world.game
+        seat = game.to_act
+        hand = game.hands[seat]
+        goal = game.goal_of_slot[seat]
+        own = [goal] if goal >= 0 else []
+        seen = game.passed[seat] + game.received[seat]
+        return self.choose(sorted(hand), hand, own, game.display[: game.step], game.staged[seat], seen, game.step == 0)
+
+    def choose(
+        self,
+        legal: list[int],
+        hand: list[int],
+        own: list[int],
+        revealed: list[int],
+        staged: list[int],
+        exchanged: list[int],
+        goal_step: bool,
+    ) -> int:
+        """The card to pick among ``legal`` (ascending): the rule of the module docstring. ``own`` is the own goal
+        (empty before it is chosen), ``revealed`` the face-up goals, ``staged`` this pass's picks so far,
+        ``exchanged`` the cards the player passed and received this round."""
         # cards that cannot be a face-down goal: all the player held this round, and the face-up goals
-        seen = observation[LAYOUT.PASSED : LAYOUT.PASSED + DECK_SIZE] > 0
-        seen |= observation[LAYOUT.RECEIVED : LAYOUT.RECEIVED + DECK_SIZE] > 0
-        seen[hand] = seen[own] = seen[revealed] = seen[staged] = True
-        unseen = ~seen
-        # every candidate at once: the hand's letter counts without the candidate, scored under every goal
-        counts = self.table.counts(hand) - np.eye(NUM_LETTERS, dtype=np.int64)[self.table.letters[legal]]
-        points = self.table.points_many(counts)
-        if goal_step:
-            known_points = points[np.arange(len(legal)), legal]
-            unknown = NUM_SLOTS - 1
-        else:
-            known = np.union1d(revealed, own)
-            known_points = points[:, known].sum(axis=1)
-            unknown = NUM_SLOTS - len(known)
-        values = known_points + (unknown * points[:, unseen].mean(axis=1) if unknown and unseen.any() else 0.0)
+        seen = set(exchanged).union(hand, own, revealed, staged)
+        unseen = [card for card in range(DECK_SIZE) if card not in seen]
+        # the value of a hand is its points under each goal (a row of 32) times the weight of each goal: 1 for a
+        # known goal, (goals still unknown) / (cards that could be one) for each card that could be one
+        known = [] if goal_step else sorted(set(revealed).union(own))
+        unknown = NUM_SLOTS - 1 if goal_step else NUM_SLOTS - len(known)
+        weights = np.zeros(DECK_SIZE)
+        weights[known] = 1.0
+        if unknown and unseen:
+            weights[unseen] = unknown / len(unseen)
+        letters = self.table.letters
+        counts = [0] * NUM_LETTERS
+        for card in hand:
+            counts[letters[card]] += 1
+        without = self.table.points_without(tuple(counts))
+        candidate_letters = letters[legal]
+        values = (without @ weights)[candidate_letters]  # a candidate's value: that of the hand without its letter
+        if goal_step:  # the candidate is the own goal
+            values += without[candidate_letters, legal]
         best_card, best_value = int(legal[0]), -np.inf
-        for card, value in zip(legal.tolist(), values.tolist(), strict=True):
+        for card, value in zip(legal, values.tolist(), strict=True):
             if value > best_value + 1e-9:
                 best_card, best_value = card, value
         return best_card

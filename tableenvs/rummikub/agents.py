@@ -9,6 +9,9 @@ tiles (``objective="tiles"``) once opened, the most points (``objective="value"`
 opening meld; stage its tiles one by one (lowest type id first, every prefix is legal because the play is), then
 commit. Draw (or pass) when there is no play. Deterministic given the observation; the plan is cached between the
 steps of one turn.
+
+``HeuristicPolicy.estimate`` values a position for the search policy's cut-off rollouts (``tableenvs.search``): the
+expected rest-of-game reward from the racks' points and tile counts.
 """
 
 from __future__ import annotations
@@ -68,3 +71,20 @@ class HeuristicPolicy:
         if action_mask[COMMIT]:
             return COMMIT
         return int(np.flatnonzero(action_mask)[0])
+
+    @staticmethod
+    def estimate(world: Any, agent: str) -> float:
+        """``agent``'s expected reward, in points, for the rest of the game in ``world`` (a raw env, e.g. a sampled
+        world that a search rollout stopped in before the game ended; :mod:`tableenvs.search`).
+
+        A rough model of the scoring: the player who empties its rack gets every other rack's points (a joker 30)
+        and each other player loses its own; each seat is taken to go out first with a probability proportional
+        to 1 / (tiles on its rack). So seat ``s`` expects ``p_s * (sum of the other racks' points) - (1 - p_s) *
+        (its own rack's points)``; with 2 players the two estimates sum to 0, as the rewards do. Later games of a
+        multi-game episode count 0 (the seats are symmetric there)."""
+        game = world.unwrapped.game
+        seat = world.agent_name_mapping[agent]
+        points = np.asarray(game.rack_totals(), np.float64)
+        inverse = 1.0 / np.maximum(game.racks.sum(axis=1), 1)
+        chance = inverse[seat] / inverse.sum()
+        return float(chance * (points.sum() - points[seat]) - (1.0 - chance) * points[seat])

@@ -3,6 +3,7 @@ scoring 15..30 per round with the standard deck (the calibration target)."""
 
 import numpy as np
 import pytest
+from test_llama_party_followups import multi_rule_deck
 
 from tableenvs.llama_party.agents import HeuristicPolicy
 from tableenvs.llama_party.encoder import LAYOUT
@@ -90,3 +91,42 @@ def test_greedy_table_scores_15_to_30_per_round_on_average():
         game = play(env, [greedy] * 4, seed=900 + seed)
         scores += [score for round_scores in game.round_scores for score in round_scores]
     assert 15 <= np.mean(scores) <= 30
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+@pytest.mark.parametrize("deck", [None, "multi"])
+def test_llama_party_heuristic_chooses_the_same_from_the_world_as_from_the_observation(players, deck):
+    env = raw_env(num_players=players, deck=multi_rule_deck() if deck else None)
+    policy = make_policy("heuristic", env)
+    rng = np.random.default_rng(players)
+    decisions = 0
+    for seed in range(6):
+        env.reset(seed=seed)
+        while not env.terminations[env.agent_selection]:
+            seen = env.observe(env.agent_selection)
+            chosen = policy.act(seen["observation"], seen["action_mask"], rng)
+            assert policy.act_in_world(env, rng) == chosen
+            decisions += 1
+            # mostly the heuristic's own move, sometimes a random one, to reach varied positions
+            env.step(chosen if rng.random() < 0.7 else int(rng.choice(env.legal_actions())))
+    assert decisions > 6 * 4 * 10
+
+
+def test_llama_party_heuristic_keeps_its_rule_on_a_hand_built_position():
+    """Goal step, standard deck: the chosen goal is the card whose choice leaves the most valuable 7 cards."""
+    env = raw_env(num_players=4)
+    policy = make_policy("heuristic", env)
+    table = policy.table
+    env.reset(seed=5)
+    game = env.game
+    hand = sorted(game.hands[0])
+    unseen = [card for card in range(32) if card not in hand]
+    values = []
+    for card in hand:
+        rest = [c for c in hand if c != card]
+        counts = np.bincount(table.letters[rest], minlength=8)
+        points = table.points(counts)
+        values.append(points[card] + 3 * points[unseen].mean())
+    expected = hand[int(np.argmax(np.array(values) - 1e-9 * np.arange(len(hand))))]
+    seen = env.observe("player_0")
+    assert policy.act(seen["observation"], seen["action_mask"], None) == expected
