@@ -22,21 +22,13 @@ import numpy as np
 
 from tableenvs.llama_party.encoder import LAYOUT
 from tableenvs.llama_party.env import raw_env
-from tableenvs.policies import make_policy
+from tableenvs.policies import make_policy, play_game
 from tableenvs.ratings import mean_interval, wilson_interval
 
 
 def play(env, policies, seed):
-    """One game; returns (per-round scores by seat list, winners)."""
-    rng = np.random.default_rng(seed + 10_000)
-    env.reset(seed=seed)
-    for agent in env.agent_iter():
-        observation, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
-        seat = env.agent_name_mapping[agent]
-        env.step(policies[seat].act(observation["observation"], observation["action_mask"], rng))
+    """One game; returns (per-round scores by seat list, winners, totals)."""
+    play_game(env, policies, seed=seed, rng=np.random.default_rng(seed + 10_000))
     return env.game.round_scores, env.game.winners, env.game.totals
 
 

@@ -13,7 +13,7 @@ and reads it only through ``sample_world`` (hidden parts resampled, the agent's 
   Stable-Baselines3 model (a ``.zip`` path or a loaded model, see :mod:`tableenvs.sb3_policy`), a torch policy
   file (``.pt``, see :mod:`tableenvs.torch_policy`), a callable,
   or a :class:`Policy` object (returned as is).
-* :func:`play_game` — one whole game on a raw env with one policy per seat (evaluation, training, benchmarks).
+* :func:`play_game` — one whole game on a raw env with one policy per seat (evaluation, records, training, benchmarks).
 """
 
 from __future__ import annotations

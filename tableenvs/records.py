@@ -174,32 +174,23 @@ def record_game(
 
     ``seed`` deals the game; ``rng`` (default: ``seed``) drives the policies. ``options`` go to the game.
     """
-    from tableenvs.policies import make_policy
-    from tableenvs.registry import make
+    from tableenvs.policies import make_policy, play_game
+    from tableenvs.registry import make_raw
 
     options = dict(options or {})
-    env = make(game, **options)
-    agents = env.unwrapped.possible_agents
+    raw_env = make_raw(game, **options)
+    agents = raw_env.possible_agents
     specs = [policies] * len(agents) if isinstance(policies, str) or not isinstance(policies, Sequence) else policies
     if len(specs) == 1:
         specs = list(specs) * len(agents)
     if len(specs) != len(agents):
         raise ValueError(f"record_game: {len(specs)} policies for {len(agents)} players")
-    seated = [make_policy(spec, env) for spec in specs]
     names = [spec if isinstance(spec, str) else getattr(spec, "name", type(spec).__name__) for spec in specs]
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(seed if rng is None else rng)
     recorder = Recorder(game, options, seed, names)
-    env.reset(seed=seed)
-    for agent in env.agent_iter():
-        observation, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
-        policy = seated[agents.index(agent)]
-        action = int(policy.act(observation["observation"], observation["action_mask"], generator))
-        recorder.add(env, action)
-        env.step(action)
-    return recorder.finish(env)
+    seats = [_RecordingSeat(make_policy(spec, raw_env), raw_env, recorder) for spec in specs]
+    play_game(raw_env, seats, seed=seed, rng=generator)
+    return recorder.finish(raw_env)
 
 
 class _RecordingSeat:
