@@ -132,8 +132,10 @@ def _option(text: str, key: str, value: str) -> Any:
         kind = {"sims": "an integer", "depth": "an integer", "turns": "an integer"}
         kind.update({name: " or ".join(map(repr, choices)) for name, choices in _CHOICES.items()})
         raise ValueError(f"search policy {text!r}: {key} must be {kind.get(key, 'a number')}, got {value!r}") from None
-    if key == "z" and number == 0:
-        return 0.0
+    if key == "z":  # 0 (the default) is allowed: always the best mean
+        if not (number >= 0 and math.isfinite(number)):
+            raise ValueError(f"search policy {text!r}: z must be 0 or more, got {value!r}")
+        return float(number)
     if not (number > 0 and math.isfinite(number)):
         raise ValueError(f"search policy {text!r}: {key} must be positive, got {value!r}")
     return number

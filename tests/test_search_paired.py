@@ -22,7 +22,7 @@ def test_paired_options_are_parsed_and_checked():
     for text, words in [
         ("search:root=tree", "root must be 'ucb' or 'paired'"),
         ("search:z=1", "z applies to root=paired only"),
-        ("search:root=paired:z=-1", "z must be positive"),
+        ("search:root=paired:z=-1", "z must be 0 or more"),
         ("search:root=paired:z=x", "z must be a number"),
     ]:
         with pytest.raises(ValueError, match=words):
