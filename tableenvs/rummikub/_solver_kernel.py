@@ -482,7 +482,7 @@ def walk(
 
     Returns ``(mask, exact, kept)``: ``kept`` is how many edges lie on an accepted play (what ``prune`` keeps, by
     ``best_from_root`` and ``best_to_end``); ``exact_to_end`` (per entry, the most points of a path of exactly ``lo
-    + delta`` to an accepted final state, -1: none) is what ``exact_choices`` follows.
+    + delta`` to an accepted final state, -1: none) gives ``exact`` at the root.
     """
     first = 65
     last = -1
@@ -554,6 +554,126 @@ def walk(
             if exact > exact_to_end[p]:
                 exact_to_end[p] = exact
     return mask, exact_to_end[0] >= value_cap, kept
+
+
+# ``reach``'s per-entry words: bits 0..51 the tile types some allowed path through the entry uses above their bound
+# (on its side of the entry), bit 52 (backward words only) an accepted end with more jokers than the bound, and:
+REACHED = 1 << 62  # the entry is reached (forward: from the root; backward: it reaches an accepted final state)
+EXACT = 1 << 61  # along a path that uses exactly the bounds (forward: from the root; backward: to a final state
+# with exactly the joker bound)
+JOKER_BIT = 1 << 52
+TILE_BITS = (1 << 53) - 1
+
+
+def reach(
+    delta,
+    old_delta,
+    lo_jokers,
+    layer_start,
+    keys,
+    n_edges,
+    edge_parent,
+    edge_child,
+    edge_tile,
+    edge_extra,
+    edge_mark,
+    forward,
+    backward,
+    bounds,
+    cut,
+):
+    """The ``playable`` mask and exact-play flag of a recorded sweep without points (``value_cap`` 0), answered at
+    one *cut*: a layer boundary every path crosses once.
+
+    Asked for ``lo + delta`` like ``walk`` (same edges allowed, same accepted final states), but instead of points
+    each entry keeps one word (``REACHED``, ``EXACT``, tile bits): ``forward`` over the allowed paths from the root
+    to it, ``backward`` over those from it to an accepted final state. A type is playable iff some entry of the cut
+    is reached both ways and one of its two words has that type's bit (the path through it uses that type above
+    ``lo + delta`` on one side of the cut); the joker likewise by ``JOKER_BIT``; ``lo + delta`` itself is a play iff
+    some entry of the cut has ``EXACT`` both ways.
+
+    Incremental: ``bounds = [F, B]`` says ``forward`` is this sweep's for ``old_delta`` at boundaries ``0..F`` and
+    ``backward`` at ``B..65`` (a new sweep: ``[-1, 66]``, nothing). Staging more at a cell only changes the edges of
+    that cell's layer ``L``, so the words before it (forward, boundaries ``<= L``) and after it (backward, ``>=
+    L + 1``) stay; a staged joker changes the accepted final states, so every backward word. The pass then covers
+    only the layers between the boundaries still known and ``cut`` (``-1``: the boundary that splits the edges in
+    half, which keeps the next question's pass short whatever cell it stages), and leaves ``bounds`` at
+    ``[cut, cut]`` or wider. Returns ``(mask, exact)``.
+    """
+    first_forward, last_backward = bounds[0], bounds[1]
+    for t in range(52):
+        if delta[t] != old_delta[t]:
+            layer = (t % 13) * 5 + t // 13
+            first_forward = min(first_forward, layer)
+            last_backward = max(last_backward, layer + 1)
+    if delta[52] != old_delta[52]:
+        last_backward = 66
+    if cut < 0:  # the boundary nearest the middle of the edges among those the passes must reach anyway
+        cut = 0
+        while cut < 64 and edge_mark[cut + 1] * 2 < n_edges:
+            cut += 1
+        known_backward = min(last_backward, 65)
+        cut = min(max(cut, min(first_forward, known_backward)), max(first_forward, known_backward))
+    if first_forward < 0:
+        forward[0] = REACHED | EXACT
+        first_forward = 0
+    if first_forward < cut:
+        forward[layer_start[first_forward + 1] : layer_start[cut + 1]] = 0
+        stop = edge_mark[cut] if cut < 65 else n_edges
+        for k in range(edge_mark[first_forward], stop):
+            word = forward[edge_parent[k]]
+            if word == 0:
+                continue
+            tile = edge_tile[k]
+            if tile >= 0:
+                above = edge_extra[k] - delta[tile]
+                if above < 0:
+                    continue
+                if above > 0:
+                    word = (word | (1 << tile)) & ~EXACT
+            forward[edge_child[k]] |= word
+        first_forward = cut
+    if last_backward == 66:
+        for idx in range(layer_start[65], layer_start[66]):
+            jokers = (keys[idx] >> 24) & 3
+            if jokers < lo_jokers:
+                backward[idx] = 0
+            elif jokers == lo_jokers:
+                backward[idx] = REACHED | EXACT
+            else:
+                backward[idx] = REACHED | JOKER_BIT
+        last_backward = 65
+    if last_backward > cut:
+        backward[layer_start[cut] : layer_start[last_backward]] = 0
+        start = edge_mark[last_backward] if last_backward < 65 else n_edges
+        for k in range(start - 1, edge_mark[cut] - 1, -1):
+            word = backward[edge_child[k]]
+            if word == 0:
+                continue
+            tile = edge_tile[k]
+            if tile >= 0:
+                above = edge_extra[k] - delta[tile]
+                if above < 0:
+                    continue
+                if above > 0:
+                    word = (word | (1 << tile)) & ~EXACT
+            backward[edge_parent[k]] |= word
+        last_backward = cut
+    bounds[0] = first_forward
+    bounds[1] = last_backward
+    bits = 0
+    exact = False
+    for idx in range(layer_start[cut], layer_start[cut + 1]):
+        ahead = forward[idx]
+        behind = backward[idx]
+        if ahead != 0 and behind != 0:
+            bits |= ahead | behind
+            if ahead & behind & EXACT:
+                exact = True
+    mask = np.zeros(53, np.bool_)
+    for t in range(53):
+        mask[t] = (bits >> t) & 1
+    return mask, exact
 
 
 def prune(
@@ -658,21 +778,21 @@ def prune(
     )
 
 
-def exact_choices(delta, lo, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, exact_to_end):
+def exact_choices(delta, lo, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, backward):
     """The choices of the first path in sweep order that plays exactly ``lo + delta``, on a recorded sweep.
 
-    ``exact_to_end`` is ``walk``'s for ``delta`` (a question without points: ``value_cap`` 0). From the root,
-    each layer takes the first recorded edge of the current entry (edges of one entry are stored together, in the
-    order of the sweep's loops) that uses exactly ``lo + delta`` of its type and leads to an entry with an exact
-    path to an accepted end. That is the path a scored sweep of the table after the play (``lo = hi = lo +
-    delta``, no weights) backtracks: its entries are in the order of their first path in loop order and each keeps
-    the parent and choice that first reached it, so its first accepted final state and that state's chain are the
-    first accepted path in loop order. Choice codes as in ``sweep``: ``used * 16 + to_groups * 4 + run_jokers``
+    ``backward`` is ``reach``'s for ``delta``, known at every boundary (asked with ``cut`` 0). From the root, each
+    layer takes the first recorded edge of the current entry (edges of one entry are stored together, in the order
+    of the sweep's loops) that uses exactly ``lo + delta`` of its type and leads to an entry with an exact path to an
+    accepted end (``EXACT`` in its backward word). That is the path a scored sweep of the table after the play (``lo
+    = hi = lo + delta``, no weights) backtracks: its entries are in the order of their first path in loop order and
+    each keeps the parent and choice that first reached it, so its first accepted final state and that state's chain
+    are the first accepted path in loop order. Choice codes as in ``sweep``: ``used * 16 + to_groups * 4 + run_jokers``
     (``to_groups`` read off the accumulator, ``run_jokers`` off the jokers of the two keys), group layers the
     jokers added. Returns ``(found, choices)``.
     """
     choices = np.zeros(65, np.int64)
-    if exact_to_end[0] < 0:
+    if not backward[0] & EXACT:
         return False, choices
     current = 0
     for layer in range(65):
@@ -683,7 +803,7 @@ def exact_choices(delta, lo, keys, n_edges, edge_parent, edge_child, edge_tile, 
                 continue
             child = edge_child[k]
             tile = edge_tile[k]
-            if exact_to_end[child] < 0 or (tile >= 0 and edge_extra[k] != delta[tile]):
+            if not backward[child] & EXACT or (tile >= 0 and edge_extra[k] != delta[tile]):
                 continue
             key, key2 = keys[current], keys[child]
             jokers_added = ((key2 >> 24) & 3) - ((key >> 24) & 3)
@@ -770,8 +890,8 @@ def _cached_jit(function, numba, directory: str | None):
 
 
 def kernels():
-    """``(sweep, walk, prune, best_path, exact_choices)`` compiled with numba (once per process), cached on disk where
-    one can be written.
+    """``(sweep, walk, prune, best_path, exact_choices, reach)`` compiled with numba (once per process), cached on
+    disk where one can be written.
 
     Cache location, first that applies: ``NUMBA_CACHE_DIR`` if set (numba's own rule); the user cache
     directory (``cache_dir()``); numba's fallbacks (a writable ``__pycache__`` next to this file, then
@@ -785,7 +905,7 @@ def kernels():
         directory = cache_dir()
         compiled = []
         cached = True
-        for function in (sweep, walk, prune, best_path, exact_choices):
+        for function in (sweep, walk, prune, best_path, exact_choices, reach):
             jitted = _cached_jit(function, numba, directory) if cached else None
             if jitted is None:
                 cached = False

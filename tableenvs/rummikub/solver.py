@@ -433,12 +433,14 @@ class TurnSweep:
 
     Within a turn only the staged tiles grow. A larger lower bound only removes transitions from the
     sweep, so the sweep recorded for the turn's first staged set answers every later superset exactly
-    (``walk`` with ``delta`` = staged now - staged then): one forward sweep per turn instead of one
-    per staged tile. After each question that stages more (a big sweep only), the recorded sweep is pruned to
-    the edges on the plays still accepted (``kernel.prune``): later questions only accept fewer, so they walk
-    only the kept edges. A different table, rack, opening flag or ``min_initial``, or a staged set that is not a
-    superset, records a new sweep, in the buffers of the previous one (grown buffers are kept: no allocation
-    and no growth again; they stay as big as the biggest sweep this engine has recorded).
+    (asked with ``delta`` = staged now - staged then): one forward sweep per turn instead of one per staged tile.
+    A play onto the table is answered by ``kernel.reach`` at a cut of the recorded sweep, keeping its per-entry words
+    between questions, so a question only walks the layers between the last cut and the newly staged cells. An
+    opening (points to reach) is answered by ``kernel.walk``, incrementally from the last walk; after a question that
+    stages more, a big opening sweep is pruned to the edges on the plays still accepted (``kernel.prune``). A
+    different table, rack, opening flag or ``min_initial``, or a staged set that is not a superset, records a new
+    sweep, in the buffers of the previous one (grown buffers are kept: no allocation and no growth again; they stay as
+    big as the biggest sweep this engine has recorded).
     """
 
     def __init__(self) -> None:
@@ -446,8 +448,10 @@ class TurnSweep:
         self._staged = _ZERO_DELTA
         self._recorded = None
         self._spare: dict = {}  # the recorded sweep's buffers, used again by the next sweep
-        self._question = None  # the last question: (the recorded sweep it walked, delta, exact_to_end)
-        self._walked = None  # that walk's (delta, best_from_root, best_to_end, exact_to_end) on ``_recorded``
+        self._delta = _ZERO_DELTA  # the last question's staged tiles above ``_staged``
+        self._walked = None  # openings: the last walk's (delta, best_from_root, best_to_end, exact_to_end)
+        self._bounds = None  # plays onto the table: ``kernel.reach``'s [F, B] for ``_delta`` (None: an opening)
+        self._words = (np.empty(0, np.int64), np.empty(0, np.int64))  # its forward and backward words, grown
 
     def __reduce__(self):
         return (TurnSweep, ())  # copies and pickles start empty: the recorded sweep is only a cache (MBs)
@@ -457,43 +461,78 @@ class TurnSweep:
         # count_nonzero: a fifth of the time of ``.all()``/``.any()`` on 53 entries, asked at every decision
         if position == self._position and not np.count_nonzero(staged < self._staged):
             delta = staged - self._staged
-            # from the last walk when it was on this same recorded sweep: only what the newly staged tiles change
-            mask, exact, best_from_root, best_to_end, exact_to_end, kept = _walk(self._recorded, delta, self._walked)
-            self._walked = (delta, best_from_root, best_to_end, exact_to_end)
-            self._question = (self._recorded, delta, exact_to_end)
-            edges = self._recorded[2][6]
-            if edges >= _PRUNE_EDGES and kept <= _PRUNE_KEPT * edges and delta.any():
-                self._recorded = _pruned(self._recorded, delta, best_from_root, best_to_end)
-                self._walked = None  # the copy numbers its entries anew
+            if self._bounds is not None:
+                mask, exact = self._reach(delta, -1)
+            else:
+                mask, exact = self._walk_opening(delta)
+            self._delta = delta
             return mask, exact
-        self._recorded = self._question = self._walked = None  # buffers in ``self._spare``, overwritten anew
+        self._recorded = self._walked = self._bounds = None  # buffers in ``self._spare``, overwritten anew
         self._staged = staged.copy()  # the caller stages into its own array later: keep this one apart
         self._recorded = _recorded_sweep(table, rack, self._staged, opening, min_initial, self._spare)
         self._position = position
-        mask, exact, best_from_root, best_to_end, exact_to_end, _ = _walk(self._recorded, _ZERO_DELTA)
-        self._walked = (_ZERO_DELTA, best_from_root, best_to_end, exact_to_end)
-        self._question = (self._recorded, _ZERO_DELTA, exact_to_end)
+        self._delta = _ZERO_DELTA
+        if opening:
+            mask, exact, best_from_root, best_to_end, exact_to_end, _ = _walk(self._recorded, _ZERO_DELTA)
+            self._walked = (_ZERO_DELTA, best_from_root, best_to_end, exact_to_end)
+            return mask, exact
+        n_entries = self._recorded[2][0]
+        if len(self._words[0]) < n_entries:
+            self._words = (np.empty(2 * n_entries, np.int64), np.empty(2 * n_entries, np.int64))
+        self._bounds = np.array([-1, 66], np.int64)  # nothing known yet
+        return self._reach(_ZERO_DELTA, -1)
+
+    def _reach(self, delta, cut: int) -> tuple[np.ndarray, bool]:
+        """``kernel.reach`` on the recorded sweep for ``delta``, from the words it kept for ``self._delta``."""
+        lo, _, result = self._recorded
+        _, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, _ = result
+        mask, exact = kernel.kernels()[5](
+            delta,
+            self._delta,
+            lo[JOKER] + delta[JOKER],
+            layer_start,
+            keys,
+            n_edges,
+            edge_parent,
+            edge_child,
+            edge_tile,
+            edge_extra,
+            edge_mark,
+            *self._words,
+            self._bounds,
+            cut,
+        )
+        return mask, bool(exact)
+
+    def _walk_opening(self, delta) -> tuple[np.ndarray, bool]:
+        """An opening's question: the walk from the last one, then maybe a pruned copy of a big sweep."""
+        mask, exact, best_from_root, best_to_end, exact_to_end, kept = _walk(self._recorded, delta, self._walked)
+        self._walked = (delta, best_from_root, best_to_end, exact_to_end)
+        edges = self._recorded[2][6]
+        if edges >= _PRUNE_EDGES and kept <= _PRUNE_KEPT * edges and delta.any():
+            self._recorded = _pruned(self._recorded, delta, best_from_root, best_to_end)
+            self._walked = None  # the copy numbers its entries anew
         return mask, exact
 
     def played_arrangement(self, table, rack, staged, opening: bool, min_initial: int) -> list[Meld] | None:
         """``_arranged(table + staged)`` for the play ``staged`` that ``legal`` was last asked about (and found
-        legal), from that question's walk instead of a sweep of the whole table; ``None`` when it was another
+        legal), from that question's words instead of a sweep of the whole table; ``None`` when it was another
         question, an opening (its sweep holds the rack only) or nothing is kept (a copy).
 
         The same melds: ``kernel.exact_choices`` follows the first path in sweep order that plays exactly
         ``staged``, the path the table's own sweep backtracks (the tests compare them at every commit of random
         games)."""
-        if self._question is None or opening:
+        if self._bounds is None or opening:
             return None
-        recorded, delta, exact_to_end = self._question
         if (table.tobytes(), rack.tobytes(), opening, min_initial) != self._position or not np.array_equal(
-            self._staged + delta, staged
+            self._staged + self._delta, staged
         ):
             return None
-        lo, _, result, *_ = recorded
+        self._reach(self._delta, 0)  # the backward words at every boundary
+        lo, _, result = self._recorded
         _, _, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, _ = result
         found, choices = kernel.kernels()[4](
-            delta, lo, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, exact_to_end
+            self._delta, lo, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, self._words[1]
         )
         return _melds_from_choices(choices.tolist()) if found else None
 

@@ -1,7 +1,8 @@
 """The engine's fast paths (issue 17) against fresh solves, and seeded games against digests of the code before.
 
-The rules engine answers each decision from sweeps it keeps: the sweep recorded at a turn's first decision,
-pruned to the plays still accepted once tiles are staged (``solver._TurnSweep``). Every answer must equal a
+The rules engine answers each decision from sweeps it keeps: the sweep recorded at a turn's first decision, walked
+between cuts for plays onto the table and, for openings, pruned to the plays still accepted once tiles are staged
+(``solver._TurnSweep``). Every answer must equal a
 fresh, unchecked solve of the same position (``_playable_and_exact``), which the ILP differential tests tie to
 the oracle. The digests are of whole seeded random games through the wrapped API (observations, masks, rewards,
 arrangements in the infos, actions), recorded on commit de69bda, before the fast paths: the games must be the
@@ -92,12 +93,12 @@ def test_engine_answers_equal_fresh_solves_over_random_games(num_players):
 
 @pytest.mark.parametrize("prune_edges", [0, solver_module._PRUNE_EDGES])
 def test_pruned_turn_sweep_equals_fresh_solves_on_big_tables(monkeypatch, prune_edges):
-    """Big tables (pruning runs) and a few small ones, one ``_TurnSweep`` for all (buffers reused): growing staged
-    sets, now and then one the mask refuses, equal fresh solves; pruned at every question (0) and at the engine's
-    threshold."""
+    """Big tables and a few small ones, one ``_TurnSweep`` for all (buffers reused): growing staged sets, now and
+    then one the mask refuses, equal fresh solves; with openings pruned at every question (0) and at the engine's
+    threshold, and plays onto the table answered from the words ``kernel.reach`` keeps between questions."""
     monkeypatch.setattr(solver_module, "_PRUNE_EDGES", prune_edges)
     rng = np.random.default_rng(1717)
-    pruned = 0
+    from_words = 0
     turn = _TurnSweep()  # one for every position: each new sweep reuses the buffers of the one before
     for _ in range(40):
         table = random_table(rng, int(rng.integers(40, 90)) if rng.random() < 0.8 else int(rng.integers(0, 20)))
@@ -110,8 +111,34 @@ def test_pruned_turn_sweep_equals_fresh_solves_on_big_tables(monkeypatch, prune_
             assert np.array_equal(mask, fresh_mask)
             if staged.any():
                 assert staged_is_play == fresh_is_play
-            pruned += turn._recorded[2][3] is None  # a pruned copy keeps no score buffers
+            from_words += turn._bounds is not None and bool(staged.any())  # a table play from the kept words
             choices = np.flatnonzero(mask) if rng.random() < 0.9 else np.flatnonzero(rack > staged)
+            if choices.size == 0:
+                break
+            staged[rng.choice(choices)] += 1
+    assert from_words > 200  # (plays onto the table are no longer pruned: ``kernel.reach`` walks between cuts)
+
+
+def test_pruned_opening_sweeps_equal_fresh_solves(monkeypatch):
+    """Openings keep pruning (points make each walk a forward and a backward pass): big racks, growing staged sets,
+    pruned at every question that stages more, equal fresh solves."""
+    monkeypatch.setattr(solver_module, "_PRUNE_EDGES", 0)
+    rng = np.random.default_rng(1718)
+    empty = np.zeros(53, dtype=np.int64)
+    pruned = 0
+    turn = _TurnSweep()
+    for _ in range(20):
+        rack = random_rack(rng, empty, int(rng.integers(20, 40)))
+        min_initial = int(rng.choice([30, 60, 120]))
+        staged = np.zeros(53, dtype=np.int64)
+        while True:
+            mask, staged_is_play = turn.legal(empty, rack, staged, True, min_initial)
+            fresh_mask, fresh_is_play = _playable_and_exact(empty, rack, staged, True, min_initial)
+            assert np.array_equal(mask, fresh_mask)
+            if staged.any():
+                assert staged_is_play == fresh_is_play
+            pruned += turn._recorded[2][3] is None
+            choices = np.flatnonzero(mask)
             if choices.size == 0:
                 break
             staged[rng.choice(choices)] += 1

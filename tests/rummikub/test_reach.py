@@ -1,0 +1,82 @@
+"""Questions answered at a cut from kept words (``kernel.reach``, issue 17 fifth pass) against a whole walk.
+
+For a play onto the table the engine keeps, per entry of the turn's recorded sweep, a forward word (reached from the
+root, along an exact path, tile types used above their bounds) and a backward word (the same towards an accepted
+end), and answers each question at one layer boundary (the cut): a later question redoes only the layers between the
+boundaries still known and the new cut. Every answer (mask and exact-play flag), at whatever cut it is asked and
+after whatever questions came before, must equal a whole walk of the same recorded sweep (``solver._walk``, which
+the ILP differential tests tie to the oracle); and the backward words asked down to the root must give the same
+exact-play flag as the walk's ``exact_to_end``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from rummikub_support import random_rack, random_table
+from test_rewalk import growing_questions
+from test_solver_tail import TAIL, counts
+
+from tableenvs.rummikub import _solver_kernel as kernel
+from tableenvs.rummikub.solver import _ZERO_DELTA, _walk
+
+
+def ask(recorded, delta, old_delta, words, bounds, cut):
+    lo, _, result = recorded
+    _, layer_start, keys, _, _, _, n_edges, parent, child, tile, extra, mark, _ = result
+    reach = kernel.kernels()[5]
+    return reach(
+        delta,
+        old_delta,
+        lo[52] + delta[52],
+        layer_start,
+        keys,
+        n_edges,
+        parent,
+        child,
+        tile,
+        extra,
+        mark,
+        *words,
+        bounds,
+        cut,
+    )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_answers_from_kept_words_equal_a_whole_walk(seed):
+    rng = np.random.default_rng(2100 + seed)
+    positions = [tuple(counts(tiles) for tiles in TAIL[seed])[:2]]  # a tail position (both jokers on the table)
+    for _ in range(25):
+        table = random_table(rng, int(rng.integers(0, 80)))
+        rack = random_rack(rng, table, int(rng.integers(3, 20)))
+        if table[52] + rack[52] < 2 and rng.random() < 0.5:
+            rack[52] += 1
+        positions.append((table, rack))
+    compared = jokers = cuts = 0
+    for table, rack in positions:
+        recorded = None
+        for question_recorded, delta in growing_questions(rng, table, rack, False):
+            if recorded is None:  # the turn's first question: nothing staged, no words known
+                recorded = question_recorded
+                n_entries = recorded[2][0]
+                words = (np.full(n_entries + 3, -7, np.int64), np.full(n_entries + 3, -7, np.int64))  # garbage
+                bounds = np.array([-1, 66], np.int64)
+                mask, exact = ask(recorded, _ZERO_DELTA, _ZERO_DELTA, words, bounds, -1)
+                expected = _walk(recorded, _ZERO_DELTA)
+                assert np.array_equal(mask, expected[0]) and exact == expected[1]
+                old_delta = _ZERO_DELTA
+            assert question_recorded is recorded
+            cut = -1 if rng.random() < 0.6 else int(rng.integers(0, 66))  # the engine's choice, or any boundary
+            mask, exact = ask(recorded, delta, old_delta, words, bounds, cut)
+            expected = _walk(recorded, delta)
+            assert np.array_equal(mask, expected[0]) and exact == expected[1]
+            assert 0 <= bounds[1] <= bounds[0] <= 65  # some boundary is known both ways
+            if rng.random() < 0.3:  # the backward words at every boundary, as the arrangement at a commit reads them
+                ask(recorded, delta, delta, words, bounds, 0)
+                assert bool(words[1][0] & kernel.EXACT) == expected[1] and bounds[1] == 0
+                cuts += 1
+            old_delta = delta
+            compared += 1
+            jokers += bool(delta[52])
+    assert compared > 40 and jokers > 0 and cuts > 5
