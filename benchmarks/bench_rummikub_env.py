@@ -234,7 +234,14 @@ def _shares(games: int) -> dict[str, float]:
         return timed(fn, lambda seconds: totals.__setitem__(name, totals.get(name, 0.0) + seconds))
 
     compiled = kernel.kernels()
-    names = ("kernel: sweep", "kernel: walk", "kernel: prune", "kernel: best path", "kernel: exact path")
+    names = (
+        "kernel: sweep",
+        "kernel: walk",
+        "kernel: prune",
+        "kernel: best path",
+        "kernel: exact path",
+        "kernel: reach",
+    )
     kernel._COMPILED = tuple(
         timed_as(name, fn) for name, fn in zip(names, compiled, strict=False)
     )  # older code: fewer kernels
