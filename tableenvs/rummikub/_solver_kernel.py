@@ -778,33 +778,47 @@ def prune(
     )
 
 
-def exact_choices(delta, lo, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, backward):
+def exact_choices(
+    delta, lo, lo_jokers, n_entries, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark
+):
     """The choices of the first path in sweep order that plays exactly ``lo + delta``, on a recorded sweep.
 
-    ``backward`` is ``reach``'s for ``delta``, known at every boundary (asked with ``cut`` 0). From the root, each
-    layer takes the first recorded edge of the current entry (edges of one entry are stored together, in the order
-    of the sweep's loops) that uses exactly ``lo + delta`` of its type and leads to an entry with an exact path to an
-    accepted end (``EXACT`` in its backward word). That is the path a scored sweep of the table after the play (``lo
-    = hi = lo + delta``, no weights) backtracks: its entries are in the order of their first path in loop order and
-    each keeps the parent and choice that first reached it, so its first accepted final state and that state's chain
-    are the first accepted path in loop order. Choice codes as in ``sweep``: ``used * 16 + to_groups * 4 + run_jokers``
-    (``to_groups`` read off the accumulator, ``run_jokers`` off the jokers of the two keys), group layers the
-    jokers added. Returns ``(found, choices)``.
+    A depth-first search from the root over the edges that use exactly ``lo + delta`` of their type (and the group
+    steps), trying each entry's edges in order (edges of one entry are stored together, in the order of the sweep's
+    loops, so ``edge_parent`` never decreases: an entry's first edge is found by bisection) and remembering the
+    entries found to have no such path to a final state with exactly ``lo_jokers`` jokers. It only visits the
+    exact play's few partitions, not the whole sweep. The first path it completes is the path a scored sweep of the
+    table after the play (``lo = hi = lo + delta``, no weights) backtracks: its entries are in the order of their
+    first path in loop order and each keeps the parent and choice that first reached it, so its first accepted
+    final state and that state's chain are the first accepted path in loop order. Choice codes as in ``sweep``:
+    ``used * 16 + to_groups * 4 + run_jokers`` (``to_groups`` read off the accumulator, ``run_jokers`` off the
+    jokers of the two keys), group layers the jokers added. Returns ``(found, choices)``.
     """
     choices = np.zeros(65, np.int64)
-    if not backward[0] & EXACT:
-        return False, choices
-    current = 0
-    for layer in range(65):
+    dead = np.zeros(n_entries, np.bool_)
+    path = np.zeros(66, np.int64)  # the entry at each boundary of the path being tried
+    next_edge = np.zeros(65, np.int64)  # per layer of that path: the next edge of its entry to try
+    layer = 0
+    next_edge[0] = 0
+    while True:
+        current = path[layer]
+        if layer == 65:
+            if (keys[current] >> 24) & 3 == lo_jokers:
+                return True, choices
+            dead[current] = True
+            layer -= 1
+            continue
         stop = edge_mark[layer + 1] if layer < 64 else n_edges
-        found = False
-        for k in range(edge_mark[layer], stop):
-            if edge_parent[k] != current:
-                continue
+        k = next_edge[layer]
+        advanced = False
+        while k < stop and edge_parent[k] == current:
             child = edge_child[k]
             tile = edge_tile[k]
-            if not backward[child] & EXACT or (tile >= 0 and edge_extra[k] != delta[tile]):
+            extra = edge_extra[k]
+            k += 1
+            if dead[child] or (tile >= 0 and extra != delta[tile]):
                 continue
+            next_edge[layer] = k
             key, key2 = keys[current], keys[child]
             jokers_added = ((key2 >> 24) & 3) - ((key >> 24) & 3)
             if tile < 0:
@@ -812,13 +826,26 @@ def exact_choices(delta, lo, keys, n_edges, edge_parent, edge_child, edge_tile, 
             else:
                 acc_step = ((key2 >> 26) & 31) - ((key >> 26) & 31)  # 0, 1 or 5 for 0, 1 or 2 tiles to groups
                 to_groups = 0 if acc_step == 0 else (1 if acc_step == 1 else 2)
-                choices[layer] = (lo[tile] + edge_extra[k]) * 16 + to_groups * 4 + jokers_added
-            current = child
-            found = True
+                choices[layer] = (lo[tile] + extra) * 16 + to_groups * 4 + jokers_added
+            layer += 1
+            path[layer] = child
+            if layer < 65:  # the child's first edge: bisect its layer's edges by parent
+                low = edge_mark[layer]
+                high = edge_mark[layer + 1] if layer < 64 else n_edges
+                while low < high:
+                    middle = (low + high) // 2
+                    if edge_parent[middle] < child:
+                        low = middle + 1
+                    else:
+                        high = middle
+                next_edge[layer] = low
+            advanced = True
             break
-        if not found:
-            return False, choices
-    return True, choices
+        if not advanced:
+            dead[current] = True
+            if layer == 0:
+                return False, choices
+            layer -= 1
 
 
 def best_path(keys, score, parent, choice, layer_start, lo_jokers, value_cap):

@@ -516,7 +516,7 @@ class TurnSweep:
 
     def played_arrangement(self, table, rack, staged, opening: bool, min_initial: int) -> list[Meld] | None:
         """``_arranged(table + staged)`` for the play ``staged`` that ``legal`` was last asked about (and found
-        legal), from that question's words instead of a sweep of the whole table; ``None`` when it was another
+        legal), from that question's recorded sweep instead of a sweep of the whole table; ``None`` when it was another
         question, an opening (its sweep holds the rack only) or nothing is kept (a copy).
 
         The same melds: ``kernel.exact_choices`` follows the first path in sweep order that plays exactly
@@ -528,11 +528,20 @@ class TurnSweep:
             self._staged + self._delta, staged
         ):
             return None
-        self._reach(self._delta, 0)  # the backward words at every boundary
         lo, _, result = self._recorded
-        _, _, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, _ = result
+        n_entries, _, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, _ = result
         found, choices = kernel.kernels()[4](
-            self._delta, lo, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, self._words[1]
+            self._delta,
+            lo,
+            lo[JOKER] + self._delta[JOKER],
+            n_entries,
+            keys,
+            n_edges,
+            edge_parent,
+            edge_child,
+            edge_tile,
+            edge_extra,
+            edge_mark,
         )
         return _melds_from_choices(choices.tolist()) if found else None
 
