@@ -152,7 +152,7 @@ def sweep(
     edge_extra,
     edge_points,
     edge_mark,
-    hash_bits,
+    slots,
     resume_layer,
 ):
     """Forward pass over the 65 layers (13 numbers x (4 cells + 1 group step)).
@@ -169,9 +169,11 @@ def sweep(
     ``edge_tile``, ``edge_extra``, ``edge_points``: the points the edge places, number x (tiles + jokers), of one
     length; unused without ``record_edges``) and ``edge_mark`` (66:
     the edge count when each layer began);
-    the hash table holds ``2 ** hash_bits`` slots. When a buffer is full the sweep stops and returns its
-    status and the layer it was building; the caller grows that buffer (keeping the contents) and calls
-    again with ``resume_layer`` set to that layer, which is rebuilt from its start: no earlier work is lost.
+    the hash table ``slots`` (int32, a power of two long, every slot -1: the sweep frees each layer's slots
+    before the next, so a table left by a finished sweep serves the next one). When a buffer is full the sweep
+    stops and returns its status and the layer it was building (whose entries still hold their slots: the caller
+    frees them, ``slot_of``); the caller grows that buffer (keeping the contents) and calls again with
+    ``resume_layer`` set to that layer, which is rebuilt from its start: no earlier work is lost.
 
     ``group_needs`` is ``GROUP_NEEDS``; with ``look_ahead`` a transition is dropped when its state needs more jokers
     than it has left: the fewest that complete this number's groups plus, per colour, those its short runs need at
@@ -185,10 +187,9 @@ def sweep(
     joker_weight = weight[52]
     max_entries = keys.shape[0]
     max_edges = edge_parent.shape[0]
-    table_size = 1 << hash_bits
+    table_size = slots.shape[0]
     hash_mask = table_size - 1
     max_layer = table_size >> 1
-    slots = np.full(table_size, -1, np.int32)
     # Openings in ``solve`` (points in the state): a state that cannot reach ``value_cap`` with every later
     # tile and its unused jokers (at 13) is dropped, and after each layer only the Pareto front of points
     # and score is kept per position (below).

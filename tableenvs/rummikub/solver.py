@@ -103,14 +103,14 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
     sweep keeps no scores, parents or choices (``score``, ``parent``, ``choice`` are then placeholders):
     ``walk`` reads only the keys and the edges.
 
-    ``spare`` (recorded sweeps only): a dict holding the entry and edge buffers of an earlier sweep whose result
-    is no longer read; they are used again (no new allocation, no growth already paid), and the buffers of this
-    sweep are left in it for the next one.
+    ``spare`` (recorded sweeps only): a dict holding the entry and edge buffers and the hash table of an earlier
+    sweep whose result is no longer read; they are used again (no new allocation, no fill of the hash table, no
+    growth already paid), and the buffers of this sweep are left in it for the next one.
     """
     sweep = kernel.kernels()[0]
     entries, edges, hash_bits = _START_SIZES[record_edges]
     if spare:
-        keys, slot_of = spare["keys"], spare["slot_of"]
+        keys, slot_of, slots = spare["keys"], spare["slot_of"], spare["slots"]
         edge_parent, edge_child, edge_tile, edge_extra, edge_points = spare["edges"]
     else:
         keys = np.empty(entries, np.int64)
@@ -120,6 +120,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
         edge_tile = np.empty(edges, np.int8)
         edge_extra = np.empty(edges, np.int8)
         edge_points = np.empty(edges, np.int8)
+        slots = np.full(1 << hash_bits, -1, np.int32)
     entries, edges = len(keys), len(edge_parent)
     per_entry = 1 if record_edges else entries
     score = np.empty(per_entry, np.int64)
@@ -155,11 +156,12 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
             edge_extra,
             edge_points,
             edge_mark,
-            hash_bits,
+            slots,
             layer,
         )
         if status == kernel.OK:
             break
+        slots[slot_of[layer_start[layer + 1] : n_entries]] = -1  # the unfinished layer's slots: the table is reused
         if status == kernel.OUT_OF_ENTRIES:
             entries *= 4
             keys, slot_of = _grow(keys, entries), _grow(slot_of, entries)
@@ -171,9 +173,14 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
                 _grow(a, edges) for a in (edge_parent, edge_child, edge_tile, edge_extra, edge_points)
             )
         else:
-            hash_bits += 2
+            slots = np.full(4 * len(slots), -1, np.int32)
     if spare is not None:
-        spare.update(keys=keys, slot_of=slot_of, edges=(edge_parent, edge_child, edge_tile, edge_extra, edge_points))
+        spare.update(
+            keys=keys,
+            slot_of=slot_of,
+            slots=slots,
+            edges=(edge_parent, edge_child, edge_tile, edge_extra, edge_points),
+        )
     return (
         n_entries,
         layer_start,
