@@ -119,6 +119,26 @@ def _group_needs() -> np.ndarray:
 
 GROUP_NEEDS = _group_needs()
 
+
+def _group_splits() -> tuple[np.ndarray, np.ndarray]:
+    """``split_groups`` as tables for ``meld_records``: per colour counts (index ``sum(count_c * 3 ** c)``) and
+    jokers, how many groups (-1: none fits) and each group's colours (a bit mask) * 4 + its jokers, in order."""
+    splits = np.zeros((81, 3, 4), dtype=np.int64)
+    counts = np.full((81, 3), -1, dtype=np.int64)
+    for index in range(81):
+        colour_counts = tuple(index // 3**c % 3 for c in range(4))
+        for jokers in range(3):
+            split = split_groups(colour_counts, jokers)
+            if split is None:
+                continue
+            counts[index, jokers] = len(split)
+            for i, (colours, group_jokers) in enumerate(split):
+                splits[index, jokers, i] = sum(1 << c for c in colours) * 4 + group_jokers
+    return splits, counts
+
+
+GROUP_SPLITS, GROUP_SPLIT_COUNTS = _group_splits()
+
 # Status codes returned by ``sweep``.
 OK = 0
 OUT_OF_ENTRIES = 1  # the entry buffers are full
@@ -849,6 +869,86 @@ def exact_choices(
             layer -= 1
 
 
+def meld_records(choices, group_splits, group_split_counts):
+    """The melds of a path's per-layer choices (``sweep``'s codes), as flat records in the order they close.
+
+    Replays the sweep's run rule per colour: open runs shorter than 3 take the number's run pieces first (the open
+    runs sorted by length, shortest first, keeping the order of equals), then runs of length >= 3; runs left
+    without a piece close; leftover pieces start runs (real tiles before jokers at each number). After the four
+    cells of a number its group tiles and group jokers are split into groups (``split_groups``, as the tables
+    ``GROUP_SPLITS`` / ``GROUP_SPLIT_COUNTS``); the runs still open after 13 close last, colour by colour.
+
+    Records: a run ``0, first type, n, tile x n`` (the tiles in order; it stands for ``first .. first + n - 1``), a
+    group ``1, number, colour bit mask, jokers``. Returns the records (int64) and their total length.
+    """
+    out = np.empty(2048, np.int64)
+    size = 0
+    run_first = np.zeros((4, 4), np.int64)  # per colour, per open run (in list order): its first cell's type
+    run_length = np.zeros((4, 4), np.int64)
+    run_tiles = np.zeros((4, 4, 13), np.int64)
+    open_runs = np.zeros(4, np.int64)
+    for number0 in range(13):
+        layer = number0 * 5
+        groups_index = 0
+        for colour in range(4):
+            code = choices[layer + colour]
+            runs = open_runs[colour]
+            if code == 0 and runs == 0:
+                continue
+            to_groups = (code >> 2) & 3
+            groups_index += to_groups * 3**colour
+            real = (code >> 4) - to_groups
+            pieces = real + (code & 3)
+            for i in range(1, runs):  # stable insertion sort by length, shortest first
+                j = i
+                while j > 0 and run_length[colour, j - 1] > run_length[colour, j]:
+                    for r in range(max(run_length[colour, j - 1], run_length[colour, j])):
+                        swap = run_tiles[colour, j - 1, r]
+                        run_tiles[colour, j - 1, r] = run_tiles[colour, j, r]
+                        run_tiles[colour, j, r] = swap
+                    run_first[colour, j - 1], run_first[colour, j] = run_first[colour, j], run_first[colour, j - 1]
+                    run_length[colour, j - 1], run_length[colour, j] = run_length[colour, j], run_length[colour, j - 1]
+                    j -= 1
+            for i in range(pieces, runs):  # runs without a piece close
+                n = run_length[colour, i]
+                out[size] = 0
+                out[size + 1] = run_first[colour, i]
+                out[size + 2] = n
+                for r in range(n):
+                    out[size + 3 + r] = run_tiles[colour, i, r]
+                size += 3 + n
+            runs = min(runs, pieces)
+            t = colour * 13 + number0
+            for k in range(pieces):
+                tile = t if k < real else 52
+                if k >= runs:
+                    run_first[colour, k] = t
+                    run_length[colour, k] = 0
+                    runs += 1
+                run_tiles[colour, k, run_length[colour, k]] = tile
+                run_length[colour, k] += 1
+            open_runs[colour] = runs
+        group_jokers = choices[layer + 4]
+        if group_jokers or groups_index:
+            for i in range(group_split_counts[groups_index, group_jokers]):
+                split = group_splits[groups_index, group_jokers, i]
+                out[size] = 1
+                out[size + 1] = number0 + 1
+                out[size + 2] = split >> 2
+                out[size + 3] = split & 3
+                size += 4
+    for colour in range(4):
+        for i in range(open_runs[colour]):
+            n = run_length[colour, i]
+            out[size] = 0
+            out[size + 1] = run_first[colour, i]
+            out[size + 2] = n
+            for r in range(n):
+                out[size + 3 + r] = run_tiles[colour, i, r]
+            size += 3 + n
+    return out, size
+
+
 def best_path(keys, score, parent, choice, layer_start, lo_jokers, value_cap):
     """The best accepted final state of a scored sweep and the choices along its parent chain.
 
@@ -918,8 +1018,8 @@ def _cached_jit(function, numba, directory: str | None):
 
 
 def kernels():
-    """``(sweep, walk, prune, best_path, exact_choices, reach)`` compiled with numba (once per process), cached on
-    disk where one can be written.
+    """``(sweep, walk, prune, best_path, exact_choices, reach, meld_records)`` compiled with numba (once per
+    process), cached on disk where one can be written.
 
     Cache location, first that applies: ``NUMBA_CACHE_DIR`` if set (numba's own rule); the user cache
     directory (``cache_dir()``); numba's fallbacks (a writable ``__pycache__`` next to this file, then
@@ -933,7 +1033,7 @@ def kernels():
         directory = cache_dir()
         compiled = []
         cached = True
-        for function in (sweep, walk, prune, best_path, exact_choices, reach):
+        for function in (sweep, walk, prune, best_path, exact_choices, reach, meld_records):
             jitted = _cached_jit(function, numba, directory) if cached else None
             if jitted is None:
                 cached = False

@@ -40,7 +40,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from . import _solver_kernel as kernel
-from .melds import Meld, group_meld, split_groups
+from .melds import Meld, group_meld
 from .tiles import JOKER, NUMBERS, TILE_TYPES, TILE_VALUES, as_counts, check_total, check_within
 
 __all__ = ["Solution", "arrange", "is_valid_play", "playable", "solve"]
@@ -205,55 +205,30 @@ def _best_path(result, lo_jokers, value_cap) -> tuple[int, list[int], int]:
     return final, choices.tolist(), int((keys[final] >> 24) & 3) if final >= 0 else 0
 
 
-def _melds_from_choices(choices: list[int]) -> list[Meld]:
-    """Rebuild the melds from the per-layer choices of a backtracked sweep path.
+def _melds_from_choices(choices) -> list[Meld]:
+    """The melds of the per-layer choices of a sweep path (a sequence of 65 codes), in the order they close.
 
-    Replays the sweep's run rule per colour: open runs shorter than 3 take the number's run pieces
-    first, then runs of length >= 3; runs left without a piece close; leftover pieces start runs.
-    A run is kept as its tile list (real tiles before jokers at each number); the types they stand for are
-    consecutive from the run's first cell, so they are built only when the run closes.
+    ``kernel.meld_records`` replays the sweep's run rule per colour and splits each number's group tiles; this
+    builds the ``Meld``s from its records (a run stands for consecutive types from its first cell's type).
     """
+    records, size = kernel.kernels()[6](
+        np.asarray(choices, dtype=np.int64), kernel.GROUP_SPLITS, kernel.GROUP_SPLIT_COUNTS
+    )
+    values = records[:size].tolist()
     melds: list[Meld] = []
-    open_runs: tuple[list[list[int]], ...] = ([], [], [], [])  # per colour: [first cell's type, tile, tile, ...]
-    for number0 in range(NUMBERS):
-        layer = number0 * 5
-        group_counts = None
-        for colour in range(4):
-            code = choices[layer + colour]
-            runs = open_runs[colour]
-            if not code and not runs:
-                continue
-            to_groups = (code >> 2) & 3
-            if to_groups:
-                group_counts = group_counts or [0, 0, 0, 0]
-                group_counts[colour] = to_groups
-            real = (code >> 4) - to_groups
-            pieces = real + (code & 3)
-            if len(runs) > 1:
-                runs.sort(key=len)  # shortest first: runs shorter than 3 must be extended
-            if len(runs) > pieces:
-                melds.extend(_run_meld(run) for run in runs[pieces:])
-                del runs[pieces:]
-            t = colour * NUMBERS + number0
-            for k in range(pieces):
-                tile = t if k < real else JOKER
-                if k < len(runs):
-                    runs[k].append(tile)
-                else:
-                    runs.append([t, tile])
-        group_jokers = choices[layer + 4]
-        if group_jokers or group_counts:
-            for colours, jokers in split_groups(tuple(group_counts or (0, 0, 0, 0)), group_jokers):
-                melds.append(group_meld(number0 + 1, colours, jokers))
-    for runs in open_runs:
-        melds.extend(_run_meld(run) for run in runs)
+    i = 0
+    while i < size:
+        if values[i] == 0:  # a run: first type, length, tiles
+            first, n = values[i + 1], values[i + 2]
+            melds.append(Meld("run", tuple(values[i + 3 : i + 3 + n]), tuple(range(first, first + n))))
+            i += 3 + n
+        else:  # a group: number, colour bit mask, jokers
+            melds.append(group_meld(values[i + 1], _COLOURS_OF[values[i + 2]], values[i + 3]))
+            i += 4
     return melds
 
 
-def _run_meld(run: list[int]) -> Meld:
-    """The run ``[first cell's type, tile, tile, ...]`` as a ``Meld``."""
-    first = run[0]
-    return Meld("run", tuple(run[1:]), tuple(range(first, first + len(run) - 1)))
+_COLOURS_OF = tuple(tuple(c for c in range(4) if mask >> c & 1) for mask in range(16))  # a bit mask's colours
 
 
 def _played_from_choices(choices: list[int], jokers_used: int, base: np.ndarray) -> np.ndarray:
