@@ -98,6 +98,4 @@ def check_within(name: str, part: np.ndarray, whole_name: str, whole: np.ndarray
     over = np.flatnonzero(part > whole)
     if over.size:
         t = int(over[0])
-        raise ValueError(
-            f"{name}[{t}] ({tile_name(t)}) is {part[t]} but {whole_name} holds only {whole[t]}"
-        )
+        raise ValueError(f"{name}[{t}] ({tile_name(t)}) is {part[t]} but {whole_name} holds only {whole[t]}")

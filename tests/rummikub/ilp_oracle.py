@@ -78,10 +78,16 @@ class Oracle:
         bounds = Bounds(np.concatenate([np.zeros(size), lo]), np.concatenate([np.full(size, 2), hi]))
         constraints = [LinearConstraint(matrix, table, table)]
         if opening:
-            constraints.append(LinearConstraint(np.concatenate([self.values[fits], np.zeros(TYPES)]),
-                                                min_initial, np.inf))
-        result = milp(cost, integrality=np.ones(size + TYPES), bounds=bounds, constraints=constraints,
-                      options={"presolve": False, "mip_rel_gap": 0})
+            constraints.append(
+                LinearConstraint(np.concatenate([self.values[fits], np.zeros(TYPES)]), min_initial, np.inf)
+            )
+        result = milp(
+            cost,
+            integrality=np.ones(size + TYPES),
+            bounds=bounds,
+            constraints=constraints,
+            options={"presolve": False, "mip_rel_gap": 0},
+        )
         if result.status == 2:
             return None, None
         assert result.status == 0, result.message

@@ -162,9 +162,7 @@ def test_forced_and_staged_tiles():
     assert solve(table, rack, forced=forced) is None  # red 1 fits nowhere
     staged = counts((RED, 9))
     mask = playable(table, rack, staged)
-    expected = {tile_type(BLACK, 4), tile_type(RED, 9), tile_type(BLUE, 9), tile_type(ORANGE, 9)} - {
-        tile_type(RED, 9)
-    }
+    expected = {tile_type(BLACK, 4), tile_type(RED, 9), tile_type(BLUE, 9), tile_type(ORANGE, 9)} - {tile_type(RED, 9)}
     assert set(np.flatnonzero(mask).tolist()) == expected
 
 
@@ -204,8 +202,12 @@ def test_invalid_tables_are_refused():
         (NOTHING, np.zeros((53, 1), dtype=int), r"rack must be a count vector of shape"),
         (counts() - counts((RED, 2)), NOTHING, r"table\[14\] \(red 2\) is -1; counts must be >= 0"),
         (NOTHING, counts(*[(BLUE, 4)] * 3), r"rack\[29\] \(blue 4\) is 3; at most 2 exist"),
-        (counts(*[(BLUE, 4)] * 2), counts((BLUE, 4)), r"table and rack hold 3 of tile 29 \(blue 4\); the game "
-                                                       r"has only 2 copies of blue 4"),
+        (
+            counts(*[(BLUE, 4)] * 2),
+            counts((BLUE, 4)),
+            r"table and rack hold 3 of tile 29 \(blue 4\); the game "
+            r"has only 2 copies of blue 4",
+        ),
         (counts(JOKER, JOKER), counts(JOKER), r"hold 3 of tile 52 \(joker\); the game has only 2 jokers"),
         (np.full(53, 0.5), NOTHING, r"table must hold integer counts, got dtype float64"),
     ],
