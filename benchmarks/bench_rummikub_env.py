@@ -241,7 +241,10 @@ def _shares(games: int) -> dict[str, float]:
         "kernel: best path",
         "kernel: exact path",
         "kernel: reach",
+        "kernel: meld records",
     )
+    if len(compiled) > len(names):  # a kernel left out would run untimed and leave the table
+        raise RuntimeError(f"_shares names {len(names)} kernels but the solver has {len(compiled)}: name them all")
     kernel._COMPILED = tuple(
         timed_as(name, fn) for name, fn in zip(names, compiled, strict=False)
     )  # older code: fewer kernels
