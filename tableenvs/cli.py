@@ -347,7 +347,8 @@ def _train(args: argparse.Namespace) -> int:
     if missing is not None:
         raise ValueError(
             f"training needs the train extra ({missing} is missing): "
-            'python -m pip install torch==2.13.0 -e ".[train]" (the torch pin takes a CPU build)'
+            'pip install "tableenvs[train]" (from a source checkout: pip install -e ".[train]"; '
+            "docs/training.md says how to get a CPU-only torch)"
         ) from None
     from tableenvs.single_agent import SingleAgentEnv
     from tableenvs.train import TrainConfig, train

@@ -46,7 +46,8 @@ try:
 except ImportError as error:  # ray, or its rllib dependencies, or torch
     raise ImportError(
         f"tableenvs.rllib needs Ray RLlib and torch ({error.name or error} is missing): in a virtual environment of "
-        'its own: python -m pip install torch==2.13.0 -e ".[rllib]" (see docs/training.md#rllib)'
+        'its own: pip install "tableenvs[rllib]" (from a source checkout: pip install -e ".[rllib]"; see '
+        "docs/training.md#rllib)"
     ) from None
 
 from tableenvs.paths import check_output_dir

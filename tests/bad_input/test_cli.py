@@ -124,7 +124,8 @@ MISSING_EXTRA_CASES = [
         ("torch", "stable_baselines3", "sb3_contrib"),
         ["train", "pilipili_v0"],
         "tableenvs: error: training needs the train extra (torch is missing): "
-        'python -m pip install torch==2.13.0 -e ".[train]" (the torch pin takes a CPU build)',
+        'pip install "tableenvs[train]" (from a source checkout: pip install -e ".[train]"; '
+        "docs/training.md says how to get a CPU-only torch)",
     ),
     (
         ("matplotlib",),
