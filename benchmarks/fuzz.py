@@ -18,7 +18,8 @@ and at the end of the episode:
 
 Every ``--deep-every`` decisions it also runs the game's own invariant checks from the property tests when they
 are importable (they need ``hypothesis``, the ``dev`` extra): Pili Pili's card conservation, Llama Party's card
-conservation and fresh-encoder observations, Rummikub's 106-tile conservation. And the first ``--replays``
+conservation and fresh-encoder observations, Rummikub's 106-tile conservation and, at a fifth of the checks, its
+masks and commit checks against fresh public solver calls (``playable``, ``is_valid_play``). And the first ``--replays``
 episodes of every configuration are played again in a separate (spawned) process: same seed, same hash of the
 actions and rewards, or it is a violation.
 
@@ -161,12 +162,27 @@ def deep_checks() -> dict[str, Any]:
         pass
     try:
         from tableenvs.rummikub.rules import FULL_SET
+        from tableenvs.rummikub.solver import is_valid_play, playable
         from tests.rummikub.test_rummikub_env_properties import tiles_in_play
+
+        checked = [0]  # deep checks so far: every fifth compares the masks (fresh sweeps are costly)
 
         def rummikub(raw, rng):
             game = raw.game
             assert np.array_equal(tiles_in_play(game), FULL_SET), "106 tiles not conserved"
             assert (game.staged <= game.racks[game.to_act]).all(), "staged tiles not on the rack"
+            checked[0] += 1
+            if game.over or game.truncated or checked[0] % 5:
+                return
+            # the engine's answer (its turn's sweep, asked incrementally) equals fresh public solver calls; ``rng``
+            # is the episode's own and stays untouched, so a checked episode plays as an unchecked one
+            seat = game.to_act
+            rack, staged = game.racks[seat], game.staged
+            options = {"opening": not game.opened[seat], "min_initial": game.min_initial}
+            stage, commit, _ = game.legal()
+            assert np.array_equal(stage, playable(game.table, rack, staged, **options)), "stage mask != playable"
+            if game.strict_commit and staged.any():
+                assert commit == is_valid_play(game.table, rack, staged, **options), "commit != is_valid_play"
 
         checks["rummikub_v0"] = rummikub
     except ImportError:
