@@ -590,6 +590,7 @@ def reach(
     delta,
     old_delta,
     lo_jokers,
+    n_entries,
     layer_start,
     keys,
     n_edges,
@@ -604,7 +605,8 @@ def reach(
     cut,
 ):
     """The ``playable`` mask and exact-play flag of a recorded sweep without points (``value_cap`` 0), answered at
-    one *cut*: a layer boundary every path crosses once.
+    one *cut*: a layer boundary every path crosses once. The sweep is given as ``n_entries .. edge_mark``, the
+    arguments ``exact_choices`` takes too (``solver._graph``).
 
     Asked for ``lo + delta`` like ``walk`` (same edges allowed, same accepted final states), but instead of points
     each entry keeps one word (``REACHED``, ``EXACT``, tile bits): ``forward`` over the allowed paths from the root
@@ -800,7 +802,18 @@ def prune(
 
 
 def exact_choices(
-    delta, lo, lo_jokers, n_entries, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark
+    delta,
+    lo,
+    lo_jokers,
+    n_entries,
+    layer_start,
+    keys,
+    n_edges,
+    edge_parent,
+    edge_child,
+    edge_tile,
+    edge_extra,
+    edge_mark,
 ):
     """The choices of the first path in sweep order that plays exactly ``lo + delta``, on a recorded sweep.
 

@@ -467,22 +467,8 @@ class TurnSweep:
     def _reach(self, delta, cut: int) -> tuple[np.ndarray, bool]:
         """``kernel.reach`` on the recorded sweep for ``delta``, from the words it kept for ``self._delta``."""
         lo, _, result = self._recorded
-        _, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, _ = result
         mask, exact = kernel.kernels()[5](
-            delta,
-            self._delta,
-            lo[JOKER] + delta[JOKER],
-            layer_start,
-            keys,
-            n_edges,
-            edge_parent,
-            edge_child,
-            edge_tile,
-            edge_extra,
-            edge_mark,
-            *self._words,
-            self._bounds,
-            cut,
+            delta, self._delta, lo[JOKER] + delta[JOKER], *_graph(result), *self._words, self._bounds, cut
         )
         return mask, bool(exact)
 
@@ -511,24 +497,20 @@ class TurnSweep:
         ):
             return None
         lo, _, result = self._recorded
-        n_entries, _, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, _ = result
-        found, choices = kernel.kernels()[4](
-            self._delta,
-            lo,
-            lo[JOKER] + self._delta[JOKER],
-            n_entries,
-            keys,
-            n_edges,
-            edge_parent,
-            edge_child,
-            edge_tile,
-            edge_extra,
-            edge_mark,
-        )
-        return _melds_from_choices(choices.tolist()) if found else None
+        found, choices = kernel.kernels()[4](self._delta, lo, lo[JOKER] + self._delta[JOKER], *_graph(result))
+        return _melds_from_choices(choices) if found else None
 
 
 _TurnSweep = TurnSweep  # its former private name, still imported by the solver's own tests
+
+
+def _graph(result) -> tuple:
+    """What ``kernel.reach`` and ``kernel.exact_choices`` read of a recorded sweep: ``(n_entries, layer_start, keys,
+    n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark)``."""
+    n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark, _ = (
+        result
+    )
+    return n_entries, layer_start, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra, edge_mark
 
 
 def is_valid_play(table, rack, played, *, opening: bool = False, min_initial: int = 30) -> bool:

@@ -13,46 +13,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from rummikub_support import random_rack, random_table
-from test_rewalk import growing_questions
-from test_solver_tail import TAIL, counts
+from test_rewalk import growing_questions, tail_and_random_positions
 
 from tableenvs.rummikub import _solver_kernel as kernel
-from tableenvs.rummikub.solver import _ZERO_DELTA, _walk
+from tableenvs.rummikub.solver import _ZERO_DELTA, _graph, _walk
 
 
 def ask(recorded, delta, old_delta, words, bounds, cut):
     lo, _, result = recorded
-    _, layer_start, keys, _, _, _, n_edges, parent, child, tile, extra, mark, _ = result
-    reach = kernel.kernels()[5]
-    return reach(
-        delta,
-        old_delta,
-        lo[52] + delta[52],
-        layer_start,
-        keys,
-        n_edges,
-        parent,
-        child,
-        tile,
-        extra,
-        mark,
-        *words,
-        bounds,
-        cut,
-    )
+    return kernel.kernels()[5](delta, old_delta, lo[52] + delta[52], *_graph(result), *words, bounds, cut)
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_answers_from_kept_words_equal_a_whole_walk(seed):
     rng = np.random.default_rng(2100 + seed)
-    positions = [tuple(counts(tiles) for tiles in TAIL[seed])[:2]]  # a tail position (both jokers on the table)
-    for _ in range(25):
-        table = random_table(rng, int(rng.integers(0, 80)))
-        rack = random_rack(rng, table, int(rng.integers(3, 20)))
-        if table[52] + rack[52] < 2 and rng.random() < 0.5:
-            rack[52] += 1
-        positions.append((table, rack))
+    positions = tail_and_random_positions(rng, seed)
     compared = jokers = cuts = 0
     for table, rack in positions:
         recorded = None

@@ -36,16 +36,22 @@ def growing_questions(rng, table, rack, opening):
         yield recorded, staged.copy()
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_rewalk_equals_a_whole_walk(seed):
-    rng = np.random.default_rng(1900 + seed)
-    positions = [tuple(counts(tiles) for tiles in TAIL[seed])[:2]]  # a tail position (both jokers on the table)
+def tail_and_random_positions(rng, seed):
+    """The tail position ``TAIL[seed]`` (both jokers on the table) and 25 random ones, some racks given a joker."""
+    positions = [tuple(counts(tiles) for tiles in TAIL[seed])[:2]]
     for _ in range(25):
         table = random_table(rng, int(rng.integers(0, 80)))
         rack = random_rack(rng, table, int(rng.integers(3, 20)))
         if table[52] + rack[52] < 2 and rng.random() < 0.5:
             rack[52] += 1
         positions.append((table, rack))
+    return positions
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rewalk_equals_a_whole_walk(seed):
+    rng = np.random.default_rng(1900 + seed)
+    positions = tail_and_random_positions(rng, seed)
     compared = jokers = 0
     for table, rack in positions:
         opening = bool(rng.random() < 0.25)
