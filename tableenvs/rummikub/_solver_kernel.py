@@ -583,7 +583,6 @@ REACHED = 1 << 62  # the entry is reached (forward: from the root; backward: it 
 EXACT = 1 << 61  # along a path that uses exactly the bounds (forward: from the root; backward: to a final state
 # with exactly the joker bound)
 JOKER_BIT = 1 << 52
-TILE_BITS = (1 << 53) - 1
 
 
 def reach(

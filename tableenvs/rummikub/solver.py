@@ -444,7 +444,7 @@ class TurnSweep:
         if position == self._position and not np.count_nonzero(staged < self._staged):
             delta = staged - self._staged
             if self._bounds is not None:
-                mask, exact = self._reach(delta, -1)
+                mask, exact = self._reach(delta)
             else:
                 mask, exact = self._walk_opening(delta)
             self._delta = delta
@@ -455,25 +455,25 @@ class TurnSweep:
         self._position = position
         self._delta = _ZERO_DELTA
         if opening:
-            mask, exact, best_from_root, best_to_end, exact_to_end, _ = _walk(self._recorded, _ZERO_DELTA)
-            self._walked = (_ZERO_DELTA, best_from_root, best_to_end, exact_to_end)
-            return mask, exact
+            return self._walk_opening(_ZERO_DELTA)  # a whole walk (nothing walked yet), nothing to prune
         n_entries = self._recorded[2][0]
         if len(self._words[0]) < n_entries:
             self._words = (np.empty(2 * n_entries, np.int64), np.empty(2 * n_entries, np.int64))
         self._bounds = np.array([-1, 66], np.int64)  # nothing known yet
-        return self._reach(_ZERO_DELTA, -1)
+        return self._reach(_ZERO_DELTA)
 
-    def _reach(self, delta, cut: int) -> tuple[np.ndarray, bool]:
-        """``kernel.reach`` on the recorded sweep for ``delta``, from the words it kept for ``self._delta``."""
+    def _reach(self, delta) -> tuple[np.ndarray, bool]:
+        """``kernel.reach`` on the recorded sweep for ``delta``, from the words it kept for ``self._delta``, at the
+        cut it chooses (-1)."""
         lo, _, result = self._recorded
         mask, exact = kernel.kernels()[5](
-            delta, self._delta, lo[JOKER] + delta[JOKER], *_graph(result), *self._words, self._bounds, cut
+            delta, self._delta, lo[JOKER] + delta[JOKER], *_graph(result), *self._words, self._bounds, -1
         )
         return mask, bool(exact)
 
     def _walk_opening(self, delta) -> tuple[np.ndarray, bool]:
-        """An opening's question: the walk from the last one, then maybe a pruned copy of a big sweep."""
+        """An opening's question: the walk from the last one (whole if none), then maybe a pruned copy of a big
+        sweep."""
         mask, exact, best_from_root, best_to_end, exact_to_end, kept = _walk(self._recorded, delta, self._walked)
         self._walked = (delta, best_from_root, best_to_end, exact_to_end)
         edges = self._recorded[2][6]
