@@ -258,6 +258,7 @@ class SearchPolicy:
         policy = self.rollout_policy
         in_world = getattr(policy, "act_in_world", None)
         turns_left = self.options.turns
+        cut_off = True  # after ``depth`` decisions or ``turns`` turns, unless the scoring period ends first
         for _ in range(self.options.depth):
             acting = world.agent_selection
             world.step(action)
@@ -265,11 +266,12 @@ class SearchPolicy:
             value += rewards[agent]
             following = world.agent_selection
             if world.terminations[following] or world.truncations[following] or any(rewards.values()):
+                cut_off = False
                 break
             if turns_left is not None and following != acting:
                 turns_left -= 1
-                if turns_left == 0:  # cut off after ``turns`` turns
-                    return value + (self.estimate(world, agent) if self.estimate is not None else 0.0)
+                if turns_left == 0:
+                    break
             if policy is None:
                 legal = world.legal_actions()
                 action = legal[int(rng.integers(len(legal)))]
@@ -278,7 +280,6 @@ class SearchPolicy:
             else:
                 seen = world.observe(following)
                 action = policy.act(seen["observation"], seen["action_mask"], rng)
-        else:  # cut off after ``depth`` decisions: the game's estimate of the rest, if it has one
-            if self.estimate is not None:
-                value += self.estimate(world, agent)
+        if cut_off and self.estimate is not None:  # the game's estimate of the rest, if it has one
+            value += self.estimate(world, agent)
         return value
