@@ -961,6 +961,45 @@ def meld_records(choices, group_splits, group_split_counts):
     return out, size
 
 
+def score_edges(weight, base, lo, n_entries, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra):
+    """``score``, ``parent`` and ``choice`` per entry of a recorded sweep, as the scored sweep of the same bounds
+    would have kept them (for ``best_path``).
+
+    A recorded sweep (``value_cap`` 0) and a scored one of the same ``lo``/``hi`` make the same entries in the
+    same order through the same transitions, in the same order (the edges); the scored sweep gives each entry the
+    score, parent and choice of the transition that made it and replaces them only on a strictly higher score.
+    Replaying the edges in order with ``weight`` (per tile above ``base``, a joker at ``weight[52]``) does the
+    same, so the best path read off these arrays is the scored sweep's. Choice codes as in ``exact_choices``.
+    Returns ``(score, parent, choice)``.
+    """
+    score = np.zeros(n_entries, np.int64)
+    parent = np.full(n_entries, -2, np.int32)  # -2: not reached yet
+    choice = np.zeros(n_entries, np.int32)
+    parent[0] = -1
+    choice[0] = -1
+    joker_weight = weight[52]
+    for k in range(n_edges):
+        current = edge_parent[k]
+        child = edge_child[k]
+        tile = edge_tile[k]
+        key, key2 = keys[current], keys[child]
+        jokers_added = ((key2 >> 24) & 3) - ((key >> 24) & 3)
+        sc2 = score[current] + joker_weight * jokers_added
+        if tile < 0:
+            code = jokers_added
+        else:
+            used = lo[tile] + edge_extra[k]
+            sc2 += weight[tile] * (used - base[tile])
+            acc_step = ((key2 >> 26) & 31) - ((key >> 26) & 31)  # 0, 1 or 5 for 0, 1 or 2 tiles to groups
+            to_groups = 0 if acc_step == 0 else (1 if acc_step == 1 else 2)
+            code = used * 16 + to_groups * 4 + jokers_added
+        if parent[child] == -2 or sc2 > score[child]:
+            score[child] = sc2
+            parent[child] = current
+            choice[child] = code
+    return score, parent, choice
+
+
 def best_path(keys, score, parent, choice, layer_start, lo_jokers, value_cap):
     """The best accepted final state of a scored sweep and the choices along its parent chain.
 
@@ -1030,8 +1069,8 @@ def _cached_jit(function, numba, directory: str | None):
 
 
 def kernels():
-    """``(sweep, walk, prune, best_path, exact_choices, reach, meld_records)`` compiled with numba (once per
-    process), cached on disk where one can be written.
+    """``(sweep, walk, prune, best_path, exact_choices, reach, meld_records, score_edges)`` compiled with numba
+    (once per process), cached on disk where one can be written.
 
     Cache location, first that applies: ``NUMBA_CACHE_DIR`` if set (numba's own rule); the user cache
     directory (``cache_dir()``); numba's fallbacks (a writable ``__pycache__`` next to this file, then
@@ -1045,7 +1084,7 @@ def kernels():
         directory = cache_dir()
         compiled = []
         cached = True
-        for function in (sweep, walk, prune, best_path, exact_choices, reach, meld_records):
+        for function in (sweep, walk, prune, best_path, exact_choices, reach, meld_records, score_edges):
             jitted = _cached_jit(function, numba, directory) if cached else None
             if jitted is None:
                 cached = False

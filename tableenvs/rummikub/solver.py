@@ -25,7 +25,9 @@ of points and score is kept per position). ``solve`` keeps the best score per st
 ``playable`` records the transitions and walks them backwards once, adding opening points in the walk
 (most points from the start and to the end per state), so the whole mask costs one forward and one
 backward pass whatever ``min_initial`` is. A ``min_initial`` above what the rack can make is treated as
-that bound + 1 (no opening). The hot path is ``_solver_kernel.py`` (numba).
+that bound + 1 (no opening). The hot path is ``_solver_kernel.py`` (numba). ``solve`` asked about a play onto
+the table whose sweep a ``TurnSweep`` of the same thread still holds (same table, rack and staged tiles: a greedy
+agent right after the engine's mask) scores that sweep's edges instead of sweeping again; the answer is the same.
 
 Every function raises ``ValueError`` naming the bad value: wrong shape or dtype, negative counts, more
 than 2 copies of a tile (or 2 jokers) across table and rack, a staged/forced/played vector exceeding the
@@ -34,6 +36,8 @@ rack, an unknown objective, a negative ``min_initial``, or a table that is not a
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -299,9 +303,14 @@ def solve(
     weight = _TILES_FIRST if objective == "tiles" else _VALUE_FIRST
     if opening:  # more points than the rack can make are as unreachable as its bound + 1
         base, lo, hi, value_cap = _NO_WEIGHT, forced, rack, min(min_initial, _points_bound(rack) + 1)
+        result = _sweep(lo, hi, base, weight, value_cap, False)
     else:
         base, lo, hi, value_cap = table, table + forced, table + rack, 0
-    result = _sweep(lo, hi, base, weight, value_cap, False)
+        recorded = _recorded_for(table, rack, lo)
+        if recorded is None:
+            result = _sweep(lo, hi, base, weight, value_cap, False)
+        else:  # the same sweep, already recorded by the rules engine: score its edges
+            result = _scored(recorded, weight, base)
     final, choices, jokers_used = _best_path(result, int(lo[JOKER]), value_cap)
     if final < 0:
         return None
@@ -434,6 +443,7 @@ class TurnSweep:
         self._walked = None  # openings: the last walk's (delta, best_from_root, best_to_end, exact_to_end)
         self._bounds = None  # plays onto the table: ``kernel.reach``'s [F, B] for ``_delta`` (None: an opening)
         self._words = (np.empty(0, np.int64), np.empty(0, np.int64))  # its forward and backward words, grown
+        self._recordings = 0  # sweeps recorded so far (``solve`` checks that the one it reads is still held)
 
     def __reduce__(self):
         return (TurnSweep, ())  # copies and pickles start empty: the recorded sweep is only a cache (MBs)
@@ -450,12 +460,15 @@ class TurnSweep:
             self._delta = delta
             return mask, exact
         self._recorded = self._walked = self._bounds = None  # buffers in ``self._spare``, overwritten anew
+        self._recordings += 1
         self._staged = staged.copy()  # the caller stages into its own array later: keep this one apart
         self._recorded = _recorded_sweep(table, rack, self._staged, opening, min_initial, self._spare)
         self._position = position
         self._delta = _ZERO_DELTA
         if opening:
             return self._walk_opening(_ZERO_DELTA)  # a whole walk (nothing walked yet), nothing to prune
+        key = (position[0], position[1], self._recorded[0].tobytes())  # lo = table + staged
+        _latest_recorded.entry = (key, weakref.ref(self), self._recordings)
         n_entries = self._recorded[2][0]
         if len(self._words[0]) < n_entries:
             self._words = (np.empty(2 * n_entries, np.int64), np.empty(2 * n_entries, np.int64))
@@ -502,6 +515,33 @@ class TurnSweep:
 
 
 _TurnSweep = TurnSweep  # its former private name, still imported by the solver's own tests
+
+
+# Per thread, the latest sweep a ``TurnSweep`` recorded for a play onto the table: ``(key, owner, recording)`` with
+# ``key`` = the bytes of its table, rack and lower bound ``lo``, ``owner`` a weak reference to the ``TurnSweep`` and
+# ``recording`` its count of sweeps then (a later sweep of the owner overwrites the buffers). ``solve`` asked about
+# the same position (a greedy agent right after the engine's mask) scores this sweep's edges instead of sweeping.
+_latest_recorded = threading.local()
+
+
+def _recorded_for(table, rack, lo):
+    """The recorded sweep of ``(table, rack, lo)`` if a ``TurnSweep`` of this thread still holds it, else ``None``."""
+    latest = getattr(_latest_recorded, "entry", None)
+    if latest is None or latest[0] != (table.tobytes(), rack.tobytes(), lo.tobytes()):
+        return None
+    owner = latest[1]()
+    return owner._recorded if owner is not None and owner._recordings == latest[2] else None
+
+
+def _scored(recorded, weight, base) -> tuple:
+    """What ``_best_path`` reads of a scored sweep (``n_entries, layer_start, keys, score, parent, choice``), from a
+    recorded sweep of the same bounds (``kernel.score_edges``: the same entries, scores, parents and choices)."""
+    lo, _, result = recorded
+    n_entries, layer_start, keys, _, _, _, n_edges, edge_parent, edge_child, edge_tile, edge_extra, *_ = result
+    score, parent, choice = kernel.kernels()[7](
+        weight, base, lo, n_entries, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra
+    )
+    return n_entries, layer_start, keys, score, parent, choice
 
 
 def _graph(result) -> tuple:
