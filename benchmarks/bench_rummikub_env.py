@@ -242,6 +242,7 @@ def _shares(games: int) -> dict[str, float]:
         "kernel: exact path",
         "kernel: reach",
         "kernel: meld records",
+        "kernel: score edges",  # ``solve`` from the engine's recorded sweep: greedy agents only, not in random play
     )
     if len(compiled) > len(names):  # a kernel left out would run untimed and leave the table
         raise RuntimeError(f"_shares names {len(names)} kernels but the solver has {len(compiled)}: name them all")
