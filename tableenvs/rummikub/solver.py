@@ -431,7 +431,8 @@ class TurnSweep:
     stages more, a big opening sweep is pruned to the edges on the plays still accepted (``kernel.prune``). A
     different table, rack, opening flag or ``min_initial``, or a staged set that is not a superset, records a new
     sweep, in the buffers of the previous one (grown buffers are kept: no allocation and no growth again; they stay as
-    big as the biggest sweep this engine has recorded).
+    big as the biggest sweep this engine has recorded). A recorded play onto the table is also offered to ``solve``
+    for the same position (``_recorded_for``) until this engine records another sweep.
     """
 
     def __init__(self) -> None:
