@@ -19,9 +19,10 @@ and at the end of the episode:
 Every ``--deep-every`` decisions it also runs the game's own invariant checks from the property tests when they
 are importable (they need ``hypothesis``, the ``dev`` extra): Pili Pili's card conservation, Llama Party's card
 conservation and fresh-encoder observations, Rummikub's 106-tile conservation and, at a fifth of the checks, its
-masks and commit checks against fresh public solver calls (``playable``, ``is_valid_play``). And the first ``--replays``
-episodes of every configuration are played again in a separate (spawned) process: same seed, same hash of the
-actions and rewards, or it is a violation.
+masks and commit checks against fresh public solver calls (``playable``, ``is_valid_play``) and, for an opened
+seat, ``solve`` (which reads the engine's recorded sweep at a turn's first decision) against a fresh sweep. And the
+first ``--replays`` episodes of every configuration are played again in a separate (spawned) process: same seed, same
+hash of the actions and rewards, or it is a violation.
 
 Configurations are visited least-time-first, so every one gets about the same CPU; the run stops starting
 episodes after ``--minutes`` or ``--games`` episodes, whichever comes first. Exit code 1 on any violation.
@@ -161,8 +162,9 @@ def deep_checks() -> dict[str, Any]:
     except ImportError:
         pass
     try:
+        from tableenvs.rummikub import solver
         from tableenvs.rummikub.rules import FULL_SET
-        from tableenvs.rummikub.solver import is_valid_play, playable
+        from tableenvs.rummikub.solver import is_valid_play, playable, solve
         from tests.rummikub.test_rummikub_env_properties import tiles_in_play
 
         checked = [0]  # deep checks so far: every fifth compares the masks (fresh sweeps are costly)
@@ -183,6 +185,18 @@ def deep_checks() -> dict[str, Any]:
             assert np.array_equal(stage, playable(game.table, rack, staged, **options)), "stage mask != playable"
             if game.strict_commit and staged.any():
                 assert commit == is_valid_play(game.table, rack, staged, **options), "commit != is_valid_play"
+            if game.opened[seat]:  # ``solve`` reads the turn's recorded sweep when staged is its lower bound
+                forced = staged if staged.any() else None
+                read = solve(game.table, rack, forced=forced)
+                saved = getattr(solver._latest_recorded, "entry", None)
+                solver._latest_recorded.entry = None  # nothing recorded to read: a fresh sweep
+                try:
+                    fresh = solve(game.table, rack, forced=forced)
+                finally:
+                    solver._latest_recorded.entry = saved
+                assert (read is None) == (fresh is None), "solve from the recorded sweep != a fresh solve"
+                if read is not None:
+                    assert read._choices == fresh._choices, "solve from the recorded sweep != a fresh solve"
 
         checks["rummikub_v0"] = rummikub
     except ImportError:
