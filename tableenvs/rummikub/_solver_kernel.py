@@ -881,6 +881,220 @@ def exact_choices(
             layer -= 1
 
 
+# ``witness`` status codes (besides 1: found, 0: none exists).
+OVER_BUDGET = -1  # it visited ``budget`` states without deciding
+
+
+def witness(
+    lo,
+    hi,
+    candidates,
+    budget,
+    run_next,
+    run_shape,
+    still_needed,
+    acc_next,
+    groups_ok,
+    group_needs,
+    dead,
+    dead_fill,
+    share_dead,
+    found,
+    choices,
+):
+    """Depth-first searches for accepted paths of ``sweep``'s transitions (bounds ``lo``/``hi``, look-ahead on, no
+    points), instead of the whole sweep. For each ``wanted`` in ``candidates``: with a tile type, a path that uses one
+    of its tiles above ``lo`` (those transitions tried first at its cell); with -1, any path in the sweep's loop order,
+    so the first one found is the first in sweep order (the path a scored sweep of ``lo = hi`` backtracks: the
+    published arrangement, whose choice codes are left in ``choices``).
+
+    The transitions are a copy of ``sweep``'s inner loop (a shared numba helper would have to be compiled before its
+    callers); ``tests/rummikub/test_witness.py`` checks every answer against the sweep's. ``dead`` is an
+    open-addressing set (int64, a power of two long, -1 empty) of ``layer << 40 | key`` for states known to have no
+    accepted end, read by every search; with ``share_dead`` the searches add those they prove. A larger lower bound
+    only removes transitions, so a state dead for a turn's question is dead for its later ones (staged tiles only
+    grow); a smaller upper bound removes transitions too, so a commit check (``hi = lo``) reads the set but must not
+    add to it (``share_dead`` off: it keeps what it proves to itself). ``dead_fill[0]`` counts the set's entries.
+    ``found[i]`` becomes 1 (a path) or 0 (none) for each candidate in turn; the searches stop at the first that visits
+    the ``budget``-th state in all (or would fill half of ``dead``), leaving it and the rest at ``OVER_BUDGET``.
+    Returns the states visited.
+    """
+    max_jokers = hi[52]
+    lo_jokers = lo[52]
+    run_needs = np.zeros((4, 14, run_shape.shape[0]), np.int64)  # as in ``sweep``
+    for c in range(4):
+        for nx in range(14):
+            first = hi[c * 13 + nx] if nx < 13 else 0
+            second = hi[c * 13 + nx + 1] if nx < 12 else 0
+            for rs in range(run_shape.shape[0]):
+                k1 = run_shape[rs, 0]
+                run_needs[c, nx, rs] = max(0, k1 + run_shape[rs, 1] - first) + max(0, k1 - second)
+    dead_mask = dead.shape[0] - 1
+    unwanted_size = 1024
+    while unwanted_size < 4 * budget:
+        unwanted_size *= 2
+    unwanted = np.full(unwanted_size, -1, np.int64)  # dead for one search only (see below)
+    unwanted_mask = unwanted_size - 1
+    unwanted_slots = np.empty(unwanted_size, np.int64)  # the slots it used, emptied before the next search
+    unwanted_used = 0
+    move_key = np.empty((65, 27), np.int64)
+    move_tile = np.empty((65, 27), np.int64)
+    move_extra = np.empty((65, 27), np.int64)
+    move_code = np.empty((65, 27), np.int64)
+    move_count = np.zeros(65, np.int64)
+    cursor = np.zeros(65, np.int64)
+    path_key = np.zeros(66, np.int64)
+    have = np.zeros(66, np.bool_)
+    found[:] = OVER_BUDGET
+    visits = 0
+    for candidate in range(candidates.shape[0]):
+        wanted = candidates[candidate]
+        for i in range(unwanted_used):
+            unwanted[unwanted_slots[i]] = -1
+        unwanted_used = 0
+        have[0] = wanted < 0
+        layer = 0
+        expand = True
+        status = OVER_BUDGET
+        while True:
+            if expand:  # the transitions of ``path_key[layer]``, in the sweep's loop order (``wanted`` ones first)
+                key = path_key[layer]
+                number0 = layer // 5
+                number = number0 + 1
+                step = layer - 5 * number0
+                jokers = (key >> 24) & 3
+                acc = (key >> 26) & 31
+                free_jokers = max_jokers - jokers
+                count = 0
+                if step == 4:
+                    cleared = key & ~((3 << 24) | (31 << 26))
+                    runs_need = 0
+                    for c in range(4):
+                        runs_need += run_needs[c, number, (key >> (6 * c)) & 63]
+                    for group_jokers in range(free_jokers + 1):
+                        if runs_need > free_jokers - group_jokers:
+                            break
+                        if not groups_ok[acc, group_jokers]:
+                            continue
+                        move_key[layer, count] = cleared | ((jokers + group_jokers) << 24)
+                        move_tile[layer, count] = -1
+                        move_extra[layer, count] = 0
+                        move_code[layer, count] = group_jokers
+                        count += 1
+                else:
+                    t = step * 13 + number0
+                    shift = 6 * step
+                    later_caps = 0
+                    for later in range(3, step, -1):
+                        later_caps = later_caps * 3 + min(2, hi[later * 13 + number0])
+                    run_state = (key >> shift) & 63
+                    cleared = key & ~((63 << shift) | (3 << 24) | (31 << 26))
+                    others_need = 0
+                    for c in range(4):
+                        if c != step:
+                            others_need += run_needs[c, number0 + (c < step), (key >> (6 * c)) & 63]
+                    for used in range(lo[t], hi[t] + 1):
+                        for to_groups in range(used + 1):
+                            acc2 = acc_next[acc, to_groups]
+                            if acc2 < 0:
+                                continue
+                            needed = others_need + group_needs[step, acc2, later_caps]
+                            for run_jokers in range(min(2, free_jokers) + 1):
+                                if needed > free_jokers - run_jokers:
+                                    break
+                                run_slots = used - to_groups + run_jokers
+                                if run_slots > 4:
+                                    break
+                                run_state2 = run_next[run_state, run_slots]
+                                if run_state2 < 0 or number + still_needed[run_state2] > 13:
+                                    continue
+                                if number < 8 and run_shape[run_state2, 0] > used - to_groups:
+                                    continue
+                                if run_needs[step, number, run_state2] + needed > free_jokers - run_jokers:
+                                    continue
+                                move_key[layer, count] = (
+                                    cleared | (run_state2 << shift) | ((jokers + run_jokers) << 24) | (acc2 << 26)
+                                )
+                                move_tile[layer, count] = t
+                                move_extra[layer, count] = used - lo[t]
+                                move_code[layer, count] = used * 16 + to_groups * 4 + run_jokers
+                                count += 1
+                    if t == wanted and not have[layer]:  # its tiles above ``lo`` first, each part in loop order
+                        first = 0
+                        for i in range(count):
+                            if move_extra[layer, i] > 0:
+                                k2, x2, c2 = move_key[layer, i], move_extra[layer, i], move_code[layer, i]
+                                for j in range(i, first, -1):
+                                    move_key[layer, j] = move_key[layer, j - 1]
+                                    move_extra[layer, j] = move_extra[layer, j - 1]
+                                    move_code[layer, j] = move_code[layer, j - 1]
+                                move_key[layer, first], move_extra[layer, first], move_code[layer, first] = k2, x2, c2
+                                first += 1
+                move_count[layer] = count
+                cursor[layer] = 0
+                expand = False
+            if cursor[layer] == move_count[layer]:  # every transition tried: no accepted end from here
+                item = (layer << 40) | path_key[layer]
+                if have[layer] and share_dead:
+                    if 2 * (dead_fill[0] + 1) > dead.shape[0]:
+                        return visits
+                    h = ((item * 0x7F4A7C159E3779B1) >> 17) & dead_mask
+                    while dead[h] >= 0 and dead[h] != item:
+                        h = (h + 1) & dead_mask
+                    if dead[h] < 0:
+                        dead[h] = item
+                        dead_fill[0] += 1
+                else:  # dead for this search only: through a ``wanted`` tile, or under this commit check's bounds
+                    h = ((item * 0x7F4A7C159E3779B1) >> 17) & unwanted_mask
+                    while unwanted[h] >= 0 and unwanted[h] != item:
+                        h = (h + 1) & unwanted_mask
+                    if unwanted[h] < 0:
+                        unwanted[h] = item
+                        unwanted_slots[unwanted_used] = h
+                        unwanted_used += 1
+                if layer == 0:
+                    status = 0
+                    break
+                layer -= 1
+                continue
+            i = cursor[layer]
+            cursor[layer] = i + 1
+            key2 = move_key[layer, i]
+            have2 = have[layer] or (move_tile[layer, i] == wanted and move_extra[layer, i] > 0)
+            visits += 1
+            if visits > budget:
+                return visits
+            choices[layer] = move_code[layer, i]
+            if layer == 64:
+                if have2 and ((key2 >> 24) & 3) >= lo_jokers:
+                    status = 1
+                    break
+                continue
+            item = ((layer + 1) << 40) | key2
+            h = ((item * 0x7F4A7C159E3779B1) >> 17) & dead_mask
+            known_dead = False
+            while dead[h] >= 0:
+                if dead[h] == item:
+                    known_dead = True
+                    break
+                h = (h + 1) & dead_mask
+            if not known_dead and (not have2 or not share_dead):
+                h = ((item * 0x7F4A7C159E3779B1) >> 17) & unwanted_mask
+                while unwanted[h] >= 0:
+                    if unwanted[h] == item:
+                        known_dead = True
+                        break
+                    h = (h + 1) & unwanted_mask
+            if known_dead:
+                continue
+            layer += 1
+            path_key[layer] = key2
+            have[layer] = have2
+            expand = True
+        found[candidate] = status
+    return visits
+
+
 def meld_records(choices, group_splits, group_split_counts):
     """The melds of a path's per-layer choices (``sweep``'s codes), as flat records in the order they close.
 
@@ -1069,8 +1283,8 @@ def _cached_jit(function, numba, directory: str | None):
 
 
 def kernels():
-    """``(sweep, walk, prune, best_path, exact_choices, reach, meld_records, score_edges)`` compiled with numba
-    (once per process), cached on disk where one can be written.
+    """``(sweep, walk, prune, best_path, exact_choices, reach, meld_records, score_edges, witness)`` compiled with
+    numba (once per process), cached on disk where one can be written.
 
     Cache location, first that applies: ``NUMBA_CACHE_DIR`` if set (numba's own rule); the user cache
     directory (``cache_dir()``); numba's fallbacks (a writable ``__pycache__`` next to this file, then
@@ -1084,7 +1298,7 @@ def kernels():
         directory = cache_dir()
         compiled = []
         cached = True
-        for function in (sweep, walk, prune, best_path, exact_choices, reach, meld_records, score_edges):
+        for function in (sweep, walk, prune, best_path, exact_choices, reach, meld_records, score_edges, witness):
             jitted = _cached_jit(function, numba, directory) if cached else None
             if jitted is None:
                 cached = False

@@ -445,6 +445,12 @@ class TurnSweep:
         self._bounds = None  # plays onto the table: ``kernel.reach``'s [F, B] for ``_delta`` (None: an opening)
         self._words = (np.empty(0, np.int64), np.empty(0, np.int64))  # its forward and backward words, grown
         self._recordings = 0  # sweeps recorded so far (``solve`` checks that the one it reads is still held)
+        self._searching = False  # this turn's questions are answered by searches (``_search``), no sweep recorded
+        self._dead = np.full(_DEAD_SLOTS, -1, np.int64)  # the searches' states with no accepted end, this turn
+        self._dead_fill = np.zeros(1, np.int64)
+        self._choices = np.zeros(65, np.int64)  # the last commit check's path (the arrangement), when it found one
+        self._searched: tuple[np.ndarray, bool] | None = None  # staged tiles and exact flag of the last search
+        self._last_sweep = (0, 0)  # table tiles and states of the last sweep of a play onto the table
 
     def __reduce__(self):
         return (TurnSweep, ())  # copies and pickles start empty: the recorded sweep is only a cache (MBs)
@@ -452,7 +458,8 @@ class TurnSweep:
     def legal(self, table, rack, staged, opening: bool, min_initial: int) -> tuple[np.ndarray, bool]:
         position = (table.tobytes(), rack.tobytes(), opening, min_initial)
         # count_nonzero: a fifth of the time of ``.all()``/``.any()`` on 53 entries, asked at every decision
-        if position == self._position and not np.count_nonzero(staged < self._staged):
+        same_turn = position == self._position and not np.count_nonzero(staged < self._staged)
+        if same_turn and self._recorded is not None:
             delta = staged - self._staged
             if self._bounds is not None:
                 mask, exact = self._reach(delta)
@@ -460,21 +467,85 @@ class TurnSweep:
                 mask, exact = self._walk_opening(delta)
             self._delta = delta
             return mask, exact
-        self._recorded = self._walked = self._bounds = None  # buffers in ``self._spare``, overwritten anew
+        if not same_turn:
+            self._recorded = self._walked = self._bounds = self._searched = None
+            self._position = position
+            tiles = int(table.sum())
+            last_tiles, last_states = self._last_sweep
+            # the last sweep of a play onto a table this one grew from was big (tables only grow within a game)
+            self._searching = not opening and not rack[JOKER] and tiles >= last_tiles and last_states >= _SEARCH_STATES
+            if self._searching and self._dead_fill[0]:
+                self._dead.fill(-1)
+                self._dead_fill[0] = 0
+        if self._searching:
+            answer = self._search(table, rack, staged)
+            if answer is not None:
+                return answer
+            self._searching = False  # over budget: a sweep answers this question and the rest of the turn
+        return self._record(table, rack, staged, opening, min_initial)
+
+    def _record(self, table, rack, staged, opening: bool, min_initial: int) -> tuple[np.ndarray, bool]:
+        """Record the sweep for ``staged`` (buffers in ``self._spare``, overwritten anew) and answer from it."""
+        self._recorded = self._walked = self._bounds = None
         self._recordings += 1
         self._staged = staged.copy()  # the caller stages into its own array later: keep this one apart
         self._recorded = _recorded_sweep(table, rack, self._staged, opening, min_initial, self._spare)
-        self._position = position
         self._delta = _ZERO_DELTA
         if opening:
             return self._walk_opening(_ZERO_DELTA)  # a whole walk (nothing walked yet), nothing to prune
-        key = (position[0], position[1], self._recorded[0].tobytes())  # lo = table + staged
+        key = (self._position[0], self._position[1], self._recorded[0].tobytes())  # lo = table + staged
         _latest_recorded.entry = (key, weakref.ref(self), self._recordings)
         n_entries = self._recorded[2][0]
+        self._last_sweep = (int(table.sum()), n_entries)
         if len(self._words[0]) < n_entries:
             self._words = (np.empty(2 * n_entries, np.int64), np.empty(2 * n_entries, np.int64))
         self._bounds = np.array([-1, 66], np.int64)  # nothing known yet
         return self._reach(_ZERO_DELTA)
+
+    def _search(self, table, rack, staged) -> tuple[np.ndarray, bool] | None:
+        """A play onto the table's question answered by ``kernel.witness``: per rack type a path that uses one more
+        tile of it, then the commit check (a path in sweep order with every cell at ``table + staged``, which is
+        also the arrangement to publish); ``None`` when a search runs out of its budget."""
+        search = kernel.kernels()[8]
+        lo = table + staged
+        candidates = np.flatnonzero(rack[:JOKER] > staged[:JOKER])
+        found = np.empty(len(candidates), np.int64)
+        tables = (kernel.RUN_NEXT, kernel.RUN_SHAPE, kernel.STILL_NEEDED, kernel.ACC_NEXT, kernel.GROUPS_OK)
+        search(
+            lo,
+            table + rack,
+            candidates,
+            _SEARCH_BUDGET,
+            *tables,
+            kernel.GROUP_NEEDS,
+            self._dead,
+            self._dead_fill,
+            True,
+            found,
+            self._choices,
+        )
+        if np.count_nonzero(found < 0):
+            return None
+        exact = np.empty(1, np.int64)
+        search(
+            lo,
+            lo,
+            _ANY_PATH,
+            _SEARCH_BUDGET,
+            *tables,
+            kernel.GROUP_NEEDS,
+            self._dead,
+            self._dead_fill,
+            False,
+            exact,
+            self._choices,
+        )
+        if exact[0] < 0:
+            return None
+        mask = np.zeros(TILE_TYPES, bool)
+        mask[candidates[found == 1]] = True
+        self._searched = (staged.copy(), bool(exact[0]))
+        return mask, bool(exact[0])
 
     def _reach(self, delta) -> tuple[np.ndarray, bool]:
         """``kernel.reach`` on the recorded sweep for ``delta``, from the words it kept for ``self._delta``, at the
@@ -504,11 +575,14 @@ class TurnSweep:
         The same melds: ``kernel.exact_choices`` follows the first path in sweep order that plays exactly
         ``staged``, the path the table's own sweep backtracks (the tests compare them at every commit of random
         games)."""
-        if self._bounds is None or opening:
+        if opening or (table.tobytes(), rack.tobytes(), opening, min_initial) != self._position:
             return None
-        if (table.tobytes(), rack.tobytes(), opening, min_initial) != self._position or not np.array_equal(
-            self._staged + self._delta, staged
-        ):
+        if self._searching:  # the last commit check's path, if it was asked about ``staged`` and found one
+            asked = self._searched
+            if asked is not None and asked[1] and np.array_equal(asked[0], staged):
+                return _melds_from_choices(self._choices)
+            return None
+        if self._bounds is None or not np.array_equal(self._staged + self._delta, staged):
             return None
         lo, _, result = self._recorded
         found, choices = kernel.kernels()[4](self._delta, lo, lo[JOKER] + self._delta[JOKER], *_graph(result))
@@ -516,6 +590,18 @@ class TurnSweep:
 
 
 _TurnSweep = TurnSweep  # its former private name, still imported by the solver's own tests
+
+# Searches instead of a sweep (``TurnSweep._search``, issue 17 sixth pass), for plays onto a table whose last sweep
+# (a play onto a table it has since only grown from) held at least ``_SEARCH_STATES`` states, from a rack without a
+# joker: there nearly every rack tile is playable, which a search shows in a few hundred visits, while the sweep
+# holds up to 460k states. Elsewhere the sweep is cheaper (proving a tile unplayable or a staged set no play takes
+# exhaustive searches; on 2-player tables of 60+ tiles with both jokers searching cost twice the sweeps). Each
+# question's two searches may visit ``_SEARCH_BUDGET`` states each before the turn falls back to the sweep; the dead
+# states of a turn fill at most half of ``_DEAD_SLOTS``.
+_SEARCH_STATES = 20_000
+_SEARCH_BUDGET = 4096
+_DEAD_SLOTS = 1 << 15
+_ANY_PATH = np.array([-1], np.int64)
 
 
 # Per thread, the latest sweep a ``TurnSweep`` recorded for a play onto the table: ``(key, owner, recording)`` with

@@ -50,6 +50,7 @@ def test_solve_from_the_recorded_sweep_equals_a_fresh_sweep(seed, monkeypatch):
         return scored(*args)
 
     monkeypatch.setattr(solver, "_scored", counted)
+    monkeypatch.setattr(solver, "_SEARCH_STATES", 1 << 40)  # the engine sweeps (no searches): a sweep to read
     compared = 0
     for table, rack in tail_and_random_positions(rng, seed):
         staged = np.zeros(53, np.int64)
@@ -82,6 +83,7 @@ def test_a_sweep_no_longer_held_is_not_read(monkeypatch):
     read_sweeps = []
     scored = solver._scored
     monkeypatch.setattr(solver, "_scored", lambda *args: read_sweeps.append(1) or scored(*args))
+    monkeypatch.setattr(solver, "_SEARCH_STATES", 1 << 40)
     zero = np.zeros(53, np.int64)
     sweeps = TurnSweep()
     sweeps.legal(table, rack, zero, False, 30)

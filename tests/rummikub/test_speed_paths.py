@@ -97,6 +97,7 @@ def test_pruned_turn_sweep_equals_fresh_solves_on_big_tables(monkeypatch, prune_
     then one the mask refuses, equal fresh solves; with openings pruned at every question (0) and at the engine's
     threshold, and plays onto the table answered from the words ``kernel.reach`` keeps between questions."""
     monkeypatch.setattr(solver_module, "_PRUNE_EDGES", prune_edges)
+    monkeypatch.setattr(solver_module, "_SEARCH_STATES", 1 << 40)  # the sweep's paths (searches: test_witness.py)
     rng = np.random.default_rng(1717)
     from_words = 0
     turn = _TurnSweep()  # one for every position: each new sweep reuses the buffers of the one before

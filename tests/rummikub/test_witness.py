@@ -1,0 +1,77 @@
+"""Plays onto big tables answered by searches instead of a sweep (``kernel.witness``, issue 17 sixth pass).
+
+On a table whose last sweep was big (``_SEARCH_STATES``; 0 in these tests: every table) and from a rack without a
+joker, the engine's ``TurnSweep`` answers a question by depth-first searches on the sweep's own transitions: per rack
+type a path using one more tile of it, and the commit check as the first path in sweep order with every cell at
+table + staged (which is also the arrangement to publish), falling back to the sweep when a question's searches run
+out of their budget. Every answer must equal a fresh sweep's (``_playable_and_exact``, which the ILP differential
+tests tie to the oracle), the arrangement must be the table's own (``_arranged``), whether the searches answer or
+the fallback does, over growing staged sets on the tail positions (both jokers on big tables) and random ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_rewalk import tail_and_random_positions
+
+from tableenvs.rummikub import solver
+from tableenvs.rummikub.solver import TurnSweep, _arranged, _playable_and_exact
+
+
+def play_turns(rng, positions, turn: TurnSweep) -> tuple[int, int]:
+    """Growing staged sets (now and then one the mask refuses) on each position; returns (questions searched,
+    questions swept)."""
+    searched = swept = 0
+    for table, rack in positions:
+        rack = rack.copy()
+        rack[52] = 0  # a rack joker keeps the sweep (no searches)
+        staged = np.zeros(53, np.int64)
+        while True:
+            mask, exact = turn.legal(table, rack, staged, False, 30)
+            fresh_mask, fresh_exact = _playable_and_exact(table, rack, staged, False, 30)
+            assert np.array_equal(mask, fresh_mask)
+            if staged.any():
+                assert exact == fresh_exact
+                if exact:
+                    assert turn.played_arrangement(table, rack, staged, False, 30) == _arranged(table + staged)
+            if turn._searching:
+                searched += 1
+            else:
+                swept += 1
+            choices = np.flatnonzero(mask) if rng.random() < 0.85 else np.flatnonzero(rack > staged)
+            if choices.size == 0:
+                break
+            staged[rng.choice(choices)] += 1
+    return searched, swept
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_searched_answers_equal_a_fresh_sweep(seed, monkeypatch):
+    monkeypatch.setattr(solver, "_SEARCH_STATES", 0)
+    rng = np.random.default_rng(2500 + seed)
+    searched, swept = play_turns(rng, tail_and_random_positions(rng, seed), TurnSweep())
+    assert searched > 40  # most questions answered by the searches
+
+
+@pytest.mark.parametrize("budget", [3, 60])
+def test_a_search_over_budget_falls_back_to_the_sweep(budget, monkeypatch):
+    """Small budgets: some questions (or all) run out and the rest of the turn is swept; the answers stay exact."""
+    monkeypatch.setattr(solver, "_SEARCH_STATES", 0)
+    monkeypatch.setattr(solver, "_SEARCH_BUDGET", budget)
+    rng = np.random.default_rng(2600 + budget)
+    searched, swept = play_turns(rng, tail_and_random_positions(rng, 1), TurnSweep())
+    assert swept > 20
+    if budget == 3:  # fewer visits than the 65 layers of one path: nothing can be answered by a search
+        assert searched == 0
+
+
+def test_the_dead_states_of_a_turn_are_not_those_of_the_last(monkeypatch):
+    """A new turn starts with no dead states: a TurnSweep used across positions (states dead on one table are alive
+    on another) keeps answering exactly."""
+    monkeypatch.setattr(solver, "_SEARCH_STATES", 0)
+    rng = np.random.default_rng(2700)
+    positions = tail_and_random_positions(rng, 2)
+    turn = TurnSweep()
+    for _ in range(2):
+        play_turns(rng, positions, turn)
