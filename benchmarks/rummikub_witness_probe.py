@@ -1,6 +1,8 @@
 """Research probe (issue 17, sixth pass): could plays onto the table be answered by witnesses instead of a sweep?
 
-The engine answers a turn's first question with one forward sweep of every partial partition of table + rack (up to
+It measured the idea before it was built (``kernel.witness``, used by ``solver.TurnSweep`` on big tables); it stays
+as the evidence for the figures in docs/benchmarks.md and as a Python statement of the search. Without the searches,
+the engine answers a turn's first question with one forward sweep of every partial partition of table + rack (up to
 460k states on big tables with both jokers) and a walk of it. This probe asks the same questions by depth-first
 search on the sweep's own transition system (a Python copy of ``_solver_kernel.sweep``'s transitions, look-ahead
 included), one search per rack tile type: the type's cell tries its rack tiles first, and states found to have no
