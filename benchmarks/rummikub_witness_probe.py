@@ -139,6 +139,8 @@ def table_positions(games: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray
         return recorded(table, rack, staged, opening, min_initial, spare)
 
     solver._recorded_sweep = spy
+    searching = solver._SEARCH_STATES
+    solver._SEARCH_STATES = 1 << 62  # the engine sweeps every turn (its searches would skip the big positions)
     try:
         env = tableenvs.make("rummikub_v0", num_players=4)
         rng = np.random.default_rng(0)
@@ -153,6 +155,7 @@ def table_positions(games: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray
                 env.step(int(legal[rng.integers(legal.size)]))
     finally:
         solver._recorded_sweep = recorded
+        solver._SEARCH_STATES = searching
     return found
 
 
