@@ -446,7 +446,7 @@ class TurnSweep:
         self._words = (np.empty(0, np.int64), np.empty(0, np.int64))  # its forward and backward words, grown
         self._recordings = 0  # sweeps recorded so far (``solve`` checks that the one it reads is still held)
         self._searching = False  # this turn's questions are answered by searches (``_search``), no sweep recorded
-        self._dead = np.full(_DEAD_SLOTS, -1, np.int64)  # the searches' states with no accepted end, this turn
+        self._dead = None  # the searches' states with no accepted end this turn (allocated at the first search)
         self._dead_fill = np.zeros(1, np.int64)
         self._choices = np.zeros(65, np.int64)  # the last commit check's path (the arrangement), when it found one
         self._searched: tuple[np.ndarray, bool] | None = None  # staged tiles and exact flag of the last search
@@ -474,7 +474,9 @@ class TurnSweep:
             last_tiles, last_states = self._last_sweep
             # the last sweep of a play onto a table this one grew from was big (tables only grow within a game)
             self._searching = not opening and not rack[JOKER] and tiles >= last_tiles and last_states >= _SEARCH_STATES
-            if self._searching and self._dead_fill[0]:
+            if self._searching and self._dead is None:
+                self._dead = np.full(_DEAD_SLOTS, -1, np.int64)
+            elif self._searching and self._dead_fill[0]:
                 self._dead.fill(-1)
                 self._dead_fill[0] = 0
         if self._searching:
