@@ -904,7 +904,8 @@ def witness(
 ):
     """Depth-first searches for accepted paths of ``sweep``'s transitions (bounds ``lo``/``hi``, look-ahead on, no
     points), instead of the whole sweep. For each ``wanted`` in ``candidates``: with a tile type, a path that uses one
-    of its tiles above ``lo`` (those transitions tried first at its cell); with -1, any path in the sweep's loop order,
+    of its tiles above ``lo`` (those transitions tried first at its cell; the joker, 52: an accepted end with more
+    jokers than ``lo[52]``, tried in loop order); with -1, any path in the sweep's loop order,
     so the first one found is the first in sweep order (the path a scored sweep of ``lo = hi`` backtracks: the
     published arrangement, whose choice codes are left in ``choices``).
 
@@ -1066,7 +1067,8 @@ def witness(
                 return visits
             choices[layer] = move_code[layer, i]
             if layer == 64:
-                if have2 and ((key2 >> 24) & 3) >= lo_jokers:
+                final_jokers = (key2 >> 24) & 3
+                if final_jokers > lo_jokers if wanted == 52 else have2 and final_jokers >= lo_jokers:
                     status = 1
                     break
                 continue

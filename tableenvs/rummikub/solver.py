@@ -450,7 +450,9 @@ class TurnSweep:
         self._dead_fill = np.zeros(1, np.int64)
         self._choices = np.zeros(65, np.int64)  # the last commit check's path (the arrangement), when it found one
         self._searched: tuple[np.ndarray, bool] | None = None  # staged tiles and exact flag of the last search
-        self._last_sweep = (0, 0)  # table tiles and states of the last sweep of a play onto the table
+        # table tiles at the last sweep of a play onto the table, and the most states of such a sweep since the table
+        # last shrank (a new game): sweeps of one table swing with the rack (1k states for one seat, 270k the next)
+        self._last_sweep = (0, 0)
 
     def __reduce__(self):
         return (TurnSweep, ())  # copies and pickles start empty: the recorded sweep is only a cache (MBs)
@@ -471,9 +473,9 @@ class TurnSweep:
             self._recorded = self._walked = self._bounds = self._searched = None
             self._position = position
             tiles = int(table.sum())
-            last_tiles, last_states = self._last_sweep
-            # the last sweep of a play onto a table this one grew from was big (tables only grow within a game)
-            self._searching = not opening and not rack[JOKER] and tiles >= last_tiles and last_states >= _SEARCH_STATES
+            last_tiles, most_states = self._last_sweep
+            # a sweep of a play onto this table, or one it grew from (tables only grow within a game), was big
+            self._searching = not opening and tiles >= last_tiles and most_states >= _SEARCH_STATES
             if self._searching and self._dead is None:
                 self._dead = np.full(_DEAD_SLOTS, -1, np.int64)
             elif self._searching and self._dead_fill[0]:
@@ -498,7 +500,8 @@ class TurnSweep:
         key = (self._position[0], self._position[1], self._recorded[0].tobytes())  # lo = table + staged
         _latest_recorded.entry = (key, weakref.ref(self), self._recordings)
         n_entries = self._recorded[2][0]
-        self._last_sweep = (int(table.sum()), n_entries)
+        tiles, (last_tiles, most_states) = int(table.sum()), self._last_sweep
+        self._last_sweep = (tiles, n_entries if tiles < last_tiles else max(most_states, n_entries))
         if len(self._words[0]) < n_entries:
             self._words = (np.empty(2 * n_entries, np.int64), np.empty(2 * n_entries, np.int64))
         self._bounds = np.array([-1, 66], np.int64)  # nothing known yet
@@ -510,7 +513,7 @@ class TurnSweep:
         also the arrangement to publish); ``None`` when a search runs out of its budget."""
         search = kernel.kernels()[8]
         lo = table + staged
-        candidates = np.flatnonzero(rack[:JOKER] > staged[:JOKER])
+        candidates = np.flatnonzero(rack > staged)
         found = np.empty(len(candidates), np.int64)
         tables = (kernel.RUN_NEXT, kernel.RUN_SHAPE, kernel.STILL_NEEDED, kernel.ACC_NEXT, kernel.GROUPS_OK)
         search(
@@ -593,13 +596,13 @@ class TurnSweep:
 
 _TurnSweep = TurnSweep  # its former private name, still imported by the solver's own tests
 
-# Searches instead of a sweep (``TurnSweep._search``, issue 17 sixth pass), for plays onto a table whose last sweep
-# (a play onto a table it has since only grown from) held at least ``_SEARCH_STATES`` states, from a rack without a
-# joker: there nearly every rack tile is playable, which a search shows in a few hundred visits, while the sweep
-# holds up to 460k states. Elsewhere the sweep is cheaper (proving a tile unplayable or a staged set no play takes
-# exhaustive searches; on 2-player tables of 60+ tiles with both jokers searching cost twice the sweeps). Each
-# question's two searches may visit ``_SEARCH_BUDGET`` states each before the turn falls back to the sweep; the dead
-# states of a turn fill at most half of ``_DEAD_SLOTS``.
+# Searches instead of a sweep (``TurnSweep._search``, issue 17 sixth pass), for plays onto a table once a sweep of a
+# play onto it (or onto a table it has since grown from) held at least ``_SEARCH_STATES`` states: there nearly every
+# rack tile is playable, which a search shows in a few hundred visits, while the sweep holds up to 460k states.
+# Elsewhere the sweep is cheaper (proving a tile unplayable or a staged set no play takes exhaustive searches; on
+# 2-player tables of 60+ tiles with both jokers searching cost twice the sweeps). Each question's two searches may
+# visit ``_SEARCH_BUDGET`` states each before the turn falls back to the sweep; the dead states of a turn fill at most
+# half of ``_DEAD_SLOTS``.
 _SEARCH_STATES = 20_000
 _SEARCH_BUDGET = 4096
 _DEAD_SLOTS = 1 << 15

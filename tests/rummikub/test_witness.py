@@ -1,8 +1,8 @@
 """Plays onto big tables answered by searches instead of a sweep (``kernel.witness``, issue 17 sixth pass).
 
-On a table whose last sweep was big (``_SEARCH_STATES``; 0 in these tests: every table) and from a rack without a
-joker, the engine's ``TurnSweep`` answers a question by depth-first searches on the sweep's own transitions: per rack
-type a path using one more tile of it, and the commit check as the first path in sweep order with every cell at
+Once a sweep of a play onto the table was big (``_SEARCH_STATES``; 0 in these tests: every table), the engine's
+``TurnSweep`` answers a question by depth-first searches on the sweep's own transitions: per rack type (the joker
+too) a path using one more tile of it, and the commit check as the first path in sweep order with every cell at
 table + staged (which is also the arrangement to publish), falling back to the sweep when a question's searches run
 out of their budget. Every answer must equal a fresh sweep's (``_playable_and_exact``, which the ILP differential
 tests tie to the oracle), the arrangement must be the table's own (``_arranged``), whether the searches answer or
@@ -24,8 +24,6 @@ def play_turns(rng, positions, turn: TurnSweep) -> tuple[int, int]:
     questions swept)."""
     searched = swept = 0
     for table, rack in positions:
-        rack = rack.copy()
-        rack[52] = 0  # a rack joker keeps the sweep (no searches)
         staged = np.zeros(53, np.int64)
         while True:
             mask, exact = turn.legal(table, rack, staged, False, 30)
