@@ -73,3 +73,25 @@ def test_the_dead_states_of_a_turn_are_not_those_of_the_last(monkeypatch):
     turn = TurnSweep()
     for _ in range(2):
         play_turns(rng, positions, turn)
+
+
+def test_a_rack_joker_is_searched_like_any_tile(monkeypatch):
+    """The joker's entry: some play uses one more joker than staged. Positions where it cannot (a lone joker and a
+    tile that makes no meld with it, on an empty or a small table) and where it can, against fresh sweeps."""
+    monkeypatch.setattr(solver, "_SEARCH_STATES", 0)
+    tile = lambda colour, number: colour * 13 + number - 1  # noqa: E731
+    cases = []
+    for table_tiles, rack_tiles in [
+        ([], [52, tile(1, 5)]),  # nothing on the table: joker + one tile is no meld
+        ([], [52, tile(0, 1), tile(2, 9)]),
+        ([tile(0, 3), tile(1, 3), tile(2, 3)], [52, tile(3, 11)]),  # the joker can join the group of 3s
+        ([tile(0, 1), tile(0, 2), tile(0, 3)], [52]),  # or extend the run
+        ([], [52, tile(1, 5), tile(1, 6)]),  # joker, red 5, red 6: a run
+    ]:
+        table = np.bincount(np.array(table_tiles, np.int64), minlength=53).astype(np.int64)
+        rack = np.bincount(np.array(rack_tiles, np.int64), minlength=53).astype(np.int64)
+        mask, _ = TurnSweep().legal(table, rack, np.zeros(53, np.int64), False, 30)
+        fresh, _ = _playable_and_exact(table, rack, np.zeros(53, np.int64), False, 30)
+        assert np.array_equal(mask, fresh)
+        cases.append(bool(mask[52]))
+    assert cases == [False, False, True, True, True]
