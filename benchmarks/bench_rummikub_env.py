@@ -305,6 +305,7 @@ def _train_rate(steps: int) -> float:
 def worker() -> None:
     """Answer JSON commands on stdin (this checkout's tableenvs, as found on PYTHONPATH) until EOF."""
     _play_rate(4, 0.5)  # warm-up: numba cache load, first calls
+    _step_times("heuristic", 1)  # and the greedy agent's (a kernel compiled in a timed step would count there)
     print(json.dumps({"ready": tableenvs.__file__}), flush=True)
     for line in sys.stdin:
         command = json.loads(line)
