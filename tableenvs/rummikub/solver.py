@@ -446,8 +446,11 @@ class TurnSweep:
         self._words = (np.empty(0, np.int64), np.empty(0, np.int64))  # its forward and backward words, grown
         self._recordings = 0  # sweeps recorded so far (``solve`` checks that the one it reads is still held)
         self._searching = False  # this turn's questions are answered by searches (``_search``), no sweep recorded
-        self._dead = None  # the searches' states with no accepted end this turn (allocated at the first search)
+        self._dead = None  # the searches' states with no accepted end (allocated at the first search)
         self._dead_fill = np.zeros(1, np.int64)
+        # the staged tiles of the last search that added to ``_dead`` (None: nothing valid in it for this position);
+        # a state dead for more staged tiles may be alive for fewer, so a question that drops any empties it
+        self._dead_staged: np.ndarray | None = None
         self._choices = np.zeros(65, np.int64)  # the last commit check's path (the arrangement), when it found one
         self._searched: tuple[np.ndarray, bool] | None = None  # staged tiles and exact flag of the last search
         # table tiles at the last sweep of a play onto the table, and the most states of such a sweep since the table
@@ -476,11 +479,7 @@ class TurnSweep:
             last_tiles, most_states = self._last_sweep
             # a sweep of a play onto this table, or one it grew from (tables only grow within a game), was big
             self._searching = not opening and tiles >= last_tiles and most_states >= _SEARCH_STATES
-            if self._searching and self._dead is None:
-                self._dead = np.full(_DEAD_SLOTS, -1, np.int64)
-            elif self._searching and self._dead_fill[0]:
-                self._dead.fill(-1)
-                self._dead_fill[0] = 0
+            self._dead_staged = None  # another position: its dead states are not this one's
         if self._searching:
             answer = self._search(table, rack, staged)
             if answer is not None:
@@ -511,6 +510,12 @@ class TurnSweep:
         """A play onto the table's question answered by ``kernel.witness``: per rack type a path that uses one more
         tile of it, then the commit check (a path in sweep order with every cell at ``table + staged``, which is
         also the arrangement to publish); ``None`` when a search runs out of its budget."""
+        if self._dead is None:
+            self._dead = np.full(_DEAD_SLOTS, -1, np.int64)
+        elif self._dead_fill[0] and (self._dead_staged is None or np.count_nonzero(staged < self._dead_staged)):
+            self._dead.fill(-1)
+            self._dead_fill[0] = 0
+        self._dead_staged = staged.copy()
         search = kernel.kernels()[8]
         lo = table + staged
         candidates = np.flatnonzero(rack > staged)

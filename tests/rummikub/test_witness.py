@@ -95,3 +95,29 @@ def test_a_rack_joker_is_searched_like_any_tile(monkeypatch):
         assert np.array_equal(mask, fresh)
         cases.append(bool(mask[52]))
     assert cases == [False, False, True, True, True]
+
+
+def test_a_question_that_drops_staged_tiles_is_answered_anew(monkeypatch):
+    """States a search proved dead for more staged tiles may be alive for fewer: after a turn's staged set grew, a
+    question about a set that is not a superset of the last one (any order of questions, as ``legal`` allows) must
+    not reuse them."""
+    monkeypatch.setattr(solver, "_SEARCH_STATES", 0)
+    rng = np.random.default_rng(2800)
+    compared = 0
+    for table, rack in tail_and_random_positions(rng, 3):
+        turn = TurnSweep()
+        staged = np.zeros(53, np.int64)
+        for _ in range(4):  # a growing staged set first
+            mask, _ = turn.legal(table, rack, staged, False, 30)
+            if not mask.any():
+                break
+            staged[rng.choice(np.flatnonzero(mask))] += 1
+        for t in np.flatnonzero(rack)[:6]:  # then single tiles: supersets of the turn's first set, not of the last
+            other = np.zeros(53, np.int64)
+            other[t] = 1
+            mask, exact = turn.legal(table, rack, other, False, 30)
+            fresh_mask, fresh_exact = _playable_and_exact(table, rack, other, False, 30)
+            assert np.array_equal(mask, fresh_mask)
+            assert exact == fresh_exact
+            compared += 1
+    assert compared > 100
