@@ -516,46 +516,41 @@ class TurnSweep:
             self._dead.fill(-1)
             self._dead_fill[0] = 0
         self._dead_staged = staged.copy()
-        search = kernel.kernels()[8]
         lo = table + staged
         candidates = np.flatnonzero(rack > staged)
-        found = np.empty(len(candidates), np.int64)
-        tables = (kernel.RUN_NEXT, kernel.RUN_SHAPE, kernel.STILL_NEEDED, kernel.ACC_NEXT, kernel.GROUPS_OK)
-        search(
-            lo,
-            table + rack,
-            candidates,
-            _SEARCH_BUDGET,
-            *tables,
-            kernel.GROUP_NEEDS,
-            self._dead,
-            self._dead_fill,
-            True,
-            found,
-            self._choices,
-        )
+        found = self._witness(lo, table + rack, candidates, True)
         if np.count_nonzero(found < 0):
             return None
-        exact = np.empty(1, np.int64)
-        search(
-            lo,
-            lo,
-            _ANY_PATH,
-            _SEARCH_BUDGET,
-            *tables,
-            kernel.GROUP_NEEDS,
-            self._dead,
-            self._dead_fill,
-            False,
-            exact,
-            self._choices,
-        )
+        exact = self._witness(lo, lo, _ANY_PATH, False)  # leaves its path in ``_choices``
         if exact[0] < 0:
             return None
         mask = np.zeros(TILE_TYPES, bool)
         mask[candidates[found == 1]] = True
-        self._searched = (staged.copy(), bool(exact[0]))
+        self._searched = (self._dead_staged, bool(exact[0]))  # a copy of ``staged``, not written again
         return mask, bool(exact[0])
+
+    def _witness(self, lo, hi, candidates, share_dead: bool) -> np.ndarray:
+        """``kernel.witness`` for ``candidates`` with this turn's dead states and budget: per candidate 1, 0 or
+        ``kernel.OVER_BUDGET``."""
+        found = np.empty(len(candidates), np.int64)
+        kernel.kernels()[8](
+            lo,
+            hi,
+            candidates,
+            _SEARCH_BUDGET,
+            kernel.RUN_NEXT,
+            kernel.RUN_SHAPE,
+            kernel.STILL_NEEDED,
+            kernel.ACC_NEXT,
+            kernel.GROUPS_OK,
+            kernel.GROUP_NEEDS,
+            self._dead,
+            self._dead_fill,
+            share_dead,
+            found,
+            self._choices,
+        )
+        return found
 
     def _reach(self, delta) -> tuple[np.ndarray, bool]:
         """``kernel.reach`` on the recorded sweep for ``delta``, from the words it kept for ``self._delta``, at the
