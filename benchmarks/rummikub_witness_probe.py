@@ -247,6 +247,8 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=34, help="biggest positions played as whole turns (default 34)")
     parser.add_argument("--seed", type=int, default=1, help="the random agent's seed in the turns (default 1)")
     args = parser.parse_args()
+    if args.games < 1 or args.turns < 1:
+        parser.error(f"--games and --turns must be >= 1, got --games {args.games} --turns {args.turns}")
     sys.setrecursionlimit(10_000)
     positions = table_positions(args.games)
     first_questions(positions)
