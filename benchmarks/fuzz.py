@@ -162,10 +162,10 @@ def deep_checks() -> dict[str, Any]:
     except ImportError:
         pass
     try:
-        from tableenvs.rummikub import solver
         from tableenvs.rummikub.rules import FULL_SET
         from tableenvs.rummikub.solver import is_valid_play, playable, solve
         from tests.rummikub.test_rummikub_env_properties import tiles_in_play
+        from tests.rummikub.test_solve_recorded import fresh_solve  # ``solve`` with no recorded sweep to read
 
         checked = [0]  # deep checks so far: every fifth compares the masks (fresh sweeps are costly)
 
@@ -188,12 +188,7 @@ def deep_checks() -> dict[str, Any]:
             if game.opened[seat]:  # ``solve`` reads the turn's recorded sweep when staged is its lower bound
                 forced = staged if staged.any() else None
                 read = solve(game.table, rack, forced=forced)
-                saved = getattr(solver._latest_recorded, "entry", None)
-                solver._latest_recorded.entry = None  # nothing recorded to read: a fresh sweep
-                try:
-                    fresh = solve(game.table, rack, forced=forced)
-                finally:
-                    solver._latest_recorded.entry = saved
+                fresh = fresh_solve(game.table, rack, forced=forced)
                 assert (read is None) == (fresh is None), "solve from the recorded sweep != a fresh solve"
                 if read is not None:
                     assert read._choices == fresh._choices, "solve from the recorded sweep != a fresh solve"
