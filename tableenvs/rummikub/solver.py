@@ -99,7 +99,7 @@ def _grow(array: np.ndarray, size: int) -> np.ndarray:
     return bigger
 
 
-def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = None):
+def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = None, max_states: int | None = None):
     """Run the compiled sweep; when a buffer fills, grow it and resume at the layer being built.
 
     Returns ``(n_entries, layer_start, keys, score, parent, choice,
@@ -110,6 +110,8 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
     ``spare`` (recorded sweeps only): a dict holding the entry and edge buffers and the hash table of an earlier
     sweep whose result is no longer read; they are used again (no new allocation, no fill of the hash table, no
     growth already paid), and the buffers of this sweep are left in it for the next one.
+
+    ``max_states`` (at least 1): give up (return ``None``) once the sweep would hold more states than this.
     """
     sweep = kernel.kernels()[0]
     entries, edges, hash_bits = _START_SIZES[record_edges]
@@ -134,6 +136,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
     edge_mark = np.zeros(66, np.int64)
     layer = 0
     while True:
+        limit = entries if max_states is None else min(entries, max_states)
         status, layer, n_entries, n_edges = sweep(
             lo,
             hi,
@@ -148,7 +151,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
             kernel.GROUPS_OK,
             kernel.GROUP_NEEDS,
             _LOOK_AHEAD,
-            keys,
+            keys[:limit],
             score,
             parent,
             choice,
@@ -166,6 +169,8 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
         if status == kernel.OK:
             break
         slots[slot_of[layer_start[layer + 1] : n_entries]] = -1  # the unfinished layer's slots: the table is reused
+        if status == kernel.OUT_OF_ENTRIES and limit == max_states:
+            break  # over max_states
         if status == kernel.OUT_OF_ENTRIES:
             entries *= 4
             keys, slot_of = _grow(keys, entries), _grow(slot_of, entries)
@@ -185,6 +190,8 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
             slots=slots,
             edges=(edge_parent, edge_child, edge_tile, edge_extra, edge_points),
         )
+    if status != kernel.OK:
+        return None
     return (
         n_entries,
         layer_start,
@@ -351,14 +358,16 @@ def _playable_and_exact(table, rack, staged, opening: bool, min_initial: int) ->
 _ZERO_DELTA = np.zeros(TILE_TYPES, dtype=np.int64)
 
 
-def _recorded_sweep(table, rack, staged, opening, min_initial, spare: dict | None = None):
-    """The sweep ``_answer`` reads: recorded edges, points left out of the states (``walk`` adds them)."""
+def _recorded_sweep(table, rack, staged, opening, min_initial, spare: dict | None = None, max_states=None):
+    """The sweep ``_answer`` reads: recorded edges, points left out of the states (``walk`` adds them); ``None`` if
+    it would hold more than ``max_states`` states."""
     if opening:
         # more than the rack can reach is as unreachable as its bound + 1 (keeps the walk's int16 points small)
         base, lo, hi, value_cap = _NO_WEIGHT, staged, rack, min(min_initial, _points_bound(rack) + 1)
     else:
         base, lo, hi, value_cap = table, table + staged, table + rack, 0
-    return lo, value_cap, _sweep(lo, hi, base, _NO_WEIGHT, 0, True, spare)
+    result = _sweep(lo, hi, base, _NO_WEIGHT, 0, True, spare, max_states)
+    return None if result is None else (lo, value_cap, result)
 
 
 def _points_bound(rack: np.ndarray) -> int:
@@ -480,27 +489,38 @@ class TurnSweep:
             # a sweep of a play onto this table, or one it grew from (tables only grow within a game), was big
             self._searching = not opening and tiles >= last_tiles and most_states >= _SEARCH_STATES
             self._dead_staged = None  # another position: its dead states are not this one's
-        if self._searching:
-            answer = self._search(table, rack, staged)
+        if not self._searching:
+            # a sweep of a play onto the table gives up once it holds as many states as make this table searched
+            answer = self._record(table, rack, staged, opening, min_initial, None if opening else _SEARCH_STATES)
             if answer is not None:
                 return answer
-            self._searching = False  # over budget: a sweep answers this question and the rest of the turn
-        return self._record(table, rack, staged, opening, min_initial)
+            self._searching = True  # it gave up: searched from now on, as after a finished sweep that big
+        answer = self._search(table, rack, staged)
+        if answer is not None:
+            return answer
+        self._searching = False  # over budget: a sweep answers this question and the rest of the turn
+        return self._record(table, rack, staged, opening, min_initial, None)
 
-    def _record(self, table, rack, staged, opening: bool, min_initial: int) -> tuple[np.ndarray, bool]:
-        """Record the sweep for ``staged`` (buffers in ``self._spare``, overwritten anew) and answer from it."""
+    def _record(self, table, rack, staged, opening: bool, min_initial: int, give_up) -> tuple[np.ndarray, bool] | None:
+        """Record the sweep for ``staged`` (buffers in ``self._spare``, overwritten anew) and answer from it; ``None``
+        (nothing recorded) once it holds ``give_up`` states (``None``: never gives up)."""
         self._recorded = self._walked = self._bounds = None
         self._recordings += 1
         self._staged = staged.copy()  # the caller stages into its own array later: keep this one apart
-        self._recorded = _recorded_sweep(table, rack, self._staged, opening, min_initial, self._spare)
+        max_states = None if give_up is None else max(give_up - 1, 1)
+        recorded = _recorded_sweep(table, rack, self._staged, opening, min_initial, self._spare, max_states)
         self._delta = _ZERO_DELTA
         if opening:
+            self._recorded = recorded
             return self._walk_opening(_ZERO_DELTA)  # a whole walk (nothing walked yet), nothing to prune
-        key = (self._position[0], self._position[1], self._recorded[0].tobytes())  # lo = table + staged
-        _latest_recorded.entry = (key, weakref.ref(self), self._recordings)
-        n_entries = self._recorded[2][0]
+        n_entries = max_states + 1 if recorded is None else recorded[2][0]
         tiles, (last_tiles, most_states) = int(table.sum()), self._last_sweep
         self._last_sweep = (tiles, n_entries if tiles < last_tiles else max(most_states, n_entries))
+        if recorded is None:
+            return None
+        self._recorded = recorded
+        key = (self._position[0], self._position[1], recorded[0].tobytes())  # lo = table + staged
+        _latest_recorded.entry = (key, weakref.ref(self), self._recordings)
         if len(self._words[0]) < n_entries:
             self._words = (np.empty(2 * n_entries, np.int64), np.empty(2 * n_entries, np.int64))
         self._bounds = np.array([-1, 66], np.int64)  # nothing known yet
@@ -597,8 +617,9 @@ class TurnSweep:
 _TurnSweep = TurnSweep  # its former private name, still imported by the solver's own tests
 
 # Searches instead of a sweep (``TurnSweep._search``, issue 17 sixth pass), for plays onto a table once a sweep of a
-# play onto it (or onto a table it has since grown from) held at least ``_SEARCH_STATES`` states: there nearly every
-# rack tile is playable, which a search shows in a few hundred visits, while the sweep holds up to 460k states.
+# play onto it (or onto a table it has since grown from) held at least ``_SEARCH_STATES`` states (seventh pass: a sweep
+# stops there and its turn is searched at once): there nearly every rack tile is playable, which a search shows in a
+# few hundred visits, while the sweep holds up to 460k states.
 # Elsewhere the sweep is cheaper (proving a tile unplayable or a staged set no play takes exhaustive searches; on
 # 2-player tables of 60+ tiles with both jokers searching cost twice the sweeps). Each question's two searches may
 # visit ``_SEARCH_BUDGET`` states each before the turn falls back to the sweep; the dead states of a turn fill at most

@@ -121,3 +121,51 @@ def test_a_question_that_drops_staged_tiles_is_answered_anew(monkeypatch):
             assert exact == fresh_exact
             compared += 1
     assert compared > 100
+
+
+def test_a_sweep_gives_up_at_the_threshold_and_only_there():
+    """``_sweep(max_states=m)`` returns ``None`` exactly when the whole sweep holds more than ``m`` states, and
+    otherwise the whole sweep's result (same states, same edges), with and without spare buffers."""
+    rng = np.random.default_rng(2900)
+    gave_up = kept = 0
+    spare: dict = {}
+    for table, rack in tail_and_random_positions(rng, 4):
+        whole = solver._recorded_sweep(table, rack, np.zeros(53, np.int64), False, 30)
+        states, edges = whole[2][0], whole[2][6]
+        for max_states in (states - 1, states, max(states // 3, 1)):
+            if max_states < 1:
+                continue
+            capped = solver._recorded_sweep(table, rack, np.zeros(53, np.int64), False, 30, spare, max_states)
+            if states > max_states:
+                assert capped is None
+                gave_up += 1
+            else:
+                assert capped is not None and capped[2][0] == states and capped[2][6] == edges
+                assert np.array_equal(capped[2][2][:states], whole[2][2][:states])  # the keys
+                kept += 1
+    assert gave_up > 20 and kept > 20
+
+
+def test_a_turn_whose_sweep_gives_up_is_searched(monkeypatch):
+    """A play onto the table's sweep stops once it holds ``_SEARCH_STATES`` states; that turn's questions are then
+    searched (falling back to a whole sweep only over budget), with every answer still a fresh sweep's."""
+    monkeypatch.setattr(solver, "_SEARCH_STATES", 3000)
+    gave_up = []
+    recorded_sweep = solver._recorded_sweep
+
+    def counting(*args):
+        result = recorded_sweep(*args)
+        if result is None:
+            gave_up.append(args[-1])
+        return result
+
+    monkeypatch.setattr(solver, "_recorded_sweep", counting)
+    rng = np.random.default_rng(3000)
+    searched = swept = 0
+    for seed in range(3):
+        positions = tail_and_random_positions(rng, seed)
+        positions.sort(key=lambda position: int(position[0].sum()))  # growing tables, as in a game
+        s, w = play_turns(rng, positions, TurnSweep())
+        searched, swept = searched + s, swept + w
+    assert gave_up and set(gave_up) == {2999}  # gave up at the threshold: a sweep of 3000 states is big
+    assert searched > 20 and swept > 20
