@@ -118,6 +118,17 @@ def _group_needs() -> np.ndarray:
 
 
 GROUP_NEEDS = _group_needs()
+# Jokers a colour's open short runs need at its next two cells beyond the tiles there (``sweep``'s look-ahead), by
+# ``3 * tiles at the next cell + tiles at the one after`` (0..2 each) and run state: ``k1 + k2`` pieces at the next
+# cell, ``k1`` at the one after.
+RUN_NEEDS = np.array(
+    [
+        [max(0, k1 + k2 - first) + max(0, k1 - second) for k1, k2, _ in RUN_STATES]
+        for first in range(3)
+        for second in range(3)
+    ],
+    dtype=np.int64,
+)
 
 
 def _group_splits() -> tuple[np.ndarray, np.ndarray]:
@@ -222,14 +233,12 @@ def sweep(
     # Jokers a colour's open short runs need at its next two cells (``k1 + k2`` pieces at the next, ``k1`` at the
     # one after) beyond the tiles there, by colour, next cell's number (0-based, 13: none) and run state. Needs of
     # different cells add up (a joker fills one place), so a state needing more than its free jokers is dead.
-    run_needs = np.zeros((4, 14, run_shape.shape[0]), np.int64)
+    run_needs = np.empty((4, 14, run_shape.shape[0]), np.int64)
     for c in range(4):
         for nx in range(14):
             first = hi[c * 13 + nx] if nx < 13 else 0
             second = hi[c * 13 + nx + 1] if nx < 12 else 0
-            for rs in range(run_shape.shape[0]):
-                k1 = run_shape[rs, 0]
-                run_needs[c, nx, rs] = max(0, k1 + run_shape[rs, 1] - first) + max(0, k1 - second)
+            run_needs[c, nx, :] = RUN_NEEDS[3 * first + second]
     if resume_layer == 0:
         keys[0] = 0
         if not record_edges:
@@ -922,14 +931,12 @@ def witness(
     """
     max_jokers = hi[52]
     lo_jokers = lo[52]
-    run_needs = np.zeros((4, 14, run_shape.shape[0]), np.int64)  # as in ``sweep``
+    run_needs = np.empty((4, 14, run_shape.shape[0]), np.int64)  # as in ``sweep``
     for c in range(4):
         for nx in range(14):
             first = hi[c * 13 + nx] if nx < 13 else 0
             second = hi[c * 13 + nx + 1] if nx < 12 else 0
-            for rs in range(run_shape.shape[0]):
-                k1 = run_shape[rs, 0]
-                run_needs[c, nx, rs] = max(0, k1 + run_shape[rs, 1] - first) + max(0, k1 - second)
+            run_needs[c, nx, :] = RUN_NEEDS[3 * first + second]
     dead_mask = dead.shape[0] - 1
     unwanted_size = 1024
     while unwanted_size < 4 * budget:
