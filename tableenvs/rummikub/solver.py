@@ -39,7 +39,7 @@ from __future__ import annotations
 import threading
 import weakref
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cache, cached_property, lru_cache
 
 import numpy as np
 
@@ -230,16 +230,29 @@ def _melds_from_choices(choices) -> list[Meld]:
     i = 0
     while i < size:
         if values[i] == 0:  # a run: first type, length, tiles
-            first, n = values[i + 1], values[i + 2]
-            melds.append(Meld("run", tuple(values[i + 3 : i + 3 + n]), tuple(range(first, first + n))))
+            n = values[i + 2]
+            melds.append(_run_meld(values[i + 1], tuple(values[i + 3 : i + 3 + n])))
             i += 3 + n
         else:  # a group: number, colour bit mask, jokers
-            melds.append(group_meld(values[i + 1], _COLOURS_OF[values[i + 2]], values[i + 3]))
+            melds.append(_group_meld(values[i + 1], values[i + 2], values[i + 3]))
             i += 4
     return melds
 
 
 _COLOURS_OF = tuple(tuple(c for c in range(4) if mask >> c & 1) for mask in range(16))  # a bit mask's colours
+
+
+# Melds are immutable values and most of a table's melds are the same from one commit to the next: each is built once
+# (a frozen dataclass costs about a microsecond to make) and shared. The caches are bounded by the melds a deck can
+# form: about 7,400 runs (colour, start, length, joker places) and 624 groups.
+@cache
+def _run_meld(first: int, tiles: tuple[int, ...]) -> Meld:
+    return Meld("run", tiles, tuple(range(first, first + len(tiles))))
+
+
+@cache
+def _group_meld(number: int, colour_mask: int, jokers: int) -> Meld:
+    return group_meld(number, _COLOURS_OF[colour_mask], jokers)
 
 
 def _played_from_choices(choices: list[int], jokers_used: int, base: np.ndarray) -> np.ndarray:
