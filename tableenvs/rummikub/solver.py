@@ -128,10 +128,10 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
         edge_points = np.empty(edges, np.int8)
         slots = np.full(1 << hash_bits, -1, np.int32)
     entries, edges = len(keys), len(edge_parent)
-    per_entry = 1 if record_edges else entries
-    score = np.empty(per_entry, np.int64)
-    parent = np.empty(per_entry, np.int32)
-    choice = np.empty(per_entry, np.int32)
+    if record_edges:
+        score, parent, choice = _PLACEHOLDERS  # not touched
+    else:
+        score, parent, choice = np.empty(entries, np.int64), np.empty(entries, np.int32), np.empty(entries, np.int32)
     layer_start = np.zeros(67, np.int64)
     edge_mark = np.zeros(66, np.int64)
     layer = 0
@@ -207,6 +207,9 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
         edge_mark,
         edge_points,
     )
+
+
+_PLACEHOLDERS = (np.empty(1, np.int64), np.empty(1, np.int32), np.empty(1, np.int32))
 
 
 def _best_path(result, lo_jokers, value_cap) -> tuple[int, list[int], int]:
@@ -478,6 +481,9 @@ class TurnSweep:
         # table tiles at the last sweep of a play onto the table, and the most states of such a sweep since the table
         # last shrank (a new game): sweeps of one table swing with the rack (1k states for one seat, 270k the next)
         self._last_sweep = (0, 0)
+        self._tiles = 0  # table tiles of ``_position``
+        self._fresh_bounds = np.empty(2, np.int64)  # ``_bounds`` of a recorded play onto the table
+        self._weak_self = weakref.ref(self)
 
     def __reduce__(self):
         return (TurnSweep, ())  # copies and pickles start empty: the recorded sweep is only a cache (MBs)
@@ -497,7 +503,7 @@ class TurnSweep:
         if not same_turn:
             self._recorded = self._walked = self._bounds = self._searched = None
             self._position = position
-            tiles = int(table.sum())
+            self._tiles = tiles = int(table.sum())
             last_tiles, most_states = self._last_sweep
             # a sweep of a play onto this table, or one it grew from (tables only grow within a game), was big
             self._searching = not opening and tiles >= last_tiles and most_states >= _SEARCH_STATES
@@ -527,16 +533,17 @@ class TurnSweep:
             self._recorded = recorded
             return self._walk_opening(_ZERO_DELTA)  # a whole walk (nothing walked yet), nothing to prune
         n_entries = max_states + 1 if recorded is None else recorded[2][0]
-        tiles, (last_tiles, most_states) = int(table.sum()), self._last_sweep
+        tiles, (last_tiles, most_states) = self._tiles, self._last_sweep
         self._last_sweep = (tiles, n_entries if tiles < last_tiles else max(most_states, n_entries))
         if recorded is None:
             return None
         self._recorded = recorded
         key = (self._position[0], self._position[1], recorded[0].tobytes())  # lo = table + staged
-        _latest_recorded.entry = (key, weakref.ref(self), self._recordings)
+        _latest_recorded.entry = (key, self._weak_self, self._recordings)
         if len(self._words[0]) < n_entries:
             self._words = (np.empty(2 * n_entries, np.int64), np.empty(2 * n_entries, np.int64))
-        self._bounds = np.array([-1, 66], np.int64)  # nothing known yet
+        self._bounds = self._fresh_bounds
+        self._bounds[:] = _NOTHING_KNOWN
         return self._reach(_ZERO_DELTA)
 
     def _search(self, table, rack, staged) -> tuple[np.ndarray, bool] | None:
@@ -641,6 +648,7 @@ _SEARCH_STATES = 20_000
 _SEARCH_BUDGET = 4096
 _DEAD_SLOTS = 1 << 15
 _ANY_PATH = np.array([-1], np.int64)
+_NOTHING_KNOWN = np.array([-1, 66], np.int64)  # ``kernel.reach``'s bounds before its first pass
 
 
 # Per thread, the latest sweep a ``TurnSweep`` recorded for a play onto the table: ``(key, owner, recording)`` with
