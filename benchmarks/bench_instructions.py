@@ -33,8 +33,9 @@ from pathlib import Path
 CHILD = r"""
 import gc, os, subprocess, sys
 import numpy as np
-sys.path.insert(0, sys.argv[1])
+sys.path[:0] = [sys.argv[1], sys.argv[5]]  # the checkout's tableenvs; this script's common.py
 import tableenvs
+from common import play_out
 from tableenvs.rummikub import _solver_kernel as kernel
 
 players, warm_up, games = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
@@ -42,18 +43,8 @@ env = tableenvs.make("rummikub_v0", num_players=players)
 
 
 def play(seed):
-    rng = np.random.default_rng(seed)
-    steps = 0
     env.reset(seed=seed)
-    for _ in env.agent_iter():
-        observation, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
-        legal = np.flatnonzero(observation["action_mask"])
-        env.step(int(legal[rng.integers(legal.size)]))
-        steps += 1
-    return steps
+    return play_out(env, np.random.default_rng(seed))
 
 
 for seed in range(100_000, 100_000 + warm_up):
@@ -85,6 +76,7 @@ def count(checkout: Path, players: int, warm_up: int, games: int) -> tuple[int, 
                 str(players),
                 str(warm_up),
                 str(games),
+                str(Path(__file__).resolve().parent),
             ],
             cwd=checkout,
             env={**os.environ, "PYTHONHASHSEED": "0"},

@@ -28,6 +28,22 @@ class PlayRate:
     steps: int
 
 
+def play_out(env: Any, rng: np.random.Generator) -> int:
+    """Play the current game of a reset AEC ``env`` to its end with uniformly random legal actions, as a user would:
+    ``agent_iter()``, ``last()`` (the observation built every decision), the mask read from it, ``step()``, and the
+    dead-agent steps. Returns the decisions (agent-steps; dead steps not counted)."""
+    steps = 0
+    for _ in env.agent_iter():
+        observation, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        legal = np.flatnonzero(observation["action_mask"])
+        env.step(int(legal[rng.integers(legal.size)]))
+        steps += 1
+    return steps
+
+
 def random_play(env: Any, seconds: float, *, seed: int = 0) -> PlayRate:
     """Uniformly random legal play through the full AEC API for about ``seconds`` of CPU.
 
@@ -43,14 +59,7 @@ def random_play(env: Any, seconds: float, *, seed: int = 0) -> PlayRate:
         before = CLOCK()
         env.reset(seed=seed + games)
         in_reset += CLOCK() - before
-        for _ in env.agent_iter():
-            observation, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            legal = np.flatnonzero(observation["action_mask"])
-            env.step(int(legal[rng.integers(legal.size)]))
-            steps += 1
+        steps += play_out(env, rng)
         games += 1
     elapsed = CLOCK() - start
     return PlayRate(steps / elapsed, steps / (elapsed - in_reset), games, steps)

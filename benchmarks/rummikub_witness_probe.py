@@ -27,6 +27,7 @@ import argparse
 import sys
 
 import numpy as np
+from common import play_out
 
 import tableenvs
 from tableenvs.rummikub import _solver_kernel as kernel
@@ -133,10 +134,10 @@ def table_positions(games: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray
     found = []
     recorded = solver._recorded_sweep
 
-    def spy(table, rack, staged, opening, min_initial, spare=None):
+    def spy(table, rack, staged, opening, min_initial, *rest):
         if not opening and table.any():
             found.append((table.copy(), rack.copy(), staged.copy()))
-        return recorded(table, rack, staged, opening, min_initial, spare)
+        return recorded(table, rack, staged, opening, min_initial, *rest)
 
     solver._recorded_sweep = spy
     searching = solver._SEARCH_STATES
@@ -146,13 +147,7 @@ def table_positions(games: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray
         rng = np.random.default_rng(0)
         for seed in range(games):
             env.reset(seed=seed)
-            for _ in env.agent_iter():
-                observation, _, terminated, truncated, _ = env.last()
-                if terminated or truncated:
-                    env.step(None)
-                    continue
-                legal = np.flatnonzero(observation["action_mask"])
-                env.step(int(legal[rng.integers(legal.size)]))
+            play_out(env, rng)
     finally:
         solver._recorded_sweep = recorded
         solver._SEARCH_STATES = searching
