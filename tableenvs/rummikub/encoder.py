@@ -70,7 +70,7 @@ def observation_bounds(games_per_episode: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Encoder:
-    """Writes observations of a :class:`Rummikub` game; one per env (slice copies, no per-step objects)."""
+    """Writes observations of a :class:`Rummikub` game; one per env (one compiled call, no per-step objects)."""
 
     def __init__(self, num_players: int, games_per_episode: int = 1):
         self.num_players = num_players
