@@ -61,6 +61,15 @@ _LOOK_AHEAD = True
 # fit; big ones grow the buffers and resume (small starts keep the common case cheap: a big buffer costs
 # page faults and a big hash table a long fill on every call).
 _START_SIZES = {False: (1 << 14, 1, 13), True: (1 << 14, 1 << 16, 13)}
+# The transition tables ``kernel.sweep`` and ``kernel.witness`` take, in their argument order.
+_TRANSITIONS = (
+    kernel.RUN_NEXT,
+    kernel.RUN_SHAPE,
+    kernel.STILL_NEEDED,
+    kernel.ACC_NEXT,
+    kernel.GROUPS_OK,
+    kernel.GROUP_NEEDS,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,12 +153,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
             weight,
             value_cap,
             record_edges,
-            kernel.RUN_NEXT,
-            kernel.RUN_SHAPE,
-            kernel.STILL_NEEDED,
-            kernel.ACC_NEXT,
-            kernel.GROUPS_OK,
-            kernel.GROUP_NEEDS,
+            *_TRANSITIONS,
             _LOOK_AHEAD,
             keys[:limit],
             score,
@@ -578,12 +582,7 @@ class TurnSweep:
             hi,
             candidates,
             _SEARCH_BUDGET,
-            kernel.RUN_NEXT,
-            kernel.RUN_SHAPE,
-            kernel.STILL_NEEDED,
-            kernel.ACC_NEXT,
-            kernel.GROUPS_OK,
-            kernel.GROUP_NEEDS,
+            *_TRANSITIONS,
             self._dead,
             self._dead_fill,
             share_dead,
