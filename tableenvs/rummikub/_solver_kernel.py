@@ -239,6 +239,8 @@ def sweep(
             first = hi[c * 13 + nx] if nx < 13 else 0
             second = hi[c * 13 + nx + 1] if nx < 12 else 0
             run_needs[c, nx, :] = RUN_NEEDS[3 * first + second]
+    cell_needs = np.empty(run_shape.shape[0], np.int64)  # this layer's ``run_needs`` row, see below
+    layer_group_needs = np.empty(25, np.int64)  # this layer's ``group_needs`` by accumulator after the cell
     if resume_layer == 0:
         keys[0] = 0
         if not record_edges:
@@ -266,6 +268,12 @@ def sweep(
             later_caps = 0  # what the later colours of this number can still put into groups (``GROUP_NEEDS``)
             for later in range(3, step, -1):
                 later_caps = later_caps * 3 + min(2, hi[later * 13 + number0])
+            # per run state after this cell: the jokers its short runs need at the colour's next two cells, or more
+            # than any state has when its short runs cannot reach length 3 by number 13 (one load in the loop below)
+            for state2 in range(run_shape.shape[0]):
+                cell_needs[state2] = 9 if number + still_needed[state2] > 13 else run_needs[step, number, state2]
+            for acc2 in range(25):
+                layer_group_needs[acc2] = group_needs[step, acc2, later_caps] if look_ahead else 0
         for e in range(start, end):
             key = keys[e]
             sc = 0 if record_edges else score[e]  # scores are kept only without record_edges
@@ -286,9 +294,7 @@ def sweep(
                         acc2 = acc_next[acc, to_groups]
                         if acc2 < 0:
                             continue
-                        needed = others_need
-                        if look_ahead:
-                            needed += group_needs[step, acc2, later_caps]
+                        needed = others_need + layer_group_needs[acc2]
                         for run_jokers in range(min(2, free_jokers) + 1):
                             if needed > free_jokers - run_jokers:
                                 break  # this number's groups or the other colours' runs cannot be completed
@@ -296,14 +302,13 @@ def sweep(
                             if run_slots > 4:
                                 break
                             run_state2 = run_next[run_state, run_slots]
-                            if run_state2 < 0 or number + still_needed[run_state2] > 13:
+                            if run_state2 < 0:
                                 continue
-                            started = run_shape[run_state2, 0]
-                            if number < 8 and started > used - to_groups:
+                            # short runs need tiles (or jokers) in this colour's next cells, and length 3 by 13
+                            if cell_needs[run_state2] + needed > free_jokers - run_jokers:
+                                continue
+                            if number < 8 and run_shape[run_state2, 0] > used - to_groups:
                                 continue  # a run needs to start with a joker only at numbers 8..11
-                            # short runs need tiles (or jokers) in this colour's next cells
-                            if run_needs[step, number, run_state2] + needed > free_jokers - run_jokers:
-                                continue
                             value2 = min(value_cap, value + number * (used + run_jokers))
                             if prune:
                                 left = max_jokers - jokers - run_jokers
