@@ -241,6 +241,17 @@ def sweep(
             run_needs[c, nx, :] = RUN_NEEDS[3 * first + second]
     cell_needs = np.empty(run_shape.shape[0], np.int64)  # this layer's ``run_needs`` row, see below
     layer_group_needs = np.empty(25, np.int64)  # this layer's ``group_needs`` by accumulator after the cell
+    # A cell's transitions depend on the state only through its colour's run state and the accumulator, and on its
+    # jokers through a bound: each (run state, accumulator) met in a layer lists its moves once (``moves``, from
+    # ``move_first``, ``move_count`` of them, valid while ``move_layer`` is this layer) and its states filter them.
+    # A move packs the state bits it sets (run state, run jokers, accumulator: bits 0..30), its choice code (bits
+    # 32..37) and the jokers it needs (bits 40..41).
+    listings = run_shape.shape[0] * 25
+    move_layer = np.full(listings, -1, np.int64)
+    move_first = np.empty(listings, np.int64)
+    move_count = np.empty(listings, np.int64)
+    moves = np.empty(listings * 18, np.int64)  # at most 18 moves (used, to_groups, run_jokers) each
+    n_moves = 0
     if resume_layer == 0:
         keys[0] = 0
         if not record_edges:
@@ -274,6 +285,7 @@ def sweep(
                 cell_needs[state2] = 9 if number + still_needed[state2] > 13 else run_needs[step, number, state2]
             for acc2 in range(25):
                 layer_group_needs[acc2] = group_needs[step, acc2, later_caps] if look_ahead else 0
+            n_moves = 0
         for e in range(start, end):
             key = keys[e]
             sc = 0 if record_edges else score[e]  # scores are kept only without record_edges
@@ -289,75 +301,89 @@ def sweep(
                     for c in range(4):
                         if c != step:
                             others_need += run_needs[c, number0 + (c < step), (key >> (6 * c)) & 63]
-                for used in range(low, high + 1):
-                    for to_groups in range(used + 1):
-                        acc2 = acc_next[acc, to_groups]
-                        if acc2 < 0:
-                            continue
-                        needed = others_need + layer_group_needs[acc2]
-                        for run_jokers in range(min(2, free_jokers) + 1):
-                            if needed > free_jokers - run_jokers:
-                                break  # this number's groups or the other colours' runs cannot be completed
-                            run_slots = used - to_groups + run_jokers
-                            if run_slots > 4:
-                                break
-                            run_state2 = run_next[run_state, run_slots]
-                            if run_state2 < 0:
+                listed = run_state * 25 + acc
+                if move_layer[listed] != layer:  # the first state of this run state and accumulator in the layer
+                    move_layer[listed] = layer
+                    move_first[listed] = n_moves
+                    for used in range(low, high + 1):  # the sweep's loop order (ties are broken by it)
+                        for to_groups in range(used + 1):
+                            acc2 = acc_next[acc, to_groups]
+                            if acc2 < 0:
                                 continue
-                            # short runs need tiles (or jokers) in this colour's next cells, and length 3 by 13
-                            if cell_needs[run_state2] + needed > free_jokers - run_jokers:
-                                continue
-                            if number < 8 and run_shape[run_state2, 0] > used - to_groups:
-                                continue  # a run needs to start with a joker only at numbers 8..11
-                            value2 = min(value_cap, value + number * (used + run_jokers))
-                            if prune:
-                                left = max_jokers - jokers - run_jokers
-                                if value2 + points_after[layer] + 13 * left < value_cap:
+                            for run_jokers in range(3):
+                                run_slots = used - to_groups + run_jokers
+                                if run_slots > 4:
+                                    break
+                                run_state2 = run_next[run_state, run_slots]
+                                if run_state2 < 0:
                                     continue
-                            key2 = (
-                                cleared
-                                | (run_state2 << shift)
-                                | ((jokers + run_jokers) << 24)
-                                | (acc2 << 26)
-                                | (value2 << 31)
-                            )
-                            sc2 = sc + tile_weight * (used - on_table) + joker_weight * run_jokers
-                            code = used * 16 + to_groups * 4 + run_jokers
-                            # insert or improve key2 in the new layer
-                            h = ((key2 * 0x7F4A7C159E3779B1) >> 17) & hash_mask
-                            while True:
-                                idx = slots[h]
-                                if idx < 0:
-                                    if n_entries >= max_entries:
-                                        return OUT_OF_ENTRIES, layer, n_entries, n_edges
-                                    if n_entries - end >= max_layer:
-                                        return OUT_OF_HASH, layer, n_entries, n_edges
-                                    idx = n_entries
-                                    n_entries += 1
-                                    slots[h] = idx
-                                    slot_of[idx] = h
-                                    keys[idx] = key2
-                                    if not record_edges:
-                                        score[idx] = sc2
-                                        parent[idx] = e
-                                        choice[idx] = code
-                                    break
-                                if keys[idx] == key2:
-                                    if not record_edges and sc2 > score[idx]:
-                                        score[idx] = sc2
-                                        parent[idx] = e
-                                        choice[idx] = code
-                                    break
-                                h = (h + 1) & hash_mask
-                            if record_edges:
-                                if n_edges >= max_edges:
-                                    return OUT_OF_EDGES, layer, n_entries, n_edges
-                                edge_parent[n_edges] = e
-                                edge_child[n_edges] = idx
-                                edge_tile[n_edges] = t
-                                edge_extra[n_edges] = used - low
-                                edge_points[n_edges] = number * (used + run_jokers)
-                                n_edges += 1
+                                if number < 8 and run_shape[run_state2, 0] > used - to_groups:
+                                    continue  # a run needs to start with a joker only at numbers 8..11
+                                # jokers: the run jokers, this number's groups, this colour's short runs (at its next
+                                # cells, and length 3 by 13); a state also needs its other colours' (``others_need``)
+                                needs = run_jokers + layer_group_needs[acc2] + cell_needs[run_state2]
+                                if needs > max_jokers:
+                                    continue
+                                moves[n_moves] = (
+                                    (run_state2 << shift)
+                                    | (run_jokers << 24)
+                                    | (acc2 << 26)
+                                    | ((used * 16 + to_groups * 4 + run_jokers) << 32)
+                                    | (needs << 40)
+                                )
+                                n_moves += 1
+                    move_count[listed] = n_moves - move_first[listed]
+                spare_jokers = free_jokers - others_need
+                kept_bits = cleared | (jokers << 24)
+                for m in range(move_first[listed], move_first[listed] + move_count[listed]):
+                    move = moves[m]
+                    if (move >> 40) > spare_jokers:
+                        continue  # this number's groups or some colour's short runs cannot be completed
+                    code = (move >> 32) & 63
+                    used = code >> 4
+                    run_jokers = code & 3
+                    value2 = min(value_cap, value + number * (used + run_jokers))
+                    if prune:
+                        left = max_jokers - jokers - run_jokers
+                        if value2 + points_after[layer] + 13 * left < value_cap:
+                            continue
+                    key2 = kept_bits + (move & 4294967295) + (value2 << 31)
+                    sc2 = sc + tile_weight * (used - on_table) + joker_weight * run_jokers
+                    # insert or improve key2 in the new layer
+                    h = ((key2 * 0x7F4A7C159E3779B1) >> 17) & hash_mask
+                    while True:
+                        idx = slots[h]
+                        if idx < 0:
+                            if n_entries >= max_entries:
+                                return OUT_OF_ENTRIES, layer, n_entries, n_edges
+                            if n_entries - end >= max_layer:
+                                return OUT_OF_HASH, layer, n_entries, n_edges
+                            idx = n_entries
+                            n_entries += 1
+                            slots[h] = idx
+                            slot_of[idx] = h
+                            keys[idx] = key2
+                            if not record_edges:
+                                score[idx] = sc2
+                                parent[idx] = e
+                                choice[idx] = code
+                            break
+                        if keys[idx] == key2:
+                            if not record_edges and sc2 > score[idx]:
+                                score[idx] = sc2
+                                parent[idx] = e
+                                choice[idx] = code
+                            break
+                        h = (h + 1) & hash_mask
+                    if record_edges:
+                        if n_edges >= max_edges:
+                            return OUT_OF_EDGES, layer, n_entries, n_edges
+                        edge_parent[n_edges] = e
+                        edge_child[n_edges] = idx
+                        edge_tile[n_edges] = t
+                        edge_extra[n_edges] = used - low
+                        edge_points[n_edges] = number * (used + run_jokers)
+                        n_edges += 1
             else:
                 cleared = key & ~((3 << 24) | (31 << 26) | (2147483647 << 31))
                 runs_need = 0
