@@ -184,6 +184,7 @@ def sweep(
     edge_points,
     edge_mark,
     slots,
+    forward,
     resume_layer,
 ):
     """Forward pass over the 65 layers (13 numbers x (4 cells + 1 group step)).
@@ -205,6 +206,10 @@ def sweep(
     stops and returns its status and the layer it was building (whose entries still hold their slots: the caller
     frees them, ``slot_of``); the caller grows that buffer (keeping the contents) and calls again with
     ``resume_layer`` set to that layer, which is rebuilt from its start: no earlier work is lost.
+
+    ``forward`` (int64, as long as ``keys``; with ``record_edges`` only): each entry's ``reach`` forward word for
+    ``lo`` itself (delta 0), written as its edges are made, so the first ``reach`` of a recorded sweep has nothing
+    to walk forward (``solver.TurnSweep``: bounds ``[65, 66]``).
 
     ``group_needs`` is ``GROUP_NEEDS``; with ``look_ahead`` a transition is dropped when its state needs more jokers
     than it has left: the fewest that complete this number's groups plus, per colour, those its short runs need at
@@ -254,6 +259,8 @@ def sweep(
     n_moves = 0
     if resume_layer == 0:
         keys[0] = 0
+        if record_edges:
+            forward[0] = REACHED | EXACT
         if not record_edges:
             score[0] = 0
             parent[0] = -1
@@ -363,6 +370,8 @@ def sweep(
                             slots[h] = idx
                             slot_of[idx] = h
                             keys[idx] = key2
+                            if record_edges:
+                                forward[idx] = 0
                             if not record_edges:
                                 score[idx] = sc2
                                 parent[idx] = e
@@ -384,6 +393,10 @@ def sweep(
                         edge_extra[n_edges] = used - low
                         edge_points[n_edges] = number * (used + run_jokers)
                         n_edges += 1
+                        word = forward[e]  # ``reach``'s forward word for ``lo`` itself (delta 0)
+                        if used > low:
+                            word = (word | (1 << t)) & ~EXACT
+                        forward[idx] |= word
             else:
                 cleared = key & ~((3 << 24) | (31 << 26) | (2147483647 << 31))
                 runs_need = 0
@@ -415,6 +428,8 @@ def sweep(
                             slots[h] = idx
                             slot_of[idx] = h
                             keys[idx] = key2
+                            if record_edges:
+                                forward[idx] = 0
                             if not record_edges:
                                 score[idx] = sc2
                                 parent[idx] = e
@@ -436,6 +451,7 @@ def sweep(
                         edge_extra[n_edges] = 0
                         edge_points[n_edges] = number * group_jokers
                         n_edges += 1
+                        forward[idx] |= forward[e]
         for idx in range(end, n_entries):
             slots[slot_of[idx]] = -1
         if prune and n_entries - end > 1:
@@ -655,7 +671,8 @@ def reach(
     some entry of the cut has ``EXACT`` both ways.
 
     Incremental: ``bounds = [F, B]`` says ``forward`` is this sweep's for ``old_delta`` at boundaries ``0..F`` and
-    ``backward`` at ``B..65`` (a new sweep: ``[-1, 66]``, nothing). Staging more at a cell only changes the edges of
+    ``backward`` at ``B..65`` (nothing known: ``[-1, 66]``; a sweep that wrote its forward words, ``sweep``'s
+    ``forward``: ``[65, 66]``). Staging more at a cell only changes the edges of
     that cell's layer ``L``, so the words before it (forward, boundaries ``<= L``) and after it (backward, ``>=
     L + 1``) stay; a staged joker changes the accepted final states, so every backward word. The pass then covers
     only the layers between the boundaries still known and ``cut`` (``-1``: the boundary that splits the edges in

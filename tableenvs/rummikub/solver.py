@@ -116,7 +116,8 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
     sweep keeps no scores, parents or choices (``score``, ``parent``, ``choice`` are then placeholders):
     ``walk`` reads only the keys and the edges.
 
-    ``spare`` (recorded sweeps only): a dict holding the entry and edge buffers and the hash table of an earlier
+    ``spare`` (recorded sweeps only): a dict holding the entry and edge buffers, the hash table and the forward words
+    (``spare["forward"]``: ``kernel.reach``'s, for ``lo``, written by a recorded sweep) of an earlier
     sweep whose result is no longer read; they are used again (no new allocation, no fill of the hash table, no
     growth already paid), and the buffers of this sweep are left in it for the next one.
 
@@ -127,6 +128,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
     if spare:
         keys, slot_of, slots = spare["keys"], spare["slot_of"], spare["slots"]
         edge_parent, edge_child, edge_tile, edge_extra, edge_points = spare["edges"]
+        forward = spare["forward"]
     else:
         keys = np.empty(entries, np.int64)
         slot_of = np.empty(entries, np.int32)
@@ -136,6 +138,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
         edge_extra = np.empty(edges, np.int8)
         edge_points = np.empty(edges, np.int8)
         slots = np.full(1 << hash_bits, -1, np.int32)
+        forward = np.empty(entries if record_edges else 1, np.int64)
     entries, edges = len(keys), len(edge_parent)
     if record_edges:
         score, parent, choice = _PLACEHOLDERS  # not touched
@@ -168,6 +171,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
             edge_points,
             edge_mark,
             slots,
+            forward,
             layer,
         )
         if status == kernel.OK:
@@ -178,6 +182,8 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
         if status == kernel.OUT_OF_ENTRIES:
             entries *= 4
             keys, slot_of = _grow(keys, entries), _grow(slot_of, entries)
+            if record_edges:
+                forward = _grow(forward, entries)
             if not record_edges:
                 score, parent, choice = (_grow(a, entries) for a in (score, parent, choice))
         elif status == kernel.OUT_OF_EDGES:
@@ -193,6 +199,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
             slot_of=slot_of,
             slots=slots,
             edges=(edge_parent, edge_child, edge_tile, edge_extra, edge_points),
+            forward=forward,
         )
     if status != kernel.OK:
         return None
@@ -472,7 +479,8 @@ class TurnSweep:
         self._delta = _ZERO_DELTA  # the last question's staged tiles above ``_staged``
         self._walked = None  # openings: the last walk's (delta, best_from_root, best_to_end, exact_to_end)
         self._bounds = None  # plays onto the table: ``kernel.reach``'s [F, B] for ``_delta`` (None: an opening)
-        self._words = (np.empty(0, np.int64), np.empty(0, np.int64))  # its forward and backward words, grown
+        # its forward words (the recorded sweep's, ``self._spare["forward"]``) and backward words (grown)
+        self._words = (np.empty(0, np.int64), np.empty(0, np.int64))
         self._recordings = 0  # sweeps recorded so far (``solve`` checks that the one it reads is still held)
         self._searching = False  # this turn's questions are answered by searches (``_search``), no sweep recorded
         self._dead = None  # the searches' states with no accepted end (allocated at the first search)
@@ -544,10 +552,12 @@ class TurnSweep:
         self._recorded = recorded
         key = (self._position[0], self._position[1], recorded[0].tobytes())  # lo = table + staged
         _latest_recorded.entry = (key, self._weak_self, self._recordings)
-        if len(self._words[0]) < n_entries:
-            self._words = (np.empty(2 * n_entries, np.int64), np.empty(2 * n_entries, np.int64))
+        backward = self._words[1]
+        if len(backward) < n_entries:
+            backward = np.empty(2 * n_entries, np.int64)
+        self._words = (self._spare["forward"], backward)  # the sweep wrote the forward words for ``staged``
         self._bounds = self._fresh_bounds
-        self._bounds[:] = _NOTHING_KNOWN
+        self._bounds[:] = _FORWARD_KNOWN
         return self._reach(_ZERO_DELTA)
 
     def _search(self, table, rack, staged) -> tuple[np.ndarray, bool] | None:
@@ -647,7 +657,7 @@ _SEARCH_STATES = 20_000
 _SEARCH_BUDGET = 4096
 _DEAD_SLOTS = 1 << 15
 _ANY_PATH = np.array([-1], np.int64)
-_NOTHING_KNOWN = np.array([-1, 66], np.int64)  # ``kernel.reach``'s bounds before its first pass
+_FORWARD_KNOWN = np.array([65, 66], np.int64)  # ``kernel.reach``'s bounds after a recorded sweep (forward words)
 
 
 # Per thread, the latest sweep a ``TurnSweep`` recorded for a play onto the table: ``(key, owner, recording)`` with
