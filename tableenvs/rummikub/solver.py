@@ -280,11 +280,35 @@ def _played_from_choices(choices: list[int], jokers_used: int, base: np.ndarray)
 
 @lru_cache(maxsize=256)
 def _arrangement(table_bytes: bytes) -> tuple[int, ...] | None:
-    """Sweep choices of one partition of the table (given as int64 bytes), or ``None`` if it has none."""
+    """Sweep choices of one partition of the table (given as int64 bytes), or ``None`` if it has none.
+
+    The partition is the first in sweep order (the path a scored sweep of ``lo = hi = table`` backtracks,
+    ``_swept_arrangement``), found by ``kernel.witness``'s depth-first search, which visits only the table's few
+    partial partitions; a table whose search visits ``_ARRANGE_BUDGET`` states is swept instead.
+    """
     table = np.frombuffer(table_bytes, dtype=np.int64)
+    found = np.empty(1, np.int64)
+    choices = np.zeros(65, np.int64)
+    dead_fill = np.zeros(1, np.int64)
+    kernel.kernels()[8](
+        table, table, _ANY_PATH, _ARRANGE_BUDGET, *_TRANSITIONS, _NO_DEAD, dead_fill, False, found, choices
+    )
+    if found[0] == kernel.OVER_BUDGET:
+        return _swept_arrangement(table)
+    return tuple(choices.tolist()) if found[0] else None
+
+
+def _swept_arrangement(table: np.ndarray) -> tuple[int, ...] | None:
+    """``_arrangement`` by a whole scored sweep (the tests compare the two)."""
     result = _sweep(table, table, table, _NO_WEIGHT, 0, False)
     final, choices, _ = _best_path(result, int(table[JOKER]), 0)
     return None if final < 0 else tuple(choices)
+
+
+# ``_arrangement``'s search: at most this many states visited before it sweeps; an empty set of known dead states (a
+# search without ``share_dead`` only reads it)
+_ARRANGE_BUDGET = 2048
+_NO_DEAD = np.full(2, -1, np.int64)
 
 
 def _valid_table(table: np.ndarray) -> tuple[int, ...]:
