@@ -286,7 +286,7 @@ def _arrangement(table_bytes: bytes) -> tuple[int, ...] | None:
     ``_swept_arrangement``), found by ``kernel.witness``'s depth-first search, which visits only the table's few
     partial partitions; a table whose search visits ``_ARRANGE_BUDGET`` states is swept instead.
     """
-    table = np.frombuffer(table_bytes, dtype=np.int64)
+    table = np.frombuffer(table_bytes, dtype=np.int64).copy()  # writable: the kernels' one compiled signature
     found = np.empty(1, np.int64)
     choices = np.zeros(65, np.int64)
     dead_fill = np.zeros(1, np.int64)
