@@ -870,6 +870,8 @@ def exact_choices(
     edge_tile,
     edge_extra,
     edge_mark,
+    backward,
+    known_from,
 ):
     """The choices of the first path in sweep order that plays exactly ``lo + delta``, on a recorded sweep.
 
@@ -882,7 +884,9 @@ def exact_choices(
     first path in loop order and each keeps the parent and choice that first reached it, so its first accepted
     final state and that state's chain are the first accepted path in loop order. Choice codes as in ``sweep``:
     ``used * 16 + to_groups * 4 + run_jokers`` (``to_groups`` read off the accumulator, ``run_jokers`` off the
-    jokers of the two keys), group layers the jokers added. Returns ``(found, choices)``.
+    jokers of the two keys), group layers the jokers added. ``backward``: ``reach``'s backward words for ``delta``,
+    valid at boundaries ``known_from``..65 (66: none); there a child without ``EXACT`` has no such path and is not
+    entered. Returns ``(found, choices)``.
     """
     choices = np.zeros(65, np.int64)
     dead = np.zeros(n_entries, np.bool_)
@@ -908,6 +912,8 @@ def exact_choices(
             k += 1
             if dead[child] or (tile >= 0 and extra != delta[tile]):
                 continue
+            if layer + 1 >= known_from and not backward[child] & EXACT:
+                continue  # the backward words know it: no exact play through it
             next_edge[layer] = k
             key, key2 = keys[current], keys[child]
             jokers_added = ((key2 >> 24) & 3) - ((key >> 24) & 3)
@@ -1161,14 +1167,24 @@ def meld_records(choices, group_splits, group_split_counts):
     cells of a number its group tiles and group jokers are split into groups (``split_groups``, as the tables
     ``GROUP_SPLITS`` / ``GROUP_SPLIT_COUNTS``); the runs still open after 13 close last, colour by colour.
 
-    Records: a run ``0, first type, n, tile x n`` (the tiles in order; it stands for ``first .. first + n - 1``), a
-    group ``1, number, colour bit mask, jokers``. Returns the records (int64) and their total length.
+    One int key per meld (``MELD_*`` below): a run ``first type | n << 6 | joker places << 10`` (it stands for ``first
+    .. first + n - 1``, the tile at place ``r`` a joker if bit ``r`` of the places is set, else ``first + r``), a group
+    ``GROUP_KEY | number | colour bit mask << 4 | jokers << 8``. Returns the keys (int64) and how many.
     """
-    out = np.empty(2048, np.int64)
+    out = np.empty(64, np.int64)  # at most 53 melds (3 tiles each)
     size = 0
     run_first = np.zeros((4, 4), np.int64)  # per colour, per open run (in list order): its first cell's type
     run_length = np.zeros((4, 4), np.int64)
     run_tiles = np.zeros((4, 4, 13), np.int64)
+
+    def run_key(colour, i):  # the key of open run ``i`` of ``colour``
+        n = run_length[colour, i]
+        places = 0
+        for r in range(n):
+            if run_tiles[colour, i, r] == 52:
+                places |= 1 << r
+        return run_first[colour, i] | (n << 6) | (places << 10)
+
     open_runs = np.zeros(4, np.int64)
     for number0 in range(13):
         layer = number0 * 5
@@ -1193,13 +1209,8 @@ def meld_records(choices, group_splits, group_split_counts):
                     run_length[colour, j - 1], run_length[colour, j] = run_length[colour, j], run_length[colour, j - 1]
                     j -= 1
             for i in range(pieces, runs):  # runs without a piece close
-                n = run_length[colour, i]
-                out[size] = 0
-                out[size + 1] = run_first[colour, i]
-                out[size + 2] = n
-                for r in range(n):
-                    out[size + 3 + r] = run_tiles[colour, i, r]
-                size += 3 + n
+                out[size] = run_key(colour, i)
+                size += 1
             runs = min(runs, pieces)
             t = colour * 13 + number0
             for k in range(pieces):
@@ -1215,21 +1226,16 @@ def meld_records(choices, group_splits, group_split_counts):
         if group_jokers or groups_index:
             for i in range(group_split_counts[groups_index, group_jokers]):
                 split = group_splits[groups_index, group_jokers, i]
-                out[size] = 1
-                out[size + 1] = number0 + 1
-                out[size + 2] = split >> 2
-                out[size + 3] = split & 3
-                size += 4
+                out[size] = GROUP_KEY | (number0 + 1) | ((split >> 2) << 4) | ((split & 3) << 8)
+                size += 1
     for colour in range(4):
         for i in range(open_runs[colour]):
-            n = run_length[colour, i]
-            out[size] = 0
-            out[size + 1] = run_first[colour, i]
-            out[size + 2] = n
-            for r in range(n):
-                out[size + 3 + r] = run_tiles[colour, i, r]
-            size += 3 + n
+            out[size] = run_key(colour, i)
+            size += 1
     return out, size
+
+
+GROUP_KEY = 1 << 30  # ``meld_records``: the bit that marks a group's key
 
 
 def score_edges(weight, base, lo, n_entries, keys, n_edges, edge_parent, edge_child, edge_tile, edge_extra):

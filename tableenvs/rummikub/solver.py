@@ -39,7 +39,7 @@ from __future__ import annotations
 import threading
 import weakref
 from dataclasses import dataclass
-from functools import cache, cached_property, lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -233,40 +233,32 @@ def _best_path(result, lo_jokers, value_cap) -> tuple[int, list[int], int]:
 def _melds_from_choices(choices) -> list[Meld]:
     """The melds of the per-layer choices of a sweep path (a sequence of 65 codes), in the order they close.
 
-    ``kernel.meld_records`` replays the sweep's run rule per colour and splits each number's group tiles; this
-    builds the ``Meld``s from its records (a run stands for consecutive types from its first cell's type).
+    ``kernel.meld_records`` replays the sweep's run rule per colour and splits each number's group tiles into one
+    key per meld; the ``Meld`` of each key is built once and shared (melds are immutable values, and most of a
+    table's melds are the same from one commit to the next: a frozen dataclass costs about a microsecond to make).
     """
-    records, size = kernel.kernels()[6](
+    keys, size = kernel.kernels()[6](
         np.asarray(choices, dtype=np.int64), kernel.GROUP_SPLITS, kernel.GROUP_SPLIT_COUNTS
     )
-    values = records[:size].tolist()
-    melds: list[Meld] = []
-    i = 0
-    while i < size:
-        if values[i] == 0:  # a run: first type, length, tiles
-            n = values[i + 2]
-            melds.append(_run_meld(values[i + 1], tuple(values[i + 3 : i + 3 + n])))
-            i += 3 + n
-        else:  # a group: number, colour bit mask, jokers
-            melds.append(_group_meld(values[i + 1], values[i + 2], values[i + 3]))
-            i += 4
-    return melds
+    known = _MELD_OF_KEY
+    return [known.get(key) or _meld_of_key(key) for key in keys[:size].tolist()]
 
 
 _COLOURS_OF = tuple(tuple(c for c in range(4) if mask >> c & 1) for mask in range(16))  # a bit mask's colours
+# ``kernel.meld_records``'s keys and their melds; bounded by the melds a deck can form: about 7,400 runs (colour,
+# start, length, joker places) and 624 groups.
+_MELD_OF_KEY: dict[int, Meld] = {}
 
 
-# Melds are immutable values and most of a table's melds are the same from one commit to the next: each is built once
-# (a frozen dataclass costs about a microsecond to make) and shared. The caches are bounded by the melds a deck can
-# form: about 7,400 runs (colour, start, length, joker places) and 624 groups.
-@cache
-def _run_meld(first: int, tiles: tuple[int, ...]) -> Meld:
-    return Meld("run", tiles, tuple(range(first, first + len(tiles))))
-
-
-@cache
-def _group_meld(number: int, colour_mask: int, jokers: int) -> Meld:
-    return group_meld(number, _COLOURS_OF[colour_mask], jokers)
+def _meld_of_key(key: int) -> Meld:
+    if key & kernel.GROUP_KEY:
+        meld = group_meld(key & 15, _COLOURS_OF[key >> 4 & 15], key >> 8 & 3)
+    else:
+        first, n, places = key & 63, key >> 6 & 15, key >> 10
+        tiles = tuple(JOKER if places >> r & 1 else first + r for r in range(n))
+        meld = Meld("run", tiles, tuple(range(first, first + n)))
+    _MELD_OF_KEY[key] = meld
+    return meld
 
 
 def _played_from_choices(choices: list[int], jokers_used: int, base: np.ndarray) -> np.ndarray:
@@ -657,13 +649,15 @@ class TurnSweep:
             return None
         if self._searching:  # the last commit check's path, if it was asked about ``staged`` and found one
             asked = self._searched
-            if asked is not None and asked[1] and np.array_equal(asked[0], staged):
+            if asked is not None and asked[1] and asked[0].tobytes() == staged.tobytes():
                 return _melds_from_choices(self._choices)
             return None
-        if self._bounds is None or not np.array_equal(self._staged + self._delta, staged):
+        if self._bounds is None or (self._staged + self._delta).tobytes() != staged.tobytes():
             return None
         lo, _, result = self._recorded
-        found, choices = kernel.kernels()[4](self._delta, lo, lo[JOKER] + self._delta[JOKER], *_graph(result))
+        found, choices = kernel.kernels()[4](
+            self._delta, lo, lo[JOKER] + self._delta[JOKER], *_graph(result), self._words[1], self._bounds[1]
+        )
         return _melds_from_choices(choices) if found else None
 
 
