@@ -372,7 +372,7 @@ def sweep(
                             keys[idx] = key2
                             if record_edges:
                                 forward[idx] = 0
-                            if not record_edges:
+                            else:
                                 score[idx] = sc2
                                 parent[idx] = e
                                 choice[idx] = code
@@ -430,7 +430,7 @@ def sweep(
                             keys[idx] = key2
                             if record_edges:
                                 forward[idx] = 0
-                            if not record_edges:
+                            else:
                                 score[idx] = sc2
                                 parent[idx] = e
                                 choice[idx] = group_jokers
