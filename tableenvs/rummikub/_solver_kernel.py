@@ -261,7 +261,7 @@ def sweep(
         keys[0] = 0
         if record_edges:
             forward[0] = REACHED | EXACT
-        if not record_edges:
+        else:
             score[0] = 0
             parent[0] = -1
             choice[0] = -1

@@ -184,7 +184,7 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
             keys, slot_of = _grow(keys, entries), _grow(slot_of, entries)
             if record_edges:
                 forward = _grow(forward, entries)
-            if not record_edges:
+            else:
                 score, parent, choice = (_grow(a, entries) for a in (score, parent, choice))
         elif status == kernel.OUT_OF_EDGES:
             edges *= 4

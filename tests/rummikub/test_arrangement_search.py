@@ -32,6 +32,14 @@ def searched(table: np.ndarray):
     return solver._arrangement.__wrapped__(table.tobytes())  # not the cache: the search itself
 
 
+def count_sweeps(monkeypatch) -> list:
+    """Spy on ``_swept_arrangement`` (the fallback): one entry in the returned list per call."""
+    sweeps = []
+    swept = solver._swept_arrangement
+    monkeypatch.setattr(solver, "_swept_arrangement", lambda table: sweeps.append(1) or swept(table))
+    return sweeps
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_the_searched_arrangement_is_the_swept_one(seed):
     rng = np.random.default_rng(2400 + seed)
@@ -47,10 +55,9 @@ def test_the_searched_arrangement_is_the_swept_one(seed):
 @pytest.mark.parametrize("budget", [1, 8, 64])
 def test_a_search_over_budget_sweeps(budget, monkeypatch):
     rng = np.random.default_rng(2500 + budget)
-    sweeps = []
     swept = solver._swept_arrangement
     monkeypatch.setattr(solver, "_ARRANGE_BUDGET", budget)
-    monkeypatch.setattr(solver, "_swept_arrangement", lambda table: sweeps.append(1) or swept(table))
+    sweeps = count_sweeps(monkeypatch)
     compared = 0
     for table in tables(rng, 60):
         assert searched(table) == swept(table)
@@ -60,9 +67,7 @@ def test_a_search_over_budget_sweeps(budget, monkeypatch):
 
 def test_the_search_answers_most_tables_without_a_sweep(monkeypatch):
     rng = np.random.default_rng(2600)
-    sweeps = []
-    swept = solver._swept_arrangement
-    monkeypatch.setattr(solver, "_swept_arrangement", lambda table: sweeps.append(1) or swept(table))
+    sweeps = count_sweeps(monkeypatch)
     for _ in range(200):
         assert searched(random_table(rng, int(rng.integers(0, 60)))) is not None
     assert len(sweeps) <= 10, len(sweeps)
