@@ -22,7 +22,7 @@ import numpy as np
 from tableenvs import layout
 
 from .rules import NUM_TILES, RACK_SIZE, Rummikub
-from .tiles import TILE_TYPES, TILE_VALUES, tile_name
+from .tiles import TILE_TYPES, TILE_VALUES, tile_count, tile_name
 
 COMMIT = TILE_TYPES  # 53
 DRAW = TILE_TYPES + 1  # 54
@@ -77,12 +77,17 @@ class Encoder:
         self.size = OBSERVATION_SIZE
         self.low, self.high = observation_bounds(games_per_episode)
         self.observation_layout = LAYOUT
+        self._opened_flags: list[bool] = []  # the last game.opened seen, and it as the array ``_fill`` reads
+        self._opened = np.zeros(num_players, np.bool_)
 
     def fill(self, game: Rummikub, seat: int, out: np.ndarray) -> None:
         """Write ``seat``'s observation into the zeroed float32 vector ``out``.
 
         Called at every decision: one call of the compiled :func:`_fill` (a third of the time of slice copies and
         per-entry writes from Python)."""
+        if game.opened != self._opened_flags:  # the engine's list of flags changes at a player's first commit only
+            self._opened_flags = list(game.opened)
+            self._opened = np.array(game.opened, np.bool_)
         _compiled_fill()(
             out,
             game.racks,
@@ -90,7 +95,7 @@ class Encoder:
             game.table,
             game.last_placed,
             game.scores,
-            np.array(game.opened, np.bool_),
+            self._opened,
             seat,
             game.to_act,
             game.to_act == seat and not (game.over or game.truncated),
@@ -125,11 +130,11 @@ class Encoder:
     @staticmethod
     def describe(game: Rummikub, action: int) -> str:
         """``"stage red 7"``, ``"commit 3 tile(s)"``, ``"draw"`` or ``"pass (pool empty)"``."""
-        if action == DRAW and game.pool_size == 0:
-            return "pass (pool empty)"
+        if action < TILE_TYPES:  # most actions (the event log describes every one)
+            return ACTION_TEXT[action]
         if action == COMMIT:
-            return f"commit {int(game.staged.sum())} tile(s)"
-        return ACTION_TEXT[action]
+            return f"commit {tile_count(game.staged)} tile(s)"
+        return "pass (pool empty)" if game.pool_size == 0 else ACTION_TEXT[action]
 
 
 # The observation's offsets as plain ints (the compiled ``_fill`` reads them as constants).

@@ -45,7 +45,7 @@ import numpy as np
 
 from . import _solver_kernel as kernel
 from .melds import Meld, group_meld
-from .tiles import JOKER, NUMBERS, TILE_TYPES, TILE_VALUES, as_counts, check_total, check_within
+from .tiles import JOKER, NUMBERS, TILE_TYPES, TILE_VALUES, as_counts, check_total, check_within, tile_count
 
 __all__ = ["Solution", "arrange", "is_valid_play", "playable", "solve"]
 
@@ -531,7 +531,7 @@ class TurnSweep:
         if not same_turn:
             self._recorded = self._walked = self._bounds = self._searched = None
             self._position = position
-            self._tiles = tiles = int(table.sum())
+            self._tiles = tiles = tile_count(table)
             last_tiles, most_states = self._last_sweep
             # a sweep of a play onto this table, or one it grew from (tables only grow within a game), was big
             self._searching = not opening and tiles >= last_tiles and most_states >= _SEARCH_STATES
