@@ -22,8 +22,8 @@ extended while slots remain (closing one and starting another of the same colour
 never better); leftover slots start new runs. A state whose short runs cannot reach length 3 by number 13,
 or cannot get tiles or jokers in the next cells of their colour, is dropped; so is a state that needs more
 jokers than it has left to complete this number's groups (``GROUP_NEEDS``) and every colour's short runs
-(about two thirds of the states before a group step, and many after it, were such dead ends); a group step
-also drops a state left with no jokers when some colour cannot finish without one (``alive0``). A run may start
+(about two thirds of the states before a group step, and many after it, were such dead ends); a colour that
+cannot finish without a joker (``alive0``, a joker-free relaxation per colour) adds one to those needs. A run may start
 with a joker only at numbers 8..11: elsewhere the joker can move to the run's high end, or the run can be
 split with the joker ending its first part, keeping the tiles and not lowering the points. Every tile placed
 counts at once, because a run that is started must be finished.
@@ -266,9 +266,10 @@ def sweep(
     # Run states that can finish a colour without jokers (``alive0[c, n]`` bit ``r``: from run state ``r`` before the
     # colour's cell at 0-based number ``n``, 13: the end): a relaxation of the sweep per colour, which lets a tile join
     # this number's groups whenever the other colours have enough tiles there (one other tile each for a group of
-    # three, four tiles for two groups). A group step drops a state left with no free jokers and a colour outside its
-    # row (exact: the relaxation allows every move the sweep makes): 7% fewer states in recorded sweeps (issue 17,
-    # ninth pass; checking cell layers too dropped 11% but cost more than it saved).
+    # three, four tiles for two groups). A colour outside its row needs a joker: in its runs or in a later group with
+    # its tile (exact: the relaxation allows every move the sweep makes). That joker joins the counts of jokers a state
+    # needs for one colour only (a later group's joker may serve several): the cell's colour at a cell layer
+    # (``cell_needs``), any one colour at a group step. 12% fewer states in recorded sweeps (issue 17, ninth pass).
     alive0 = np.full((4, 14), FINISHED, np.int64)  # after 13 (n = 13) a colour may only end
     for n in range(12, -1, -1):
         tiles1 = 0  # colours with a tile at this number, and tiles up to two a colour
@@ -336,7 +337,10 @@ def sweep(
             # per run state after this cell: the jokers its short runs need at the colour's next two cells, or more
             # than any state has when its short runs cannot reach length 3 by number 13 (one load in the loop below)
             for state2 in range(run_shape.shape[0]):
-                cell_needs[state2] = 9 if number + still_needed[state2] > 13 else run_needs[step, number, state2]
+                if number + still_needed[state2] > 13:
+                    cell_needs[state2] = 9
+                else:  # and at least one joker (a run's, or a later group's) if the colour cannot finish without
+                    cell_needs[state2] = max(run_needs[step, number, state2], 1 - (alive0[step, number] >> state2 & 1))
             for acc2 in range(25):
                 layer_group_needs[acc2] = group_needs[step, acc2, later_caps] if look_ahead else 0
             n_moves = 0
@@ -447,15 +451,20 @@ def sweep(
             else:
                 cleared = key & ~((3 << 24) | (31 << 26) | (2147483647 << 31))
                 runs_need = 0
-                dead0 = False  # some colour cannot finish without jokers (``alive0``)
+                # one more if some colour cannot finish without a joker (``alive0``) and its short runs need none; for
+                # one colour only: a later group's joker may serve several colours
+                lacks_joker = 0
                 if look_ahead:
                     for c in range(4):
-                        runs_need += run_needs[c, number, (key >> (6 * c)) & 63]
-                        if not alive0[c, number] >> ((key >> (6 * c)) & 63) & 1:
-                            dead0 = True
+                        run_state = (key >> (6 * c)) & 63
+                        colour_need = run_needs[c, number, run_state]
+                        runs_need += colour_need
+                        if colour_need == 0 and not alive0[c, number] >> run_state & 1:
+                            lacks_joker = 1
+                runs_need += lacks_joker
                 for group_jokers in range(free_jokers + 1):
-                    if runs_need > free_jokers - group_jokers or (dead0 and group_jokers == free_jokers):
-                        break  # the short runs cannot be completed (or not without jokers, and none is left)
+                    if runs_need > free_jokers - group_jokers:
+                        break  # the short runs cannot be completed, or some colour lacks a joker
                     if not groups_ok[acc, group_jokers]:
                         continue
                     value2 = min(value_cap, value + number * group_jokers)
