@@ -152,18 +152,22 @@ def _group_splits() -> tuple[np.ndarray, np.ndarray]:
 GROUP_SPLITS, GROUP_SPLIT_COUNTS = _group_splits()
 
 # ``sweep``'s joker-free relaxation per colour (``alive0``): the run states with no short run (a colour may end
-# there), and ``FINISH_SOURCES[slot set, r2]``, the run states that go to ``r2`` at a cell giving ``s`` run slots for
-# some ``s`` in the slot set (bit ``s``, 0..2).
+# there), and ``FINISH_SOURCES[slot set, chunk, bits]``, the run states that go at a cell giving ``s`` run slots, for
+# some ``s`` in the slot set (bit ``s``, 0..2), to some run state ``6 * chunk + b`` with bit ``b`` set in ``bits``
+# (a set of run states as an int64 mask is read six bits at a time: six lookups instead of a loop over 35 states).
 FINISHED = sum(1 << r for r, (k1, k2, _) in enumerate(RUN_STATES) if k1 == 0 and k2 == 0)
 
 
 def _finish_sources() -> np.ndarray:
-    sources = np.zeros((8, len(RUN_STATES)), np.int64)
+    sources = np.zeros((8, 6, 64), np.int64)
     for slot_set in range(8):
         for r in range(len(RUN_STATES)):
             for s in range(3):
-                if slot_set >> s & 1 and RUN_NEXT[r, s] >= 0:
-                    sources[slot_set, RUN_NEXT[r, s]] |= 1 << r
+                r2 = RUN_NEXT[r, s]
+                if slot_set >> s & 1 and r2 >= 0:
+                    for bits in range(64):
+                        if bits >> (r2 % 6) & 1:
+                            sources[slot_set, r2 // 6, bits] |= 1 << r
     return sources
 
 
@@ -232,8 +236,9 @@ def sweep(
 
     ``group_needs`` is ``GROUP_NEEDS``; with ``look_ahead`` a transition is dropped when its state needs more jokers
     than it has left: the fewest that complete this number's groups plus, per colour, those its short runs need at
-    the colour's next two cells beyond the tiles there (each joker fills one place, so the needs add up). Without
-    it only the colour of the cell is checked (the tests compare the two: the look-ahead drops dead ends only).
+    the colour's next two cells beyond the tiles there (each joker fills one place, so the needs add up), and one
+    more for a colour that cannot finish without a joker (``alive0`` below). Without it only the colour of the cell
+    is checked, by its short runs (the tests compare the two: the look-ahead drops dead ends only).
 
     Returns ``(status, layer, n_entries, n_edges)``. Choices: cell layers ``used * 16 + to_groups * 4 +
     run_jokers``, group layers the number of group jokers.
@@ -268,8 +273,8 @@ def sweep(
     # this number's groups whenever the other colours have enough tiles there (one other tile each for a group of
     # three, four tiles for two groups). A colour outside its row needs a joker: in its runs or in a later group with
     # its tile (exact: the relaxation allows every move the sweep makes). That joker joins the counts of jokers a state
-    # needs for one colour only (a later group's joker may serve several): the cell's colour at a cell layer
-    # (``cell_needs``), any one colour at a group step. 12% fewer states in recorded sweeps (issue 17, ninth pass).
+    # needs for one colour only (a later group's joker may serve several): the cell's colour at a cell layer (in its
+    # move listings), any one colour at a group step. 12% fewer states in recorded sweeps (issue 17, ninth pass).
     alive0 = np.full((4, 14), FINISHED, np.int64)  # after 13 (n = 13) a colour may only end
     for n in range(12, -1, -1):
         tiles1 = 0  # colours with a tile at this number, and tiles up to two a colour
@@ -288,9 +293,8 @@ def sweep(
                         slot_counts |= 1 << (used - to_groups)
             later = alive0[c, n + 1]
             row = 0
-            for r2 in range(FINISH_SOURCES.shape[1]):
-                if later >> r2 & 1:
-                    row |= FINISH_SOURCES[slot_counts, r2]
+            for chunk in range(6):
+                row |= FINISH_SOURCES[slot_counts, chunk, (later >> (6 * chunk)) & 63]
             alive0[c, n] = row
     cell_needs = np.empty(run_shape.shape[0], np.int64)  # this layer's ``run_needs`` row, see below
     layer_group_needs = np.empty(25, np.int64)  # this layer's ``group_needs`` by accumulator after the cell
@@ -337,10 +341,7 @@ def sweep(
             # per run state after this cell: the jokers its short runs need at the colour's next two cells, or more
             # than any state has when its short runs cannot reach length 3 by number 13 (one load in the loop below)
             for state2 in range(run_shape.shape[0]):
-                if number + still_needed[state2] > 13:
-                    cell_needs[state2] = 9
-                else:  # and at least one joker (a run's, or a later group's) if the colour cannot finish without
-                    cell_needs[state2] = max(run_needs[step, number, state2], 1 - (alive0[step, number] >> state2 & 1))
+                cell_needs[state2] = 9 if number + still_needed[state2] > 13 else run_needs[step, number, state2]
             for acc2 in range(25):
                 layer_group_needs[acc2] = group_needs[step, acc2, later_caps] if look_ahead else 0
             n_moves = 0
@@ -378,8 +379,12 @@ def sweep(
                                 if number < 8 and run_shape[run_state2, 0] > used - to_groups:
                                     continue  # a run needs to start with a joker only at numbers 8..11
                                 # jokers: the run jokers, this number's groups, this colour's short runs (at its next
-                                # cells, and length 3 by 13); a state also needs its other colours' (``others_need``)
-                                needs = run_jokers + layer_group_needs[acc2] + cell_needs[run_state2]
+                                # cells, and length 3 by 13) or one if it cannot finish without (``alive0``); a state
+                                # also needs its other colours' (``others_need``)
+                                colour_need = cell_needs[run_state2]
+                                if look_ahead and colour_need == 0 and not alive0[step, number] >> run_state2 & 1:
+                                    colour_need = 1
+                                needs = run_jokers + layer_group_needs[acc2] + colour_need
                                 if needs > max_jokers:
                                     continue
                                 moves[n_moves] = (
