@@ -173,6 +173,37 @@ def _finish_sources() -> np.ndarray:
 
 FINISH_SOURCES = _finish_sources()
 
+
+def joker_free_rows(lo, hi):
+    """``alive0[c, n]`` (int64, 4 x 14): bit ``r`` set if colour ``c`` can finish from run state ``r`` before its cell
+    at 0-based number ``n`` (13: the end) without jokers, in the relaxation ``sweep`` describes. Compiled by
+    ``kernels()`` before the kernels that call it (``sweep``, ``witness``), which read it as ``_JOKER_FREE_ROWS``."""
+    alive0 = np.full((4, 14), FINISHED, np.int64)  # after 13 (n = 13) a colour may only end
+    for n in range(12, -1, -1):
+        tiles1 = 0  # colours with a tile at this number, and tiles up to two a colour
+        tiles2 = 0
+        for c in range(4):
+            tiles1 += min(1, hi[c * 13 + n])
+            tiles2 += min(2, hi[c * 13 + n])
+        for c in range(4):
+            t = c * 13 + n
+            others1 = tiles1 - min(1, hi[t])
+            others2 = tiles2 - min(2, hi[t])
+            slot_counts = 0  # bit s: the cell can give s run slots (its tiles used less those given to groups)
+            for used in range(lo[t], hi[t] + 1):
+                for to_groups in range(min(used, 2) + 1):
+                    if to_groups == 0 or (others1 >= 2 and (to_groups == 1 or others2 >= 4)):
+                        slot_counts |= 1 << (used - to_groups)
+            later = alive0[c, n + 1]
+            row = 0
+            for chunk in range(6):
+                row |= FINISH_SOURCES[slot_counts, chunk, (later >> (6 * chunk)) & 63]
+            alive0[c, n] = row
+    return alive0
+
+
+_JOKER_FREE_ROWS = joker_free_rows  # the compiled function once ``kernels()`` ran
+
 # Status codes returned by ``sweep``.
 OK = 0
 OUT_OF_ENTRIES = 1  # the entry buffers are full
@@ -275,27 +306,7 @@ def sweep(
     # its tile (exact: the relaxation allows every move the sweep makes). That joker joins the counts of jokers a state
     # needs for one colour only (a later group's joker may serve several): the cell's colour at a cell layer (in its
     # move listings), any one colour at a group step. 12% fewer states in recorded sweeps (issue 17, ninth pass).
-    alive0 = np.full((4, 14), FINISHED, np.int64)  # after 13 (n = 13) a colour may only end
-    for n in range(12, -1, -1):
-        tiles1 = 0  # colours with a tile at this number, and tiles up to two a colour
-        tiles2 = 0
-        for c in range(4):
-            tiles1 += min(1, hi[c * 13 + n])
-            tiles2 += min(2, hi[c * 13 + n])
-        for c in range(4):
-            t = c * 13 + n
-            others1 = tiles1 - min(1, hi[t])
-            others2 = tiles2 - min(2, hi[t])
-            slot_counts = 0  # bit s: the cell can give s run slots (its tiles used less those given to groups)
-            for used in range(lo[t], hi[t] + 1):
-                for to_groups in range(min(used, 2) + 1):
-                    if to_groups == 0 or (others1 >= 2 and (to_groups == 1 or others2 >= 4)):
-                        slot_counts |= 1 << (used - to_groups)
-            later = alive0[c, n + 1]
-            row = 0
-            for chunk in range(6):
-                row |= FINISH_SOURCES[slot_counts, chunk, (later >> (6 * chunk)) & 63]
-            alive0[c, n] = row
+    alive0 = _JOKER_FREE_ROWS(lo, hi)
     cell_needs = np.empty(run_shape.shape[0], np.int64)  # this layer's ``run_needs`` row, see below
     layer_group_needs = np.empty(25, np.int64)  # this layer's ``group_needs`` by accumulator after the cell
     # A cell's transitions depend on the state only through its colour's run state and the accumulator, and on its
@@ -1055,6 +1066,7 @@ def witness(
             first = hi[c * 13 + nx] if nx < 13 else 0
             second = hi[c * 13 + nx + 1] if nx < 12 else 0
             run_needs[c, nx, :] = RUN_NEEDS[3 * first + second]
+    alive0 = _JOKER_FREE_ROWS(lo, hi)  # as in ``sweep``
     dead_mask = dead.shape[0] - 1
     unwanted_size = 1024
     while unwanted_size < 4 * budget:
@@ -1095,8 +1107,14 @@ def witness(
                 if step == 4:
                     cleared = key & ~((3 << 24) | (31 << 26))
                     runs_need = 0
+                    lacks_joker = 0  # as in ``sweep``
                     for c in range(4):
-                        runs_need += run_needs[c, number, (key >> (6 * c)) & 63]
+                        run_state = (key >> (6 * c)) & 63
+                        colour_need = run_needs[c, number, run_state]
+                        runs_need += colour_need
+                        if colour_need == 0 and not alive0[c, number] >> run_state & 1:
+                            lacks_joker = 1
+                    runs_need += lacks_joker
                     for group_jokers in range(free_jokers + 1):
                         if runs_need > free_jokers - group_jokers:
                             break
@@ -1136,7 +1154,10 @@ def witness(
                                     continue
                                 if number < 8 and run_shape[run_state2, 0] > used - to_groups:
                                     continue
-                                if run_needs[step, number, run_state2] + needed > free_jokers - run_jokers:
+                                colour_need = run_needs[step, number, run_state2]
+                                if colour_need == 0 and not alive0[step, number] >> run_state2 & 1:
+                                    colour_need = 1
+                                if colour_need + needed > free_jokers - run_jokers:
                                     continue
                                 move_key[layer, count] = (
                                     cleared | (run_state2 << shift) | ((jokers + run_jokers) << 24) | (acc2 << 26)
@@ -1422,9 +1443,12 @@ def kernels():
     if _COMPILED is None:
         import numba
 
+        global _JOKER_FREE_ROWS
         directory = cache_dir()
         compiled = []
-        cached = True
+        helper = _cached_jit(joker_free_rows, numba, directory)
+        cached = helper is not None
+        _JOKER_FREE_ROWS = helper or numba.njit(cache=False)(joker_free_rows)  # before its callers compile
         for function in (sweep, walk, prune, best_path, exact_choices, reach, meld_records, score_edges, witness):
             jitted = _cached_jit(function, numba, directory) if cached else None
             if jitted is None:
