@@ -174,11 +174,12 @@ def _finish_sources() -> np.ndarray:
 FINISH_SOURCES = _finish_sources()
 
 
-def joker_free_rows(lo, hi):
-    """``alive0[c, n]`` (int64, 4 x 14): bit ``r`` set if colour ``c`` can finish from run state ``r`` before its cell
-    at 0-based number ``n`` (13: the end) without jokers, in the relaxation ``sweep`` describes. Compiled by
-    ``kernels()`` before the kernels that call it (``sweep``, ``witness``), which read it as ``_JOKER_FREE_ROWS``."""
-    alive0 = np.full((4, 14), FINISHED, np.int64)  # after 13 (n = 13) a colour may only end
+def joker_free_rows(lo, hi, alive0):
+    """Write ``alive0[c, n]`` (int64, 4 x 14, the caller's): bit ``r`` set if colour ``c`` can finish from run state
+    ``r`` before its cell at 0-based number ``n`` (13: the end) without jokers, in the relaxation ``sweep`` describes.
+    Compiled by ``kernels()`` before the kernels that call it (``sweep``, ``witness``), which read it as
+    ``_JOKER_FREE_ROWS`` (an array of the caller's, not a returned one: 1% fewer instructions a step)."""
+    alive0[:, 13] = FINISHED  # after 13 a colour may only end
     for n in range(12, -1, -1):
         tiles1 = 0  # colours with a tile at this number, and tiles up to two a colour
         tiles2 = 0
@@ -199,7 +200,6 @@ def joker_free_rows(lo, hi):
             for chunk in range(6):
                 row |= FINISH_SOURCES[slot_counts, chunk, (later >> (6 * chunk)) & 63]
             alive0[c, n] = row
-    return alive0
 
 
 _JOKER_FREE_ROWS = joker_free_rows  # the compiled function once ``kernels()`` ran
@@ -218,12 +218,6 @@ def sweep(
     weight,
     value_cap,
     record_edges,
-    run_next,
-    run_shape,
-    still_needed,
-    acc_next,
-    groups_ok,
-    group_needs,
     look_ahead,
     keys,
     score,
@@ -265,15 +259,18 @@ def sweep(
     ``lo`` itself (delta 0), written as its edges are made, so the first ``reach`` of a recorded sweep has nothing
     to walk forward (``solver.TurnSweep``: bounds ``[65, 66]``).
 
-    ``group_needs`` is ``GROUP_NEEDS``; with ``look_ahead`` a transition is dropped when its state needs more jokers
-    than it has left: the fewest that complete this number's groups plus, per colour, those its short runs need at
-    the colour's next two cells beyond the tiles there (each joker fills one place, so the needs add up), and one
-    more for a colour that cannot finish without a joker (``alive0`` below). Without it only the colour of the cell
-    is checked, by its short runs (the tests compare the two: the look-ahead drops dead ends only).
+    The transition tables (``RUN_NEXT``, ``GROUP_NEEDS``, ...) are this module's constants, compiled into the code
+    (six arguments fewer to type at every call). With ``look_ahead`` a transition is dropped when its state needs
+    more jokers than it has left: the fewest that complete this number's groups plus, per colour, those its short
+    runs need at the colour's next two cells beyond the tiles there (each joker fills one place, so the needs add
+    up), and one more for a colour that cannot finish without a joker (``alive0`` below). Without it only the colour
+    of the cell is checked, by its short runs (the tests compare the two: the look-ahead drops dead ends only).
 
     Returns ``(status, layer, n_entries, n_edges)``. Choices: cell layers ``used * 16 + to_groups * 4 +
     run_jokers``, group layers the number of group jokers.
     """
+    run_next, run_shape, still_needed = RUN_NEXT, RUN_SHAPE, STILL_NEEDED  # constants of the compiled code
+    acc_next, groups_ok, group_needs = ACC_NEXT, GROUPS_OK, GROUP_NEEDS
     max_jokers = hi[52]
     joker_weight = weight[52]
     max_entries = keys.shape[0]
@@ -306,7 +303,8 @@ def sweep(
     # its tile (exact: the relaxation allows every move the sweep makes). That joker joins the counts of jokers a state
     # needs for one colour only (a later group's joker may serve several): the cell's colour at a cell layer (in its
     # move listings), any one colour at a group step. 12% fewer states in recorded sweeps (issue 17, ninth pass).
-    alive0 = _JOKER_FREE_ROWS(lo, hi)
+    alive0 = np.empty((4, 14), np.int64)
+    _JOKER_FREE_ROWS(lo, hi, alive0)
     cell_needs = np.empty(run_shape.shape[0], np.int64)  # this layer's ``run_needs`` row, see below
     layer_group_needs = np.empty(25, np.int64)  # this layer's ``group_needs`` by accumulator after the cell
     # A cell's transitions depend on the state only through its colour's run state and the accumulator, and on its
@@ -1028,12 +1026,6 @@ def witness(
     hi,
     candidates,
     budget,
-    run_next,
-    run_shape,
-    still_needed,
-    acc_next,
-    groups_ok,
-    group_needs,
     dead,
     dead_fill,
     share_dead,
@@ -1058,6 +1050,8 @@ def witness(
     the ``budget``-th state in all (or would fill half of ``dead``), leaving it and the rest at ``OVER_BUDGET``.
     Returns the states visited.
     """
+    run_next, run_shape, still_needed = RUN_NEXT, RUN_SHAPE, STILL_NEEDED  # constants of the compiled code
+    acc_next, groups_ok, group_needs = ACC_NEXT, GROUPS_OK, GROUP_NEEDS
     max_jokers = hi[52]
     lo_jokers = lo[52]
     run_needs = np.empty((4, 14, run_shape.shape[0]), np.int64)  # as in ``sweep``
@@ -1066,7 +1060,8 @@ def witness(
             first = hi[c * 13 + nx] if nx < 13 else 0
             second = hi[c * 13 + nx + 1] if nx < 12 else 0
             run_needs[c, nx, :] = RUN_NEEDS[3 * first + second]
-    alive0 = _JOKER_FREE_ROWS(lo, hi)  # as in ``sweep``
+    alive0 = np.empty((4, 14), np.int64)
+    _JOKER_FREE_ROWS(lo, hi, alive0)  # as in ``sweep``
     dead_mask = dead.shape[0] - 1
     unwanted_size = 1024
     while unwanted_size < 4 * budget:

@@ -61,15 +61,6 @@ _LOOK_AHEAD = True
 # fit; big ones grow the buffers and resume (small starts keep the common case cheap: a big buffer costs
 # page faults and a big hash table a long fill on every call).
 _START_SIZES = {False: (1 << 14, 1, 13), True: (1 << 14, 1 << 16, 13)}
-# The transition tables ``kernel.sweep`` and ``kernel.witness`` take, in their argument order.
-_TRANSITIONS = (
-    kernel.RUN_NEXT,
-    kernel.RUN_SHAPE,
-    kernel.STILL_NEEDED,
-    kernel.ACC_NEXT,
-    kernel.GROUPS_OK,
-    kernel.GROUP_NEEDS,
-)
 
 
 @dataclass(frozen=True, eq=False)
@@ -156,7 +147,6 @@ def _sweep(lo, hi, base, weight, value_cap, record_edges, spare: dict | None = N
             weight,
             value_cap,
             record_edges,
-            *_TRANSITIONS,
             _LOOK_AHEAD,
             keys[:limit],
             score,
@@ -282,9 +272,7 @@ def _arrangement(table_bytes: bytes) -> tuple[int, ...] | None:
     found = np.empty(1, np.int64)
     choices = np.zeros(65, np.int64)
     dead_fill = np.zeros(1, np.int64)
-    kernel.kernels()[8](
-        table, table, _ANY_PATH, _ARRANGE_BUDGET, *_TRANSITIONS, _NO_DEAD, dead_fill, False, found, choices
-    )
+    kernel.kernels()[8](table, table, _ANY_PATH, _ARRANGE_BUDGET, _NO_DEAD, dead_fill, False, found, choices)
     if found[0] == kernel.OVER_BUDGET:
         return _swept_arrangement(table)
     return tuple(choices.tolist()) if found[0] else None
@@ -608,7 +596,6 @@ class TurnSweep:
             hi,
             candidates,
             _SEARCH_BUDGET,
-            *_TRANSITIONS,
             self._dead,
             self._dead_fill,
             share_dead,

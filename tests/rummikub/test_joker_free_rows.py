@@ -1,11 +1,12 @@
 """The sweep's joker-free relaxation per colour (``kernel.joker_free_rows``, issue 17 ninth pass), checked directly.
 
-``joker_free_rows(lo, hi)[c, n]`` has bit ``r`` set when colour ``c`` could finish from run state ``r`` before its
-cell at 0-based number ``n`` (13: after the last number) without any joker, in a relaxation that must allow every
-move the sweep makes. So along any accepted path that has placed all of its jokers, every colour's run state lies
-in its row: here the path of a valid table's own arrangement (``lo = hi = table``), replayed cell by cell. The
-sweep drops a state only when a colour lies outside its row (and counts a joker for it), so a row missing a state
-that a real finish passes through would remove plays: the differential tests would see that too, this test names it.
+``joker_free_rows(lo, hi, rows)`` sets bit ``r`` of ``rows[c, n]`` when colour ``c`` could finish from run state
+``r`` before its cell at 0-based number ``n`` (13: after the last number) without any joker, in a relaxation that
+must allow every move the sweep makes. So along any accepted path that has placed all of its jokers, every colour's
+run state lies in its row: here the path of a valid table's own arrangement (``lo = hi = table``), replayed cell by
+cell. The sweep drops a state only when a colour lies outside its row (and counts a joker for it), so a row missing
+a state that a real finish passes through would remove plays: the differential tests would see that too, this test
+names it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,12 @@ from tableenvs.rummikub import _solver_kernel as kernel
 from tableenvs.rummikub import solver
 
 ALL_RUN_STATES = (1 << len(kernel.RUN_STATES)) - 1
+
+
+def joker_free_rows(lo, hi) -> np.ndarray:
+    rows = np.zeros((4, 14), np.int64)
+    kernel.joker_free_rows(lo, hi, rows)
+    return rows
 
 
 def run_states_before_each_number(choices) -> list[tuple[list[int], int]]:
@@ -44,7 +51,7 @@ def test_an_arranged_table_path_stays_in_the_rows(seed):
         table = random_table(rng, int(rng.integers(3, 90)))
         choices = solver._arrangement(table.tobytes())
         assert choices is not None  # a valid table
-        rows = kernel.joker_free_rows(table, table)
+        rows = joker_free_rows(table, table)
         narrower += int(np.count_nonzero(rows[:, :13] != ALL_RUN_STATES))
         for number0, (states, jokers) in enumerate(run_states_before_each_number(choices)):
             if jokers < table[52]:
@@ -57,7 +64,7 @@ def test_an_arranged_table_path_stays_in_the_rows(seed):
 
 
 def test_the_rows_end_with_the_finished_run_states():
-    rows = kernel.joker_free_rows(np.zeros(53, np.int64), np.zeros(53, np.int64))
+    rows = joker_free_rows(np.zeros(53, np.int64), np.zeros(53, np.int64))
     finished = [r for r, (k1, k2, _) in enumerate(kernel.RUN_STATES) if k1 == 0 and k2 == 0]
     assert rows[:, 13].tolist() == [sum(1 << r for r in finished)] * 4
     # an empty table: a colour finishes only with no short run open, at every number (no tile extends one)
