@@ -204,6 +204,32 @@ def joker_free_rows(lo, hi, alive0):
 
 _JOKER_FREE_ROWS = joker_free_rows  # the compiled function once ``kernels()`` ran
 
+
+def layer_entry(key, first, n_entries, max_entries, slots, slot_of, keys):
+    """``sweep``'s entry of ``key`` in the layer being built (entries ``first..n_entries - 1``, found through the hash
+    table ``slots``), added as entry ``n_entries`` if the layer has none: ``(index, added)``. The index is
+    ``-OUT_OF_ENTRIES`` or ``-OUT_OF_HASH`` when adding would overfill the entries or half the hash table. Compiled by
+    ``kernels()`` before ``sweep``, which reads it as ``_LAYER_ENTRY``."""
+    hash_mask = slots.shape[0] - 1
+    h = ((key * 0x7F4A7C159E3779B1) >> 17) & hash_mask
+    while True:
+        idx = slots[h]
+        if idx < 0:
+            if n_entries >= max_entries:
+                return -OUT_OF_ENTRIES, False
+            if n_entries - first >= slots.shape[0] >> 1:
+                return -OUT_OF_HASH, False
+            slots[h] = n_entries
+            slot_of[n_entries] = h
+            keys[n_entries] = key
+            return n_entries, True
+        if keys[idx] == key:
+            return idx, False
+        h = (h + 1) & hash_mask
+
+
+_LAYER_ENTRY = layer_entry  # the compiled function once ``kernels()`` ran
+
 # Status codes returned by ``sweep``.
 OK = 0
 OUT_OF_ENTRIES = 1  # the entry buffers are full
@@ -277,7 +303,6 @@ def sweep(
     max_edges = edge_parent.shape[0]
     table_size = slots.shape[0]
     hash_mask = table_size - 1
-    max_layer = table_size >> 1
     # Openings in ``solve`` (points in the state): a state that cannot reach ``value_cap`` with every later
     # tile and its unused jokers (at 13) is dropped, and after each layer only the Pareto front of points
     # and score is kept per position (below).
@@ -422,33 +447,17 @@ def sweep(
                     key2 = kept_bits + (move & 4294967295) + (value2 << 31)
                     sc2 = sc + tile_weight * (used - on_table) + joker_weight * run_jokers
                     # insert or improve key2 in the new layer
-                    h = ((key2 * 0x7F4A7C159E3779B1) >> 17) & hash_mask
-                    while True:
-                        idx = slots[h]
-                        if idx < 0:
-                            if n_entries >= max_entries:
-                                return OUT_OF_ENTRIES, layer, n_entries, n_edges
-                            if n_entries - end >= max_layer:
-                                return OUT_OF_HASH, layer, n_entries, n_edges
-                            idx = n_entries
-                            n_entries += 1
-                            slots[h] = idx
-                            slot_of[idx] = h
-                            keys[idx] = key2
-                            if record_edges:
-                                forward[idx] = 0
-                            else:
-                                score[idx] = sc2
-                                parent[idx] = e
-                                choice[idx] = code
-                            break
-                        if keys[idx] == key2:
-                            if not record_edges and sc2 > score[idx]:
-                                score[idx] = sc2
-                                parent[idx] = e
-                                choice[idx] = code
-                            break
-                        h = (h + 1) & hash_mask
+                    idx, added = _LAYER_ENTRY(key2, end, n_entries, max_entries, slots, slot_of, keys)
+                    if idx < 0:
+                        return -idx, layer, n_entries, n_edges
+                    if added:
+                        n_entries += 1
+                        if record_edges:
+                            forward[idx] = 0
+                    if not record_edges and (added or sc2 > score[idx]):
+                        score[idx] = sc2
+                        parent[idx] = e
+                        choice[idx] = code
                     if record_edges:
                         if n_edges >= max_edges:
                             return OUT_OF_EDGES, layer, n_entries, n_edges
@@ -488,33 +497,17 @@ def sweep(
                             continue
                     key2 = cleared | ((jokers + group_jokers) << 24) | (value2 << 31)
                     sc2 = sc + joker_weight * group_jokers
-                    h = ((key2 * 0x7F4A7C159E3779B1) >> 17) & hash_mask
-                    while True:
-                        idx = slots[h]
-                        if idx < 0:
-                            if n_entries >= max_entries:
-                                return OUT_OF_ENTRIES, layer, n_entries, n_edges
-                            if n_entries - end >= max_layer:
-                                return OUT_OF_HASH, layer, n_entries, n_edges
-                            idx = n_entries
-                            n_entries += 1
-                            slots[h] = idx
-                            slot_of[idx] = h
-                            keys[idx] = key2
-                            if record_edges:
-                                forward[idx] = 0
-                            else:
-                                score[idx] = sc2
-                                parent[idx] = e
-                                choice[idx] = group_jokers
-                            break
-                        if keys[idx] == key2:
-                            if not record_edges and sc2 > score[idx]:
-                                score[idx] = sc2
-                                parent[idx] = e
-                                choice[idx] = group_jokers
-                            break
-                        h = (h + 1) & hash_mask
+                    idx, added = _LAYER_ENTRY(key2, end, n_entries, max_entries, slots, slot_of, keys)
+                    if idx < 0:
+                        return -idx, layer, n_entries, n_edges
+                    if added:
+                        n_entries += 1
+                        if record_edges:
+                            forward[idx] = 0
+                    if not record_edges and (added or sc2 > score[idx]):
+                        score[idx] = sc2
+                        parent[idx] = e
+                        choice[idx] = group_jokers
                     if record_edges:
                         if n_edges >= max_edges:
                             return OUT_OF_EDGES, layer, n_entries, n_edges
@@ -1438,12 +1431,14 @@ def kernels():
     if _COMPILED is None:
         import numba
 
-        global _JOKER_FREE_ROWS
+        global _JOKER_FREE_ROWS, _LAYER_ENTRY
         directory = cache_dir()
         compiled = []
-        helper = _cached_jit(joker_free_rows, numba, directory)
-        cached = helper is not None
-        _JOKER_FREE_ROWS = helper or numba.njit(cache=False)(joker_free_rows)  # before its callers compile
+        helpers = [_cached_jit(helper, numba, directory) for helper in (joker_free_rows, layer_entry)]
+        cached = all(helper is not None for helper in helpers)
+        if not cached:
+            helpers = [numba.njit(cache=False)(helper) for helper in (joker_free_rows, layer_entry)]
+        _JOKER_FREE_ROWS, _LAYER_ENTRY = helpers  # before their callers compile
         for function in (sweep, walk, prune, best_path, exact_choices, reach, meld_records, score_edges, witness):
             jitted = _cached_jit(function, numba, directory) if cached else None
             if jitted is None:
