@@ -40,6 +40,7 @@ import sys
 
 import numpy as np
 
+from tableenvs import __version__
 from tableenvs.evaluation.playing import limit_torch_threads
 from tableenvs.paths import check_model_files, check_output_dir
 from tableenvs.policies import BUILTIN_POLICIES, make_policy
@@ -148,7 +149,12 @@ def _check_counts(args: argparse.Namespace) -> None:
 
 
 def _main(argv: list[str] | None) -> int:
-    parser = _Parser(prog="tableenvs", description=__doc__.split("\n\n")[0])
+    parser = _Parser(
+        prog="tableenvs",
+        description="Play, replay, train and evaluate agents on the tableenvs games (Pili Pili, Llama Party, "
+        "Rummikub). Run 'tableenvs COMMAND --help' for a command's flags.",
+    )
+    parser.add_argument("--version", action="version", version=f"tableenvs {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     commands.add_parser("list", help="list the environment names")
@@ -463,7 +469,7 @@ def _add_eval_parser(commands) -> None:
         description="Play at least --games games of ENV between the listed policies, seated so that each policy "
         "sits in every seat and after every other policy equally often (whole blocks of a balanced design), "
         "every game of a block on the same deal (duplicate deals); print a table (win rate, reward, final score, "
-        "OpenSkill and Elo ratings with 95%% intervals, paired differences) and write results.json, policies.csv, "
+        "OpenSkill and Elo ratings with 95% intervals, paired differences) and write results.json, policies.csv, "
         "games.csv, head_to_head.csv, paired.csv and ratings.png under --out. See docs/evaluation.md.",
     )
     evaluate.add_argument("env", help=f"environment name ({', '.join(names())})")

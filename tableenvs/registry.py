@@ -5,7 +5,10 @@ game means adding one entry there (or calling :func:`register_game`). Registerin
 registries at once:
 
 * tableenvs' own: ``tableenvs.make("pilipili_v0")`` (the AEC env, wrapped as PettingZoo classic envs are);
-* PettingZoo's: ``pettingzoo.make("aec", "tableenvs/PiliPili-v0")`` (the same wrapped AEC env);
+* PettingZoo's: ``pettingzoo.make("aec", "tableenvs/PiliPili-v0")`` (the same wrapped AEC env). The games are
+  turn-based, so they have no parallel API; the id is also put in PettingZoo's parallel registry, under an entry
+  point that raises a ``ValueError`` saying so and naming the AEC call (PettingZoo's own "namespace not found"
+  would hide the reason);
 * Gymnasium's: ``gymnasium.make("tableenvs/PiliPili-v0", opponents="heuristic")``, the single-agent view
   (:class:`tableenvs.single_agent.SingleAgentEnv`). In a fresh process (a ``SubprocVecEnv`` worker) write
   ``"tableenvs:tableenvs/PiliPili-v0"`` so Gymnasium imports tableenvs first.
@@ -16,6 +19,7 @@ Game modules are imported only when a game is made (registries store entry-point
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 from collections.abc import Mapping
@@ -109,6 +113,16 @@ def _register_with_pettingzoo(game: GameSpec) -> None:
 
     if game.registry_id not in pettingzoo.aec_registry:
         pettingzoo.register("aec", game.registry_id, entry_point=f"{game.module}:env")
+    if game.registry_id not in pettingzoo.parallel_registry:
+        pettingzoo.register("parallel", game.registry_id, entry_point=functools.partial(_no_parallel_api, game))
+
+
+def _no_parallel_api(game: GameSpec, **options: Any):
+    """The parallel registry's entry point for a turn-based game: a ``ValueError`` naming the AEC calls."""
+    raise ValueError(
+        f"{game.registry_id} ({game.name}) is a turn-based game: it has no parallel API. Make the AEC env with "
+        f"pettingzoo.make('aec', {game.registry_id!r}) or tableenvs.make({game.name!r})"
+    )
 
 
 def _register_with_gymnasium(game: GameSpec) -> None:

@@ -4,7 +4,7 @@ Where you are: the thin AEC adapter of ``tableenvs/llama_party`` (rules in ``rul
 ``encoder.py``, cards in ``cards.py``). Rules and every rules decision: ``docs/llama_party.md``.
 
 ====================  ===========================================================================================
-Import                ``tableenvs.make("llama_party_v0")`` or ``from tableenvs.llama_party.env import env``
+Import                ``tableenvs.make("llama_party_v0")`` or ``from tableenvs import llama_party_v0``
 Agents                ``player_0 .. player_{n-1}``, n = ``num_players`` (2..4); 2 and 3 players add dummy hands
 Action space          ``Discrete(32)``: action ``c`` picks card ``c`` of the deck from the actor's hand, as its
                       secret goal (goal step) or as one of the 4 / 3 / 2 / 1 cards to pass (pass steps 1..4)

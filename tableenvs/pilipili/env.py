@@ -5,7 +5,7 @@ observation in ``encoder.py``; this module only wires them to :class:`tableenvs.
 decisions, the 36 missions, the action table and the observation layout: ``docs/pilipili.md``.
 
 ====================  =======================================================================================
-Import                ``tableenvs.make("pilipili_v0")``, ``from tableenvs.pilipili.env import env, raw_env``
+Import                ``tableenvs.make("pilipili_v0")`` or ``from tableenvs import pilipili_v0; pilipili_v0.env()``
 Agents                ``player_0 .. player_{n-1}`` (``num_players`` 2..8, default 5); seats clockwise
 Actions               ``Discrete(234)``, one table for every decision: bid 0..28, play a number card, play the
                       wild as 0..56, pick a card to pass/give, name a player, decline a swap, play a hand

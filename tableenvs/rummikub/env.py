@@ -4,7 +4,7 @@ Where you are: the thin AEC adapter of ``tableenvs/rummikub`` (rules in ``rules.
 ``encoder.py``, legal plays from the solver in ``solver.py``). Rules and every rules decision: ``docs/rummikub.md``.
 
 ====================  ===========================================================================================
-Import                ``tableenvs.make("rummikub_v0")`` or ``from tableenvs.rummikub.env import env``
+Import                ``tableenvs.make("rummikub_v0")`` or ``from tableenvs import rummikub_v0``
 Agents                ``player_0 .. player_{n-1}``, n = ``num_players`` (2..4); play passes to the next seat
 Action space          ``Discrete(55)``: ``0..52`` stage one rack tile of that type (52 = joker), ``53`` commit
                       (end the turn placing the staged tiles), ``54`` draw one tile (pass when the pool is empty)
