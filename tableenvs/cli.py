@@ -37,12 +37,13 @@ import argparse
 import importlib.util
 import os
 import sys
+import tempfile
 
 import numpy as np
 
 from tableenvs import __version__
 from tableenvs.evaluation.playing import limit_torch_threads
-from tableenvs.paths import check_model_files, check_output_dir
+from tableenvs.paths import OutputError, check_model_files, check_output_dir
 from tableenvs.policies import BUILTIN_POLICIES, make_policy
 from tableenvs.registry import make, names
 from tableenvs.validation import check_at_least
@@ -584,7 +585,7 @@ def _eval(args: argparse.Namespace) -> int:
     except (ImportError, OSError) as error:
         raise ValueError(str(error)) from None
     print(result.format_table())
-    paths = result.save(args.out, plot=not args.no_plot)
+    paths = _save_or_rescue(lambda out: result.save(out, plot=not args.no_plot), args.out, "eval")
     print(
         f"\n{result.games} games in {result.seconds:.1f} s ({result.games_per_second:.1f} games/s); wrote "
         + ", ".join(str(path) for path in paths.values())
@@ -599,6 +600,20 @@ def _eval(args: argparse.Namespace) -> int:
         written = record_tournament(result, specs, args.records, games=range(count), deterministic=not args.sample)
         print(f"wrote {len(written)} game records under {args.records} (check one with: tableenvs replay FILE)")
     return 0
+
+
+def _save_or_rescue(save, out: str, job: str) -> dict:
+    """``save(out)``; if a file cannot be written there, save to a new temporary directory instead and raise the
+    :class:`~tableenvs.paths.OutputError` naming both (the command line prints it and exits 2)."""
+    try:
+        return save(out)
+    except OutputError as error:
+        try:
+            rescue = tempfile.mkdtemp(prefix=f"tableenvs-{job}-")
+            save(rescue)
+        except (OSError, OutputError):
+            raise error from None
+        raise OutputError(f"{error}; the results were saved to {rescue} instead") from None
 
 
 def _play(args: argparse.Namespace) -> int:

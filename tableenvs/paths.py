@@ -1,17 +1,81 @@
-"""Early checks of the paths a job reads and writes, so it fails before any game or training starts.
+"""The paths a job reads and writes: early checks, and atomic writes of every file the project saves.
 
 Where you are: shared plumbing, used by the command line (``tableenvs train`` / ``tableenvs eval``) and usable
-by any script that writes results at the end of a long run. Each check raises ``ValueError`` with one line that
-names the option (``--out``, ``--opponents``, ...) and the path; nothing is created or left behind.
+by any script that writes results at the end of a long run.
+
+* The checks (:func:`check_output_dir`, :func:`check_model_files`) raise ``ValueError`` with one line that names
+  the option (``--out``, ``--opponents``, ...) and the path, before any game or training starts; nothing is
+  created or left behind.
+* :func:`atomic_output` (and :func:`write_text_atomic`, :func:`write_bytes_atomic`): every file the project writes
+  goes to a temporary file in the same directory, is flushed to disk, and is renamed over the target only once
+  complete, so a full disk, a read-only directory or a crash never leaves a truncated or empty file and an
+  existing file survives a failed write. A failure raises :class:`OutputError` (a ``ValueError``: one line naming
+  the path; the command line prints it and exits 2).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+#: The permission bits a plain ``open(path, "w")`` would give a new file (``mkstemp`` alone gives 0600).
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+_FILE_MODE = 0o666 & ~_UMASK
+
+
+class OutputError(ValueError):
+    """A file that could not be written; the message names the path and why. Any earlier file there is intact."""
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | os.PathLike, mode: str = "w", **open_options: Any) -> Iterator[IO]:
+    """Open a temporary file beside ``path`` for writing; on a clean exit rename it over ``path``.
+
+    ``mode`` is ``"w"`` (text; ``encoding`` defaults to UTF-8) or ``"wb"``; ``open_options`` go to ``open`` (e.g.
+    ``newline=""`` for CSV). If the block raises, or writing, flushing or renaming fails, the temporary file is
+    removed and ``path`` is left as it was; an ``OSError`` becomes an :class:`OutputError` naming ``path``.
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_output mode must be 'w' or 'wb', got {mode!r}")
+    if mode == "w":
+        open_options.setdefault("encoding", "utf-8")
+    path = Path(path)
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    except OSError as error:
+        raise OutputError(f"cannot write {str(path)!r}: {error.strerror or error}") from error
+    try:
+        with os.fdopen(descriptor, mode, **open_options) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, _FILE_MODE)
+        os.replace(temporary, path)
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        if isinstance(error, OSError):
+            raise OutputError(f"cannot write {str(path)!r}: {error.strerror or error}") from error
+        raise
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically (see :func:`atomic_output`); return ``path``."""
+    with atomic_output(path, "w") as handle:
+        handle.write(text)
+    return Path(path)
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (see :func:`atomic_output`); return ``path``."""
+    with atomic_output(path, "wb") as handle:
+        handle.write(data)
+    return Path(path)
 
 
 def check_output_dir(path: str | os.PathLike, name: str = "--out") -> Path:

@@ -50,7 +50,7 @@ except ImportError as error:  # ray, or its rllib dependencies, or torch
         "docs/training.md#rllib)"
     ) from None
 
-from tableenvs.paths import check_output_dir
+from tableenvs.paths import check_output_dir, write_text_atomic
 from tableenvs.policies import make_policy
 from tableenvs.registry import make_raw
 from tableenvs.torch_policy import DEFAULT_HIDDEN, build_network, masked_logits, save_policy
@@ -315,7 +315,7 @@ def train(
         "iterations": iterations,
         "policies": {module: path.name for module, path in files.items()},
     }
-    (out / "results.json").write_text(json.dumps(record, indent=2))
+    write_text_atomic(out / "results.json", json.dumps(record, indent=2))
     say(
         f"{steps} env steps in {len(iterations)} iterations, {seconds:.1f} s ({setup_seconds:.1f} s of it RLlib's "
         f"set-up); wrote {', '.join(str(path) for path in files.values())} and {out / 'results.json'}"
@@ -326,7 +326,7 @@ def train(
         first = next(iter(files.values()))
         result = evaluate(env, [str(first), "random"], final_games, options=options, seed=settings["seed"])
         record["final_table"] = result.format_table()
-        (out / "results.json").write_text(json.dumps(record, indent=2))
+        write_text_atomic(out / "results.json", json.dumps(record, indent=2))
         say(record["final_table"])
     return record
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from stable_baselines3.common.callbacks import BaseCallback
 
+from tableenvs.paths import atomic_output
 from tableenvs.policies import PolicySpec
 from tableenvs.single_agent import OpponentPool
 from tableenvs.validation import check_at_least
@@ -70,7 +71,8 @@ class SelfPlayCallback(BaseCallback):
     def snapshot(self) -> Path:
         """Save the learner now and give every env the updated pool; the snapshot's path."""
         path = self.pool_dir / f"snapshot_{self.num_timesteps:09d}.zip"
-        self.model.save(path)
+        with atomic_output(path, "wb") as handle:
+            self.model.save(handle)
         self.snapshots.append(path)
         pool = OpponentPool(
             [*self.keep, *(str(p) for p in self.snapshots[-self.pool_size :])],

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from tableenvs.paths import atomic_output
+
 #: What a policy file says it is (checked on load).
 FORMAT = "tableenvs-torch-policy"
 VERSION = 1
@@ -115,7 +117,8 @@ def save_policy(network: Any, path: str | Path, *, env: str, options: Mapping[st
         "state_dict": {key: value.detach().cpu().clone() for key, value in network.state_dict().items()},
     }
     path = Path(path)
-    torch.save(record, path)
+    with atomic_output(path, "wb") as handle:
+        torch.save(record, handle)
     return path
 
 

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from tableenvs.evaluation import EvaluationResult, evaluate, strict_json
+from tableenvs.paths import atomic_output, write_text_atomic
 from tableenvs.policies import PolicySpec
 from tableenvs.registry import make_raw
 from tableenvs.registry import spec as game_spec
@@ -515,7 +516,7 @@ class _Run:
                 "deterministic": opponents.deterministic,
             }
             saved.append(f"opponent pool ({len(opponents.members)})")
-        (fresh / STATE_FILE).write_text(strict_json(state))
+        write_text_atomic(fresh / STATE_FILE, strict_json(state))
         old = directory.with_name(directory.name + ".old")
         shutil.rmtree(old, ignore_errors=True)
         if directory.exists():
@@ -710,7 +711,8 @@ def train(config: TrainConfig, *, _resume_state: dict[str, Any] | None = None) -
     run.save_checkpoint(model, "end of training", complete=True)  # marks the run complete for --resume
     vec_env.close()
     model_path = out / "model.zip"
-    model.save(model_path)
+    with atomic_output(model_path, "wb") as handle:
+        model.save(handle)
     curve_path = out / "curve.png"
     plot_curve(
         run.history,
@@ -731,7 +733,8 @@ def train(config: TrainConfig, *, _resume_state: dict[str, Any] | None = None) -
         say_print(format_table(table))
         say_print(f"(evaluation: {eval_seconds:.0f} s)")
     results_path = out / "results.json"
-    results_path.write_text(
+    write_text_atomic(
+        results_path,
         strict_json(
             {
                 "config": config.to_dict(),
@@ -747,7 +750,7 @@ def train(config: TrainConfig, *, _resume_state: dict[str, Any] | None = None) -
                 "curve_baseline": run.baseline,
                 "final": table,
             }
-        )
+        ),
     )
     return TrainResult(
         model_path,
@@ -881,5 +884,8 @@ def plot_curve(
     games = history[0]["games"] if history else 0
     fig.suptitle(f"{title} ({games} evaluation games per point)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        with atomic_output(path, "wb") as handle:
+            fig.savefig(handle, format="png", dpi=110)
+    finally:
+        plt.close(fig)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from tableenvs.paths import atomic_output, write_text_atomic
 from tableenvs.ratings import Z95
 
 from .playing import GameRecord
@@ -205,7 +206,7 @@ class EvaluationResult:
             "head_to_head_csv": out / "head_to_head.csv",
             "paired_csv": out / "paired.csv",
         }
-        paths["json"].write_text(strict_json(self.to_dict()))
+        write_text_atomic(paths["json"], strict_json(self.to_dict()))
         _write_csv(paths["policies_csv"], list(self.policies[0]), [list(row.values()) for row in self.policies])
         n = self.num_players
         _write_csv(
@@ -257,7 +258,7 @@ class EvaluationResult:
 
 
 def _write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
-    with path.open("w", newline="") as handle:
+    with atomic_output(path, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
         writer.writerows(["" if isinstance(x, float) and math.isnan(x) else x for x in row] for row in rows)
@@ -327,6 +328,9 @@ def plot_ratings(result: EvaluationResult, path: str | Path) -> Path:
     )
     figure.tight_layout()
     path = Path(path)
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    try:
+        with atomic_output(path, "wb") as handle:
+            figure.savefig(handle, format="png", dpi=110)
+    finally:
+        plt.close(figure)
     return path
