@@ -35,6 +35,8 @@ Compiled with numba on first use (``kernels()``) and cached on disk where a cach
 from __future__ import annotations
 
 import os
+import stat
+import sys
 import tempfile
 import warnings
 
@@ -1379,23 +1381,51 @@ CACHE_ENV = "NUMBA_CACHE_DIR"
 
 
 def cache_dir() -> str | None:
-    """The user cache directory for the compiled kernel, or ``None`` to leave the choice to numba.
+    """The cache directory for the compiled kernel, or ``None`` to leave the choice to numba.
 
-    ``None`` when the user set ``NUMBA_CACHE_DIR`` (numba uses it) or when no user cache directory can be
-    written. Otherwise ``$XDG_CACHE_HOME/tableenvs/numba`` (default ``~/.cache/tableenvs/numba``), created
-    if missing: the cache then stays out of the package directory (an editable install's source tree).
+    ``None`` when the user set ``NUMBA_CACHE_DIR`` (numba uses it). Otherwise the first of these that can be
+    created and written: the user cache directory ``$XDG_CACHE_HOME/tableenvs/numba`` (default
+    ``~/.cache/tableenvs/numba``), so the cache stays out of the package directory (an editable install's source
+    tree); else this user's own directory in the temporary directory (:func:`private_temporary_cache`), so a
+    read-only install without a writable home compiles once per machine (until the temporary directory is
+    cleared) rather than in every process; else ``None``.
     """
     if os.environ.get(CACHE_ENV):
         return None
     root = os.environ.get("XDG_CACHE_HOME", "")
     if not os.path.isabs(root):  # unset, empty or relative: the XDG default
         root = os.path.join(os.path.expanduser("~"), ".cache")
-        if not os.path.isabs(root):
-            return None  # no home directory known
-    path = os.path.join(root, "tableenvs", "numba")
+    if os.path.isabs(root):  # else no home directory known
+        path = os.path.join(root, "tableenvs", "numba")
+        try:
+            os.makedirs(path, exist_ok=True)
+            tempfile.TemporaryFile(dir=path).close()  # writable? (numba's own locators test the same way)
+            return path
+        except OSError:
+            pass
+    return private_temporary_cache()
+
+
+def private_temporary_cache() -> str | None:
+    """``<temporary directory>/tableenvs-numba-<uid>``, created ``0700``; ``None`` if it cannot be used safely.
+
+    The temporary directory is shared by every user, so a directory there is used only if it is this user's own:
+    a real directory (not a symbolic link), owned by this user and closed to everyone else. Anything else (another
+    user's directory planted at that name, a link, open permissions, no ``getuid`` on this platform) gives
+    ``None``: a cache another user could write would let them run code in this process.
+    """
+    if not hasattr(os, "getuid"):
+        return None
+    path = os.path.join(tempfile.gettempdir(), f"tableenvs-numba-{os.getuid()}")
     try:
-        os.makedirs(path, exist_ok=True)
-        tempfile.TemporaryFile(dir=path).close()  # writable? (numba's own locators test the same way)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        status = os.lstat(path)
+        if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.getuid() or status.st_mode & 0o077:
+            return None
+        tempfile.TemporaryFile(dir=path).close()
     except OSError:
         return None
     return path
@@ -1418,14 +1448,39 @@ def _cached_jit(function, numba, directory: str | None):
         config.CACHE_DIR = saved
 
 
+#: What the first compile costs, as the messages say it (measured on a 2-core machine: 24 CPU-s, see docs/rummikub.md).
+COMPILE_TIME = "about 25 s"
+
+
+def _index_path(dispatcher) -> str | None:
+    """The numba cache index file of a ``cache=True`` dispatcher, or ``None`` if numba does not say."""
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    return getattr(cache_file, "_index_path", None)
+
+
+def _cache_is_current(dispatcher) -> bool:
+    """Whether the disk cache holds this kernel compiled from the current source (numba then only loads it)."""
+    index = _index_path(dispatcher)
+    try:
+        return index is not None and os.path.getmtime(index) >= os.path.getmtime(__file__)
+    except OSError:
+        return False
+
+
+def _cache_folder(dispatcher) -> str | None:
+    index = _index_path(dispatcher)
+    return None if index is None else os.path.dirname(index)
+
+
 def kernels():
     """``(sweep, walk, prune, best_path, exact_choices, reach, meld_records, score_edges, witness)`` compiled with
     numba (once per process), cached on disk where one can be written.
 
     Cache location, first that applies: ``NUMBA_CACHE_DIR`` if set (numba's own rule); the user cache
-    directory (``cache_dir()``); numba's fallbacks (a writable ``__pycache__`` next to this file, then
-    numba's user-wide directory). When none is writable (read-only install, no writable home), the kernels
-    are compiled without a disk cache and one ``RuntimeWarning`` says so.
+    directory or this user's private temporary one (``cache_dir()``); numba's fallbacks (a writable
+    ``__pycache__`` next to this file, then numba's user-wide directory). When none is writable, the kernels
+    are compiled without a disk cache and one ``RuntimeWarning`` says so. When they will be compiled (no current
+    cache), one line on stderr says so first: numba compiles each on its first call, ``COMPILE_TIME`` in all.
     """
     global _COMPILED
     if _COMPILED is None:
@@ -1448,11 +1503,19 @@ def kernels():
         if not cached:
             warnings.warn(
                 "tableenvs: no writable cache directory for the Rummikub solver's compiled kernels (package "
-                f"directory read-only, {CACHE_ENV} unset or unwritable, no writable user cache directory); they are "
-                f"compiled in memory, a few seconds in every process. Set {CACHE_ENV} to a writable directory to "
-                "cache them.",
+                f"directory read-only, {CACHE_ENV} unset or unwritable, no writable user cache or temporary "
+                f"directory); they are compiled in memory, {COMPILE_TIME} in every process. Set {CACHE_ENV} to a "
+                "writable directory to cache them.",
                 RuntimeWarning,
                 stacklevel=3,
+            )
+        elif not _cache_is_current(compiled[0]):  # the sweep, the bulk (a kernel never called has no index)
+            where = _cache_folder(compiled[0])
+            print(
+                f"tableenvs: compiling the Rummikub solver, once: {COMPILE_TIME}"
+                + (f" (cached in {where})" if where else ""),
+                file=sys.stderr,
+                flush=True,
             )
         _COMPILED = tuple(compiled)
     return _COMPILED

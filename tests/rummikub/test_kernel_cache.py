@@ -6,7 +6,8 @@ pure-Python wheel installs), made read-only, then a whole random Rummikub game i
 unwritable ``HOME`` and no ``NUMBA_CACHE_DIR``. As root (CI runs as root, and root ignores file modes) the child
 runs as ``nobody`` through ``setpriv``, keeping only ``CAP_DAC_READ_SEARCH`` (read and search anywhere, write
 nowhere it has no permission: the interpreter may live under ``/root``); as another user it runs as that user.
-Each test starts a fresh interpreter that compiles the kernels (about 5 s each).
+Each test starts a fresh interpreter that compiles the kernels (about 25 CPU-s each), but the second process of
+the temporary-cache test, which loads them.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 GAME = r"""
-import os, sys, warnings
+import os, sys, tempfile, warnings
 import numpy as np
-for place in (os.path.join(sys.argv[1], "tableenvs"), os.environ["HOME"]):  # the setting under test
+if "TMPDIR" in os.environ:  # exactly this one (Python would fall back to a writable /tmp when it is unwritable)
+    tempfile.tempdir = os.environ["TMPDIR"]
+for place in (os.path.join(sys.argv[1], "tableenvs"), os.environ["HOME"], *sys.argv[2:]):  # the setting under test
     try:
         open(os.path.join(place, "probe"), "w").close()
     except PermissionError:
@@ -128,28 +131,75 @@ def work():
     shutil.rmtree(path, ignore_errors=True)
 
 
-def test_read_only_install_plays_a_whole_game(work):
+def _unprivileged(command: list[str]) -> list[str]:
+    """``command`` as an unprivileged user when running as root (see the module docstring)."""
+    if os.geteuid() != 0:
+        return command
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.fail("running as root, the test needs setpriv (util-linux) to run the game as an unprivileged user")
+    drop = [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+    drop += ["--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]
+    return drop + command
+
+
+def _read_only_setup(work: Path) -> tuple[Path, str, Path, Path]:
+    """A frozen non-editable install with an unwritable home: ``(site, how, home, script)``."""
     site = work / "site"
     how = _install(site, work)
     home = work / "home"
     home.mkdir()
     script = work / "game.py"
     script.write_text(GAME)
+    return site, how, home, script
+
+
+def test_read_only_install_plays_a_whole_game_where_nothing_is_writable(work):
+    site, how, home, script = _read_only_setup(work)
+    temporary = work / "tmp"
+    temporary.mkdir()
     _freeze(work)
-    env = _clean_env(HOME=str(home), PYTHONPATH=str(site))
-    command = [sys.executable, str(script), str(site)]
-    if os.geteuid() == 0:
-        setpriv = shutil.which("setpriv")
-        if setpriv is None:
-            pytest.fail("running as root, the test needs setpriv (util-linux) to run the game as an unprivileged user")
-        drop = [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
-        drop += ["--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]
-        command = drop + command
-    done = _run(command, env, cwd=work)
+    env = _clean_env(HOME=str(home), PYTHONPATH=str(site), TMPDIR=str(temporary))
+    done = _run(_unprivileged([sys.executable, str(script), str(site), str(temporary)]), env, cwd=work)
     assert done.returncode == 0, f"install by {how}\n{done.stdout}\n{done.stderr}"
     assert "end out" in done.stdout or "end lowest_rack" in done.stdout, done.stdout
     assert done.stdout.strip().endswith("cache warnings 1"), done.stdout + done.stderr
+    assert "compiling the Rummikub solver" not in done.stderr  # the warning says it instead
     assert not _cache_files(work), "a cache file was written"
+
+
+def test_read_only_install_compiles_once_into_a_private_temporary_cache(work):
+    site, how, home, script = _read_only_setup(work)
+    temporary = work / "tmp"
+    temporary.mkdir()
+    _freeze(work)
+    os.chmod(temporary, 0o1777)  # as /tmp is: writable by all, sticky
+    env = _clean_env(HOME=str(home), PYTHONPATH=str(site), TMPDIR=str(temporary))
+    command = _unprivileged([sys.executable, str(script), str(site)])
+    first = _run(command, env, cwd=work)
+    assert first.returncode == 0, f"install by {how}\n{first.stdout}\n{first.stderr}"
+    assert first.stdout.strip().endswith("cache warnings 0"), first.stdout + first.stderr
+    (private,) = temporary.iterdir()
+    assert private.name.startswith("tableenvs-numba-") and private.stat().st_mode & 0o777 == 0o700
+    assert _cache_files(private) and not _cache_files(site)
+    assert f"tableenvs: compiling the Rummikub solver, once: about 25 s (cached in {private}" in first.stderr
+    second = _run(command, env, cwd=work)
+    assert second.returncode == 0 and second.stdout.strip().endswith("cache warnings 0"), second.stderr
+    assert "compiling" not in second.stderr, "the second process compiled again"
+
+
+def test_a_temporary_cache_that_is_not_this_users_own_is_not_used(tmp_path, monkeypatch):
+    from tableenvs.rummikub import _solver_kernel as kernel
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    path = tmp_path / f"tableenvs-numba-{os.getuid()}"
+    assert kernel.private_temporary_cache() == str(path) and path.stat().st_mode & 0o777 == 0o700
+    os.chmod(path, 0o777)  # open to others: someone could plant a cache
+    assert kernel.private_temporary_cache() is None
+    path.rmdir()
+    (tmp_path / "elsewhere").mkdir(mode=0o700)
+    path.symlink_to(tmp_path / "elsewhere")
+    assert kernel.private_temporary_cache() is None
 
 
 def test_cache_goes_to_the_user_cache_directory_not_the_package(work):
