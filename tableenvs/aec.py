@@ -459,8 +459,11 @@ class TableEnv(AECEnv):
         (:class:`tableenvs.state.StateError`) naming what is wrong; the record is checked in full before
         anything changes, so on error the env is left exactly as it was. Works before the first ``reset()``.
         """
+        from tableenvs.state import check_bounds, check_restored
+
         name = self.metadata["name"]
         try:
+            check_bounds(state)  # sizes, nesting, finite numbers: before any field is read
             updates = self._parse_state(state)
         except StateError as error:
             raise StateError(f"{name}: set_state: {error}") from None
@@ -474,6 +477,10 @@ class TableEnv(AECEnv):
                         f"{name}: set_state: agent_selection is {self.agent_selection!r} but the rules state has "
                         f"{to_act} to act"
                     )
+            try:
+                check_restored(self)  # the bookkeeping agrees with the rules; the agent to act has a legal move
+            except StateError as error:
+                raise StateError(f"{name}: set_state: {error}") from None
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)
