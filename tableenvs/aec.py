@@ -268,11 +268,14 @@ class TableEnv(AECEnv):
 
     def last(self, observe: bool = True):
         self._require_reset("last()")
+        self._require_agents("last()")
         return super().last(observe)
 
     def step(self, action: Any) -> None:
         if not self._has_started:
             self._require_reset("step()")
+        if not self.agents:
+            self._require_agents("step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -682,6 +685,15 @@ class TableEnv(AECEnv):
         if not self._has_started:
             raise RuntimeError(f"{self.metadata['name']}: {what} before the first reset(); call reset() first")
 
+    def _require_agents(self, what: str) -> None:
+        """A clear error, not PettingZoo's bare ``KeyError`` on the departed agent, for ``what`` once every agent
+        has taken its dead step (``agents`` is empty); the wrapped env's ``step`` warns instead, as PettingZoo's."""
+        if self._has_started and not self.agents:
+            raise RuntimeError(
+                f"{self.metadata['name']}: {what} after the game ended and every agent took its dead step (agents is "
+                "empty); call reset() to play again"
+            )
+
     def _unknown_agent(self, agent: Any) -> ValueError:
         return ValueError(
             f"{self.metadata['name']}: unknown agent {agent!r}; agents are {', '.join(self.possible_agents)}"
@@ -877,6 +889,7 @@ class _OrderEnforcingWrapper(_ReadsRawState, wrappers.OrderEnforcingWrapper):
         if self._illegal is None or not self._has_reset:
             return super().last(observe)
         raw = self._raw
+        raw._require_agents("last()")
         agent = raw.agent_selection
         assert agent is not None
         observation = self.observe(agent) if observe else None
@@ -894,7 +907,8 @@ class _OrderEnforcingWrapper(_ReadsRawState, wrappers.OrderEnforcingWrapper):
             previous = illegal._prev_obs
             if previous is not None and not illegal._terminated:
                 agent = raw.agent_selection
-                if not (raw.terminations[agent] or raw.truncations[agent]) and previous["action_mask"][action]:
+                live = agent in raw.terminations and not (raw.terminations[agent] or raw.truncations[agent])
+                if live and previous["action_mask"][action]:
                     self._has_updated = True  # as OrderEnforcingWrapper.step; TerminateIllegalWrapper.step then
                     illegal._prev_obs = illegal._prev_info = None  # forgets the observation and steps the env
                     raw.step(action)

@@ -45,6 +45,7 @@ from tableenvs import __version__
 from tableenvs.evaluation.playing import limit_torch_threads
 from tableenvs.paths import OutputError, check_model_files, check_output_dir
 from tableenvs.policies import BUILTIN_POLICIES, make_policy
+from tableenvs.records import printable
 from tableenvs.registry import make, names
 from tableenvs.validation import check_at_least
 
@@ -129,7 +130,8 @@ def argv_players(argv: list[str] | None) -> str | None:
 
 
 def _one_line(error: BaseException) -> str:
-    return " ".join(str(error).split()) or type(error).__name__
+    """The error as one terminal-safe line (a record's text in it cannot send escape sequences)."""
+    return printable(" ".join(str(error).split()) or type(error).__name__)
 
 
 def _silence_stdout() -> None:
@@ -653,7 +655,7 @@ def _play(args: argparse.Namespace) -> int:
 
     env.reset(seed=seed)
     seating = ", ".join(f"{agent}={name}" for agent, name in zip(agent_names, policy_names, strict=True))
-    print(f"{args.env}: {seating}" + (f" (seed {seed})" if seed is not None else "") + "\n")
+    print(printable(f"{args.env}: {seating}") + (f" (seed {seed})" if seed is not None else "") + "\n")
     if humans:
         print("human seats see only their own view; type ? at your turn for help\n")
     else:
@@ -720,6 +722,8 @@ def _check_record_file(path: str, flag: str = "--record") -> None:
     if not parent.is_dir():
         raise ValueError(f"{flag} {path!r}: the directory {str(parent)!r} does not exist")
     check_output_dir(parent, f"{flag}'s directory")
+    if file.exists():  # written whole at the end (atomically): until then the existing file is intact
+        print(f"tableenvs: note: {flag} {path!r} exists and will be replaced", file=sys.stderr)
 
 
 HUMAN_HELP = """Type the number of an action, or its words (e.g. "bid 2", "commit"; a unique start is enough).
@@ -798,9 +802,11 @@ def _replay(args: argparse.Namespace) -> int:
     record = GameRecord.load(args.file)
     if args.html is not None:
         _check_record_file(args.html, "--html")
-    print(
-        f"{record.game} record: seed {record.seed}, options {record.options}, {len(record.steps)} steps"
-        + (f", policies {','.join(record.policies)}" if record.policies else "")
+    print(  # a record's text goes through printable(): an escape sequence in it is shown, not obeyed
+        printable(
+            f"{record.game} record: seed {record.seed}, options {record.options}, {len(record.steps)} steps"
+            + (f", policies {','.join(record.policies)}" if record.policies else "")
+        )
     )
     shown = [0]
 
@@ -808,14 +814,14 @@ def _replay(args: argparse.Namespace) -> int:
         log = env.event_log
         if not args.quiet:
             for line in log[shown[0] :]:
-                print(f"  {line}")
+                print(f"  {printable(line)}")
         shown[0] = len(log)
 
     result = replay(record, on_step=on_step)
     outcome = result.outcome
     ending = "unfinished" if outcome is None else "winner(s) " + ", ".join(f"player_{s}" for s in outcome["winners"])
     print(
-        f"{args.file}: reproduces exactly ({result.steps} steps; {ending}; returns "
+        f"{printable(args.file)}: reproduces exactly ({result.steps} steps; {ending}; returns "
         + ", ".join(f"{x:+g}" for x in result.returns)
         + ")"
     )

@@ -16,6 +16,15 @@ A record holds the game name, its constructor options, the reset seed (the deal)
 reading only), every action with its agent and its description, and the per-seat returns and outcome. Only the
 seed and the actions are needed to reproduce the game; policies are not re-run. Records carry the tableenvs
 version that wrote them: a record from another version is refused (the rules or the action tables may differ).
+
+A record file is data, never trusted (issue 30): loading checks every field's type (``game`` a known environment,
+``options`` the game's constructor options as the command line takes them, checked by building the env, with no
+``render_mode``; ``seed`` as ``reset`` takes it; ``policies`` one text per seat; ``returns`` one finite number per
+seat; ``outcome`` the fields of :class:`tableenvs.aec.Outcome` with finite scores and winners among the seats;
+every step ``{"agent": str, "action": int, "description": str}``), each failure a :class:`RecordError` naming the
+field. NaN and Infinity are not JSON and are refused. Text from a record is shown through :func:`printable`
+(control characters such as ANSI escapes written as ``\\x1b``), and the HTML page embeds its JSON with every ``<``
+escaped (:mod:`tableenvs.viewer`).
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,12 +40,38 @@ from typing import Any
 
 import numpy as np
 
+from tableenvs.paths import write_text_atomic
+
 FORMAT = "tableenvs-game-record"
 FORMAT_VERSION = 1
+#: The fields of a record besides ``format`` and ``format_version`` (others are ignored).
+_FIELDS = ("game", "options", "seed", "steps", "policies", "returns", "outcome", "version")
 
 
 class RecordError(ValueError):
     """A record that cannot be read, or that does not reproduce (names the first differing step)."""
+
+
+#: What :func:`printable` escapes: the C0 controls but the newline, DEL, the C1 controls (``\\x9b`` is a one-byte
+#: escape sequence introducer on some terminals), the bidirectional marks, embeddings, overrides and isolates, and
+#: the line and paragraph separators (they move, hide or reorder the text shown).
+_UNPRINTABLE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED_ESCAPES = {"\t": "\\t", "\r": "\\r"}
+
+
+def printable(text: Any) -> str:
+    """``str(text)`` safe to print on a terminal: every control character but the newline written as an escape
+    (``\\x1b``, ``\\t``, ``\\r``, ``\\x9b``, ...), and so are the bidirectional controls and the line and
+    paragraph separators; everything else (accents, CJK, emoji) is left as it is. A record's text (policy names, step
+    descriptions, error messages quoting them) goes through this before it reaches a terminal, so an ANSI escape in
+    a record is shown, not obeyed."""
+    return _UNPRINTABLE.sub(_escape, str(text))
+
+
+def _escape(match: re.Match) -> str:
+    char = match.group()
+    code = ord(char)
+    return _NAMED_ESCAPES.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 
 def _version() -> str:
@@ -71,9 +107,7 @@ class GameRecord:
         return json.dumps(data, indent=1).replace('"@steps@"', f"[\n  {body}\n ]" if steps else "[]")
 
     def save(self, path: str | os.PathLike) -> Path:
-        path = Path(path)
-        path.write_text(self.to_json() + "\n", encoding="utf-8")
-        return path
+        return write_text_atomic(path, self.to_json() + "\n")  # never a truncated record, an old one survives
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "record") -> GameRecord:
@@ -82,31 +116,20 @@ class GameRecord:
             raise RecordError(f'{source} is not a tableenvs game record (no "format": "{FORMAT}" field)')
         if data.get("format_version") != FORMAT_VERSION:
             raise RecordError(
-                f"{source} has record format version {data.get('format_version')!r}; this tableenvs reads "
+                f"{source} has record format version {_show(data.get('format_version'))}; this tableenvs reads "
                 f"version {FORMAT_VERSION}"
             )
         if data.get("version") != _version():
             raise RecordError(
-                f"{source} was written by tableenvs {data.get('version')!r}, this is tableenvs {_version()}: "
+                f"{source} was written by tableenvs {_show(data.get('version'))}, this is tableenvs {_version()}: "
                 "records replay only on the version that wrote them"
             )
         missing = [key for key in ("game", "options", "seed", "steps") if key not in data]
         if missing:
             raise RecordError(f"{source} lacks the field(s) {', '.join(missing)}")
-        seed = data["seed"]
-        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-            raise RecordError(f"{source}: seed must be an integer >= 0, got {seed!r}")
-        if not isinstance(data["options"], dict):
-            raise RecordError(f"{source}: options must be an object, got {data['options']!r}")
-        steps = data["steps"]
-        if not isinstance(steps, list):
-            raise RecordError(f"{source}: steps must be a list")
-        for index, step in enumerate(steps):
-            action = step.get("action") if isinstance(step, dict) else None
-            if not isinstance(action, int) or isinstance(action, bool) or not isinstance(step.get("agent"), str):
-                raise RecordError(f'{source}: step {index} is not {{"agent": str, "action": int, ...}}: {step!r}')
-        known = {"game", "options", "seed", "steps", "policies", "returns", "outcome", "version"}
-        return cls(**{key: value for key, value in data.items() if key in known})
+        fields = {key: value for key, value in data.items() if key in _FIELDS}
+        check_fields(fields, source)
+        return cls(**fields)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> GameRecord:
@@ -116,11 +139,139 @@ class GameRecord:
         except (OSError, UnicodeDecodeError) as error:
             reason = getattr(error, "strerror", None) or error
             raise RecordError(f"cannot read record {str(path)!r}: {reason}") from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise RecordError(f"record {str(path)!r} is not JSON: {error}") from None
-        return cls.from_dict(data, f"record {str(path)!r}")
+        return cls.from_dict(parse_json(text, f"record {str(path)!r}"), f"record {str(path)!r}")
+
+
+def parse_json(text: str, source: str = "record") -> Any:
+    """``json.loads(text)`` for a record: :class:`RecordError` if it is not JSON, holds NaN or Infinity (not JSON,
+    though Python's reader takes them) or nests too deeply to read."""
+
+    def refuse_constant(name: str) -> Any:
+        raise RecordError(f"{source} is not JSON: {name} is not a JSON number")
+
+    try:
+        return json.loads(text, parse_constant=refuse_constant)
+    except RecordError:
+        raise
+    except json.JSONDecodeError as error:
+        raise RecordError(f"{source} is not JSON: {error}") from None
+    except RecursionError:
+        raise RecordError(f"{source}: nested too deeply to read (a record nests a few levels)") from None
+    except ValueError as error:  # e.g. an integer of more digits than Python converts
+        raise RecordError(f"{source} cannot be read: {error}") from None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _show(value: Any, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a record may hold anything, of any size)."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        text = f"<a {type(value).__name__} nested too deeply to show>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _numbers(value: Any, count: int, name: str, source: str) -> None:
+    if not isinstance(value, list) or len(value) != count:
+        raise RecordError(f"{source}: {name} must be a list of {count} numbers (one per seat), got {_show(value)}")
+    for seat, number in enumerate(value):
+        if not _is_number(number):
+            raise RecordError(f"{source}: {name}[{seat}] must be a finite number, got {_show(number)}")
+
+
+_OUTCOME_FIELDS = ("scores", "score_name", "higher_is_better", "winners", "returns", "truncated")
+
+
+def check_fields(fields: dict[str, Any], source: str = "record") -> int:
+    """Check the fields of a record (:class:`GameRecord`'s, as a dict); :class:`RecordError` naming the first bad
+    field. Builds the record's env to check the game and its options; returns its number of seats."""
+    from tableenvs.registry import check_option_names, make_raw
+    from tableenvs.registry import spec as game_spec
+
+    game = fields["game"]
+    if not isinstance(game, str):
+        raise RecordError(f"{source}: game must be an environment name (text), got {_show(game)}")
+    options = fields["options"]
+    if not isinstance(options, dict) or not all(isinstance(key, str) for key in options):
+        raise RecordError(f"{source}: options must be an object (option name: value), got {_show(options)}")
+    if "render_mode" in options:
+        raise RecordError(
+            f"{source}: options: render_mode is not an option a record holds (the replay shows the game itself; "
+            "tableenvs play --record leaves it out)"
+        )
+    try:
+        game_spec(game)
+    except ValueError as error:
+        raise RecordError(f"{source}: game: the record's game cannot be set up: {error}") from None
+    try:
+        check_option_names(game_spec(game), options)
+        env = make_raw(game, **options)
+    except (ValueError, TypeError) as error:
+        raise RecordError(f"{source}: options: the record's game cannot be set up: {printable(error)}") from None
+    seats = env.num_players
+    seed = fields["seed"]
+    if not _is_int(seed) or seed < 0 or seed >= 2**128:
+        raise RecordError(f"{source}: seed must be an integer >= 0 (below 2**128), got {_show(seed)}")
+    steps = fields["steps"]
+    if not isinstance(steps, list):
+        raise RecordError(f"{source}: steps must be a list, got {_show(steps)}")
+    for index, step in enumerate(steps):
+        if not (
+            isinstance(step, dict)
+            and _is_int(step.get("action"))
+            and isinstance(step.get("agent"), str)
+            and isinstance(step.get("description", ""), str)
+        ):
+            raise RecordError(
+                f'{source}: step {index} is not {{"agent": str, "action": int, "description": str}}: {_show(step)}'
+            )
+    policies = fields.get("policies")
+    if policies is not None:
+        if not isinstance(policies, list) or len(policies) != seats:
+            raise RecordError(
+                f"{source}: policies must be a list of {seats} names (one per seat) or null, got {_show(policies)}"
+            )
+        for seat, name in enumerate(policies):
+            if not isinstance(name, str):
+                raise RecordError(f"{source}: policies[{seat}] must be text, got {_show(name)}")
+    if fields.get("returns") is not None:
+        _numbers(fields["returns"], seats, "returns", source)
+    outcome = fields.get("outcome")
+    if outcome is not None:
+        if not isinstance(outcome, dict) or set(outcome) != set(_OUTCOME_FIELDS):
+            raise RecordError(
+                f"{source}: outcome must be null or an object with exactly the fields {', '.join(_OUTCOME_FIELDS)}, "
+                f"got {_show(outcome)}"
+            )
+        _numbers(outcome["scores"], seats, "outcome.scores", source)
+        _numbers(outcome["returns"], seats, "outcome.returns", source)
+        if not isinstance(outcome["score_name"], str):
+            raise RecordError(f"{source}: outcome.score_name must be text, got {_show(outcome['score_name'])}")
+        for key in ("higher_is_better", "truncated"):
+            if not isinstance(outcome[key], bool):
+                raise RecordError(f"{source}: outcome.{key} must be true or false, got {_show(outcome[key])}")
+        winners = outcome["winners"]
+        if (
+            not isinstance(winners, list)
+            or not winners
+            or not all(_is_int(seat) and 0 <= seat < seats for seat in winners)
+            or len(set(winners)) != len(winners)
+        ):
+            raise RecordError(
+                f"{source}: outcome.winners must be a non-empty list of distinct seats 0..{seats - 1}, "
+                f"got {_show(winners)}"
+            )
+    version = fields.get("version")
+    if version is not None and not isinstance(version, str):
+        raise RecordError(f"{source}: version must be text, got {_show(version)}")
+    return seats
 
 
 def _outcome_dict(env: Any) -> dict[str, Any] | None:
@@ -287,17 +438,14 @@ def replay(record: GameRecord | dict | str | os.PathLike, on_step: Any = None, b
     from tableenvs.aec import IllegalActionError
     from tableenvs.registry import make_raw
 
-    if isinstance(record, dict):
-        record = GameRecord.from_dict(record)
-    elif not isinstance(record, GameRecord):
-        record = GameRecord.load(record)
+    record = _checked(record)
     try:
         env = make_raw(record.game, **record.options)
         env.reset(seed=record.seed)
     except (ValueError, TypeError) as error:
         raise RecordError(f"the record's game cannot be set up: {error}") from None
     for index, step in enumerate(record.steps):
-        where = f"step {index} ({step['agent']}: {step.get('description', step['action'])})"
+        where = printable(f"step {index} ({step['agent']}: {step.get('description', step['action'])})")
         if env.outcome() is not None:
             raise RecordError(f"the record does not reproduce: the game ended before {where}")
         if env.agent_selection != step["agent"]:
@@ -326,6 +474,18 @@ def replay(record: GameRecord | dict | str | os.PathLike, on_step: Any = None, b
     return ReplayResult(len(record.steps), returns, outcome, env)
 
 
+def _checked(record: GameRecord | dict | str | os.PathLike) -> GameRecord:
+    """``record`` as a checked :class:`GameRecord`: a dict through :meth:`GameRecord.from_dict`, a path through
+    :meth:`GameRecord.load`, a record object's fields through :func:`check_fields` (one built in Python may hold
+    anything too)."""
+    if isinstance(record, dict):
+        return GameRecord.from_dict(record)
+    if not isinstance(record, GameRecord):
+        return GameRecord.load(record)
+    check_fields({key: getattr(record, key) for key in _FIELDS})
+    return record
+
+
 def _same_numbers(a: Sequence[float], b: Any) -> bool:
     return (
         isinstance(b, list)
@@ -346,5 +506,8 @@ __all__ = [
     "ReplayResult",
     "record_game",
     "record_tournament",
+    "check_fields",
+    "parse_json",
+    "printable",
     "replay",
 ]

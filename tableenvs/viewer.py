@@ -9,6 +9,9 @@ table after the k-th move), and a switch shows the god view or one seat's view. 
 information only: its picture is ``render_svg(agent)`` and the others' moves read as the table learns them
 (``describe_action_public``: ``pass a card``), its own as it made them.
 
+The record's data is embedded as JSON with every ``<`` escaped (:func:`script_json`), so a record's strings stay
+data whatever they hold.
+
 Each distinct SVG element is stored once and each picture as the list of its elements (consecutive pictures share
 most of their cards and labels): a page is a few hundred KB where whole pictures would take megabytes.
 """
@@ -22,6 +25,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from tableenvs.paths import write_text_atomic
 from tableenvs.records import GameRecord, replay
 
 #: One SVG element as :class:`tableenvs.svg.Svg` writes them: ``<text ...>words</text>`` or a single tag.
@@ -95,16 +99,22 @@ def viewer_html(record: GameRecord | dict | str | os.PathLike) -> str:
     title = f"{record.game} record: seed {record.seed}, {len(record.steps)} steps"
     if record.policies:
         title += ", " + ", ".join(f"player_{s} {p}" for s, p in enumerate(record.policies))
-    payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
-    return _PAGE.replace("@TITLE@", html.escape(title)).replace("@DATA@", payload)
+    return _PAGE.replace("@TITLE@", html.escape(title)).replace("@DATA@", script_json(data))
+
+
+def script_json(data: Any) -> str:
+    """``data`` as JSON text safe inside ``<script type="application/json">``: every ``<``, ``>`` and ``&`` written
+    as ``\\u003c``, ``\\u003e``, ``\\u0026`` (the same string to ``JSON.parse``). With no ``<`` left, nothing in
+    the data (``</script>``, ``<!--``, ``<script>``, from a record's policy names say) can end the script element
+    or switch the HTML parser into the escaped states where ``<!--<script>`` would hide the rest of the page."""
+    text = json.dumps(data, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def write_html(record: GameRecord | dict | str | os.PathLike, path: str | os.PathLike) -> Path:
     """Write :func:`viewer_html` of ``record`` to ``path``; returns the path."""
     text = viewer_html(record)
-    path = Path(path)
-    path.write_text(text, encoding="utf-8")
-    return path
+    return write_text_atomic(path, text)
 
 
 _PAGE = """<!doctype html>

@@ -42,6 +42,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tableenvs.paths import is_model_path
 from tableenvs.policies import PolicySpec, make_policy
 from tableenvs.registry import make_raw
 from tableenvs.registry import spec as game_spec
@@ -113,8 +114,19 @@ def evaluate(
     if not candidates:
         raise ValueError("policies is empty: give at least one policy")
     notes: list[str] = []
-    _choose_players(env, candidates, num_players, options, opponents is None, notes)
-    raw_env = make_raw(env, **options)  # checks option names and values
+    seats_from = _choose_players(env, candidates, num_players, options, opponents is None, notes)
+    try:
+        raw_env = make_raw(env, **options)  # checks option names and values
+    except (ValueError, TypeError) as error:
+        # A bad policy name is the likelier mistake than the player count it implied (evaluate(env, ["nope"]))
+        field = [] if opponents is None else list(opponents) if isinstance(opponents, (list, tuple)) else [opponents]
+        _check_policy_names(env, candidates, field, options)
+        if seats_from == "policies":
+            raise type(error)(
+                f"{error} (a round robin seats one player per policy and {len(candidates)} "
+                f"{'was' if len(candidates) == 1 else 'were'} given: list more policies, or give num_players)"
+            ) from None
+        raise
     n = raw_env.num_players
 
     if opponents is None:
@@ -218,17 +230,19 @@ def evaluate(
 
 def _choose_players(
     env: str, candidates: list[Any], num_players: int | None, options: dict[str, Any], round_robin: bool, notes: list
-) -> None:
-    """Set ``options["num_players"]``: given, else a saved model's training record, else the default."""
+) -> str:
+    """Set ``options["num_players"]``: given, else a saved model's training record, else the default. Returns where
+    the count came from: ``"given"`` (argument or option), ``"trained"``, ``"policies"`` (one seat per policy of
+    a round robin) or ``"default"`` (the env's own)."""
     if num_players is not None:
         if not _is_int(num_players):
             raise ValueError(f"num_players must be an integer, got {num_players!r}")
         if "num_players" in options and options["num_players"] != num_players:
             raise ValueError(f"num_players={num_players} contradicts options['num_players']={options['num_players']}")
         options["num_players"] = int(num_players)
-        return
+        return "given"
     if "num_players" in options:
-        return
+        return "given"
     env_class = game_spec(env).raw_env_class()
     trained = {(trained_players(spec, env_class), label(spec)) for spec in candidates}
     trained = {(players, name) for players, name in trained if players is not None}
@@ -240,8 +254,28 @@ def _choose_players(
         options["num_players"] = counts.pop()
         names = ", ".join(sorted(name for _, name in trained))
         notes.append(f"{options['num_players']} players, as the training record of {names} says")
-    elif round_robin:
+        return "trained"
+    if round_robin:
         options["num_players"] = len(candidates)
+        return "policies"
+    return "default"
+
+
+def _check_policy_names(env: str, candidates: list[Any], field: list[Any], options: dict[str, Any]) -> None:
+    """Raise the policy's own error (``policy #1 (nope): unknown policy 'nope'; ...``) for a policy named by text
+    (not a model file) that names no policy, checked on the env with its default player count; else nothing."""
+    try:
+        probe = make_raw(env, **{key: value for key, value in options.items() if key != "num_players"})
+    except (ValueError, TypeError):
+        return  # the options themselves are wrong: the caller's error says so
+    specs = [(f"policy #{i + 1}", spec) for i, spec in enumerate(candidates)]
+    specs += [(f"opponent #{i + 1}", spec) for i, spec in enumerate(field)]
+    for what, spec in specs:
+        if isinstance(spec, str) and not is_model_path(spec) and not spec.endswith(".pt"):
+            try:
+                make_policy(spec, probe)
+            except (ValueError, TypeError) as error:
+                raise ValueError(f"{what} ({label(spec)}): {error}") from None
 
 
 def _is_int(value: Any) -> bool:

@@ -14,6 +14,17 @@ lists; the formulas live in :mod:`tableenvs.ratings`).
   normal 95% interval (``1.96 sd / sqrt(blocks)``; for win rates clipped to [-1, 1]) and a two-sided p-value.
   With duplicate deals both entrants of a block play the same cards, so the deal's luck cancels; how much that
   narrows the interval depends on the game (``docs/evaluation.md`` measures it).
+
+  When every block gives the same difference ``d`` (zero sample variance: a deterministic heuristic wins exactly
+  ``1/n`` of every gauntlet block, two copies of one policy tie in every block), the normal interval would have
+  zero width and p ~ 0, which no finite sample supports. Then (:func:`_constant_interval`) the block differences
+  are only assumed i.i.d. within a range ``[L, H]`` (``[-1, 1]`` for win rates; for scores the range of final
+  scores seen in the tournament, ``min - max`` to ``max - min``). If a block differs from ``d`` with probability
+  ``q``, the mean lies within ``[d - q (d - L), d + q (H - d)]``; no block of ``B`` differing gives
+  ``q <= 1 - 0.05 ** (1 / B)`` (about ``3 / B``, the rule of three: an exact 95% bound), and the interval uses that
+  bound. Its p-value is ``(1 - q0) ** B``, ``q0`` the smallest ``q`` a mean of 0 needs: the largest chance, over
+  every such distribution with mean 0, that all ``B`` blocks come out equal to ``d``. Results with any variation
+  between blocks are unchanged.
 """
 
 from __future__ import annotations
@@ -124,6 +135,9 @@ def paired_comparisons(
     normal intervals and two-sided p-values (see the module docstring). Blocks missing either entrant are left out.
     """
     means = block_means(records, len(labels))
+    scores = [score for record in records for score in record.scores]
+    spread = (max(scores) - min(scores)) if scores else 0.0
+    ranges = {"score": (-spread, spread), "win": (-1.0, 1.0)}
     rows = []
     for a, b in pairs:
         row: dict[str, Any] = {"policy": labels[a], "opponent": labels[b]}
@@ -133,13 +147,34 @@ def paired_comparisons(
             mean, low, high = mean_interval(diff)
             if key == "win":  # a difference of two rates lies in [-1, 1]
                 low, high = max(low, -1.0), min(high, 1.0)
+            p = _two_sided_p(diff)
+            if diff.size > 1 and _is_constant(diff):
+                low, high, p = _constant_interval(mean, int(diff.size), *ranges[key])
             row["blocks"] = int(diff.size)
             row[f"{key}_diff"] = mean
             row[f"{key}_diff_low"] = low if diff.size > 1 else math.nan
             row[f"{key}_diff_high"] = high if diff.size > 1 else math.nan
-            row[f"{key}_p"] = _two_sided_p(diff)
+            row[f"{key}_p"] = p
         rows.append(row)
     return rows
+
+
+def _is_constant(diff: np.ndarray) -> bool:
+    """Every block difference the same (to rounding)."""
+    return float(np.ptp(diff)) <= 1e-12 * max(1.0, float(np.max(np.abs(diff))))
+
+
+def _constant_interval(value: float, blocks: int, low_bound: float, high_bound: float) -> tuple[float, float, float]:
+    """``(low, high, p)`` when all ``blocks`` differences equal ``value`` and lie in ``[low_bound, high_bound]``
+    (module docstring): the rule-of-three bound ``q = 1 - 0.05 ** (1 / blocks)`` on the chance a block differs."""
+    q = 1.0 - 0.05 ** (1.0 / blocks)
+    low = value - q * max(0.0, value - low_bound)
+    high = value + q * max(0.0, high_bound - value)
+    if value == 0.0:
+        return low, high, 1.0
+    reach = high_bound - value if value < 0 else value - low_bound  # how far the other side of 0 goes
+    q0 = abs(value) / reach if reach > 0 else 1.0
+    return low, high, float((1.0 - min(1.0, q0)) ** blocks)
 
 
 def _two_sided_p(diff: np.ndarray) -> float:

@@ -46,6 +46,7 @@ a passed ``count`` is below the card's hand size; ``hand_size + extra_draw`` is 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -261,7 +262,7 @@ def mission_from_dict(data: dict[str, Any]) -> Mission:
     where = f"mission id {data['id']}"
     effects = tuple(dict(effect) for effect in data["effects"])
     kinds = [effect["type"] for effect in effects]
-    duplicates = sorted({kind for kind in kinds if kinds.count(kind) > 1})
+    duplicates = sorted(kind for kind, times in Counter(kinds).items() if times > 1)
     if duplicates:
         raise DeckError(f"{where}: effect type(s) {', '.join(duplicates)} appear more than once")
     for group, label in ((_PASS_EFFECTS, "passing"), (_VIEW_EFFECTS, "hand-viewing")):
@@ -322,8 +323,7 @@ def load_missions(deck: str | Path | list | dict, *, expert: bool = True) -> lis
         deck = {"mission": deck}
     data = load_deck(deck, DECK_SCHEMA, source="mission deck")
     missions = [mission_from_dict(entry) for entry in data["mission"]]
-    ids = [mission.id for mission in missions]
-    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    repeated = sorted(i for i, times in Counter(mission.id for mission in missions).items() if times > 1)
     if repeated:
         raise DeckError(f"mission deck: duplicate mission id(s) {', '.join(map(str, repeated))}")
     if not expert:
