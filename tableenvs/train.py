@@ -793,7 +793,8 @@ def final_table(config: TrainConfig, model: Any) -> list[dict[str, Any]]:
         )
         paired = {row["opponent"]: row for row in result.paired if row["policy"] == result.labels[0]}
         for index, (name, _) in enumerate(agents):
-            row = {"opponents": opponents, "agent": name, "score_name": result.score_name, **summary(result, index)}
+            row = {"opponents": opponents, "agent": name, "score_name": result.score_name}
+            row.update(higher_is_better=result.higher_is_better, **summary(result, index))
             if index:
                 versus = paired[result.labels[index]]
                 row.update(
@@ -839,6 +840,11 @@ def format_table(rows: list[dict[str, Any]]) -> str:
         else:
             cells += ["", "", ""]
         lines.append(" ".join(f"{cell:<{width}}" for cell, (_, width) in zip(cells, columns, strict=True)).rstrip())
+    if any("trained_minus_this_score_diff" in row for row in rows):
+        better, sign = ("more", "positive") if rows[0].get("higher_is_better", True) else ("fewer", "negative")
+        lines.append(
+            f"(trained - this: {better} {score} is better, so a {sign} difference means the trained agent did better)"
+        )
     return "\n".join(lines)
 
 
