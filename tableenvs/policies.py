@@ -85,6 +85,8 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Po
     * a path to a saved Stable-Baselines3 model (``str`` ending in ``.zip`` or a ``pathlib.Path``), or a loaded
       model: an :class:`tableenvs.sb3_policy.SB3Policy` with masked prediction, ``deterministic`` (argmax over the
       legal actions) or sampled; needs the ``train`` extra;
+    * ``"openspiel:random"``, ``"openspiel:mcts:sims=50"``, ``"openspiel:ismcts:sims=50"``: an OpenSpiel bot playing
+      through :mod:`tableenvs.openspiel` on a world sampled from what the seat knows (needs the ``openspiel`` extra);
     * a path to a torch policy file (``str`` ending in ``.pt``, as ``tableenvs train --backend rllib`` writes):
       a :class:`tableenvs.torch_policy.TorchPolicy`, masked in the same way; needs only torch;
     * an object with ``act(observation, action_mask, rng)`` (returned as is);
@@ -109,6 +111,10 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Po
             heuristic = _heuristic(raw) if game_spec(raw.metadata["name"]).heuristic is not None else None
             rollout = heuristic if options.rollout == "heuristic" else None
             return SearchPolicy(raw, options, rollout, getattr(heuristic, "estimate", None))
+        if text.startswith("openspiel:"):
+            from tableenvs.openspiel import make_bot_policy  # needs open_spiel (the openspiel extra)
+
+            return make_bot_policy(text, raw)
         if text.endswith(".pt"):
             from tableenvs.torch_policy import TorchPolicy
 
@@ -119,7 +125,8 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Po
             return SB3Policy(text, env=raw, deterministic=deterministic)
         raise ValueError(
             f"unknown policy {text!r}; built-in policies: {', '.join(BUILTIN_POLICIES)}; "
-            "or give the path of a saved SB3 model (.zip) or of a torch policy file (.pt)"
+            "an OpenSpiel bot (openspiel:random, openspiel:mcts:sims=50, openspiel:ismcts:sims=50; the openspiel "
+            "extra); or give the path of a saved SB3 model (.zip) or of a torch policy file (.pt)"
         )
     if isinstance(spec, Policy):
         return spec

@@ -53,6 +53,8 @@ def _check_count(name: str, value: Any) -> int:
     if value > MAX_COUNT:
         raise ValueError(f"{name} must be <= 2**53 ({MAX_COUNT}), got {value}")
     return value
+
+
 #: Points of all 106 tiles (a joker 30): no rack total, and no game's score, is larger
 ALL_POINTS = 2 * 4 * sum(range(1, NUMBERS + 1)) + JOKERS * 30
 
