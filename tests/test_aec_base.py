@@ -5,7 +5,7 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 from tableenvs.aec import IllegalActionError, InvalidActionError, wrap
-from tests.toy_game import NimEnv
+from tableenvs.toy_game import NimEnv
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])

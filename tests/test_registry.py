@@ -8,7 +8,7 @@ from tableenvs.aec import TableEnv
 from tableenvs.policies import RandomPolicy, make_policy
 from tableenvs.registry import GameSpec
 
-TOY = GameSpec("nim_v0", "tests.toy_game", "tableenvs/NimTest-v0")
+TOY = GameSpec("nim_v0", "tableenvs.toy_game", "tableenvs/NimTest-v0")
 tableenvs.register_game(TOY)
 
 

@@ -1,6 +1,6 @@
 """The Gymnasium single-agent view (tableenvs.single_agent), the Gymnasium ids and make_policy's specs.
 
-Plumbing is tested on the toy Nim game (tests/toy_game.py) so nothing here depends on a real game; the
+Plumbing is tested on the toy Nim game (tableenvs/toy_game.py) so nothing here depends on a real game; the
 real games are checked by Gymnasium's env checker at the end, for each game whose module is importable.
 """
 
@@ -20,7 +20,7 @@ from tableenvs.single_agent import OpponentPool, SingleAgentEnv
 
 # The toy Nim game under its own name (tests/test_registry.py registers "nim_gym_v0"; test files may run in any order).
 if "nim_gym_v0" not in tableenvs.names():
-    tableenvs.register_game(GameSpec("nim_gym_v0", "tests.toy_game", "tableenvs/NimGymTest-v0"))
+    tableenvs.register_game(GameSpec("nim_gym_v0", "tableenvs.toy_game", "tableenvs/NimGymTest-v0"))
 NIM_ID = tableenvs.spec("nim_gym_v0").registry_id
 
 

@@ -31,7 +31,7 @@ from tableenvs.train import TrainConfig, evaluate_agent, summary, train  # noqa:
 torch.set_num_threads(1)
 # The toy Nim game under its own name (tests/test_registry.py registers "nim_gym_v0"; test files may run in any order).
 if "nim_gym_v0" not in tableenvs.names():
-    tableenvs.register_game(GameSpec("nim_gym_v0", "tests.toy_game", "tableenvs/NimGymTest-v0"))
+    tableenvs.register_game(GameSpec("nim_gym_v0", "tableenvs.toy_game", "tableenvs/NimGymTest-v0"))
 NIM_ID = tableenvs.spec("nim_gym_v0").registry_id
 SMALL = {"n_steps": 64, "batch_size": 64, "n_epochs": 2}
 
@@ -362,7 +362,7 @@ def test_ctrl_c_in_a_cli_subprocess_saves_a_checkpoint_then_resume_finishes(tmp_
     out = tmp_path / "run"
     script = (
         "import sys, tableenvs; from tableenvs.registry import GameSpec; "
-        "tableenvs.register_game(GameSpec('nim_gym_v0', 'tests.toy_game', 'tableenvs/NimGymTest-v0')); "
+        "tableenvs.register_game(GameSpec('nim_gym_v0', 'tableenvs.toy_game', 'tableenvs/NimGymTest-v0')); "
         "from tableenvs.cli import main; sys.exit(main(sys.argv[1:]))"
     )
     args = ["train", "nim_gym_v0", "--timesteps", "1536", "--players", "2", "--envs", "1", "--eval-every", "100000"]

@@ -17,7 +17,7 @@ from pettingzoo.utils import wrappers
 
 import tableenvs
 from tableenvs.aec import wrap
-from tests.toy_game import NimEnv
+from tableenvs.toy_game import NimEnv
 
 
 def plain_stack(raw):

@@ -3,7 +3,9 @@
 Players in turn take 1..3 counters from a pile of ``pile`` (default 10); who takes the last counter
 loses (-1, the others +1/(n-1)). Action id ``k`` takes ``k+1`` counters.
 
-The tests use it to exercise the shared plumbing (:class:`tableenvs.aec.TableEnv`, the wrappers, the single-agent
+Where you are: an example shipped in the package (so the guide's snippets run from a pip install), never
+registered by ``import tableenvs``: register it yourself as docs/adding-a-game.md shows. The tests use it to
+exercise the shared plumbing (:class:`tableenvs.aec.TableEnv`, the wrappers, the single-agent
 view, training) without any real game. A real game keeps the three layers in three modules
 (``rules.py``, ``encoder.py``, ``env.py``); here they share one file to stay small.
 """
