@@ -49,6 +49,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 
 from tableenvs.aec import TableEnv
 from tableenvs.registry import make_raw
+from tableenvs.search import check_acting_in
 from tableenvs.validation import check_choice, check_int
 
 DEFAULT_DEAL_SEEDS = 2**16
@@ -641,14 +642,7 @@ class BotPolicy:
     def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
         env = self.env
         agent = env.agent_selection
-        current = env.observe(agent)
-        if not (
-            np.array_equal(current["action_mask"], action_mask) and np.array_equal(current["observation"], observation)
-        ):
-            raise ValueError(
-                f"{self.name}: the observation is not that of the agent to act in the env the policy was made with; "
-                "make it with make_bot_policy(spec, env) on the env it plays"
-            )
+        check_acting_in(env, observation, action_mask, self.name, "make_bot_policy(spec, env)")
         legal = np.flatnonzero(action_mask)
         if legal.size == 1:
             return int(legal[0])

@@ -141,6 +141,20 @@ def _option(text: str, key: str, value: str) -> Any:
     return number
 
 
+def check_acting_in(env: TableEnv, observation: np.ndarray, action_mask: np.ndarray, who: str, how: str) -> None:
+    """``ValueError`` unless ``observation`` and ``action_mask`` are those of the agent to act in ``env``: a policy
+    that searches from ``env``'s state (this module's, an OpenSpiel bot's) must be asked about that env's turn.
+    ``who`` names the policy, ``how`` the call that makes it for an env."""
+    current = env.observe(env.agent_selection)
+    if not (
+        np.array_equal(current["action_mask"], action_mask) and np.array_equal(current["observation"], observation)
+    ):
+        raise ValueError(
+            f"{who}: the observation is not that of the agent to act in the env the policy was made with; make it "
+            f"with {how} on the env it plays"
+        )
+
+
 class SearchPolicy:
     """Determinised Monte Carlo search (see the module docstring) acting for the agent to act in ``env``."""
 
@@ -164,14 +178,7 @@ class SearchPolicy:
     def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
         env = self.env
         agent = env.agent_selection
-        current = env.observe(agent)
-        if not (
-            np.array_equal(current["action_mask"], action_mask) and np.array_equal(current["observation"], observation)
-        ):
-            raise ValueError(
-                "SearchPolicy.act: the observation is not that of the agent to act in the env the policy was made "
-                "with; make it with make_policy('search', env) on the env it plays"
-            )
+        check_acting_in(env, observation, action_mask, "SearchPolicy.act", "make_policy('search', env)")
         legal = np.flatnonzero(action_mask).tolist()
         if not legal:
             raise ValueError("SearchPolicy.act: the action mask has no legal action")
