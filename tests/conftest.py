@@ -1,6 +1,6 @@
-"""Shared pytest setup: the repository root on sys.path so tests can import ``tests.*`` helpers, and Stable-Baselines3's
+"""Shared pytest setup: the repository root on sys.path so tests can import ``tests.*`` helpers, Stable-Baselines3's
 default log folder inside pytest's temporary directory (SB3 otherwise leaves an empty ``/tmp/SB3-<time>`` per
-``learn()`` of a model without a logger)."""
+``learn()`` of a model without a logger), and the ``cli`` fixture that runs the command line in-process."""
 
 import sys
 from pathlib import Path
@@ -15,3 +15,16 @@ def _sb3_log_folder(tmp_path_factory: pytest.TempPathFactory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3-logs")))
         yield
+
+
+@pytest.fixture
+def cli(capsys):
+    """``cli(argv) -> (exit code, stdout, stderr)`` of ``tableenvs`` run in this process."""
+    from tableenvs.cli import main
+
+    def run(argv: list[str]) -> tuple[int, str, str]:
+        code = main(argv)
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import io
 import os
 import subprocess
 import tempfile
@@ -18,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from tableenvs import paths
-from tableenvs.cli import main
 from tableenvs.paths import OutputError, atomic_output, write_bytes_atomic, write_text_atomic
 
 
@@ -68,13 +66,6 @@ def test_only_write_modes():
         pass
 
 
-def _cli(argv: list[str]) -> tuple[int, str]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        code = main(argv)
-    return code, out.getvalue()
-
-
 @contextlib.contextmanager
 def _small_file_system(directory: Path):
     """A 2 MiB tmpfs at ``directory`` (yields True), or nothing mounted where this process may not mount (False)."""
@@ -87,12 +78,12 @@ def _small_file_system(directory: Path):
             subprocess.run(["umount", "-l", str(directory)], check=True)
 
 
-def test_eval_on_a_full_disk_keeps_the_earlier_results_and_saves_the_new_ones_elsewhere(tmp_path, monkeypatch):
+def test_eval_on_a_full_disk_keeps_the_earlier_results_and_saves_the_new_ones_elsewhere(tmp_path, monkeypatch, cli):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the rescued results go
     with _small_file_system(tmp_path / "disk") as real:
         out = tmp_path / "disk" / "eval"
         argv = ["eval", "pilipili_v0", "--policies", "random,heuristic", "--games", "12", "--no-progress"]
-        code, text = _cli([*argv, "--out", str(out)])
+        code, _, text = cli([*argv, "--out", str(out)])
         assert code == 0, text
         before = {p.name: p.read_bytes() for p in out.iterdir()}
         assert set(before) >= {"results.json", "games.csv", "paired.csv", "ratings.png"}
@@ -104,7 +95,7 @@ def test_eval_on_a_full_disk_keeps_the_earlier_results_and_saves_the_new_ones_el
         else:
             replace = os.replace
             monkeypatch.setattr(paths.os, "replace", lambda a, b: _no_space() if str(out) in str(b) else replace(a, b))
-        code, text = _cli([*argv, "--seed", "1", "--out", str(out)])
+        code, _, text = cli([*argv, "--seed", "1", "--out", str(out)])
         assert code == 2, text
         error = text.strip().splitlines()[-1]
         assert error.startswith(f"tableenvs: error: cannot write '{out}/") and "No space left on device" in error

@@ -4,9 +4,7 @@ triggers, and the command line's ``--version`` and clean help texts."""
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import io
 import warnings
 
 import pettingzoo
@@ -14,7 +12,6 @@ import pytest
 from pettingzoo.test import api_test
 
 import tableenvs
-from tableenvs.cli import main
 from tableenvs.registry import spec
 
 #: The games the package ships (a game registered by a test or a user has no module under tableenvs/).
@@ -66,21 +63,14 @@ def test_parallel_make_says_the_game_is_turn_based():
     assert isinstance(pettingzoo.make("aec", "tableenvs/PiliPili-v0"), pettingzoo.AECEnv)
 
 
-def _run(argv: list[str]) -> tuple[int, str]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        code = main(argv)
-    return code, out.getvalue()
-
-
-def test_version_flag():
-    code, text = _run(["--version"])
+def test_version_flag(cli):
+    code, text, _ = cli(["--version"])
     assert code == 0 and text.strip() == f"tableenvs {tableenvs.__version__}"
 
 
 @pytest.mark.parametrize("command", [[], ["list"], ["play"], ["replay"], ["train"], ["eval"]])
-def test_help_texts_have_no_markup(command):
-    code, text = _run([*command, "--help"])
+def test_help_texts_have_no_markup(command, cli):
+    code, text, _ = cli([*command, "--help"])
     assert code == 0 and text.startswith("usage: tableenvs")
     for markup in ("``", "%%", ":mod:", ":func:", ":class:", ":meth:"):
         assert markup not in text, (command, markup)

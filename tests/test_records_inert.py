@@ -120,35 +120,23 @@ def test_hostile_record_page_still_steps_in_chromium(record, tmp_path):
         assert HOSTILE[0] in page.title()
 
 
-def _cli(argv: list[str]) -> tuple[int, str, str]:
-    import contextlib
-    import io
-
-    from tableenvs.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
-
-
-def test_the_command_line_shows_a_hostile_record_inertly(record, tmp_path):
+def test_the_command_line_shows_a_hostile_record_inertly(record, tmp_path, cli):
     path = tmp_path / "hostile.json"
     path.write_text(json.dumps({**record.to_dict(), "policies": HOSTILE}))
-    code, out, err = _cli(["replay", str(path), "--quiet"])
+    code, out, err = cli(["replay", str(path), "--quiet"])
     assert code == 0, err
     assert "\x1b" not in out and "\x9b" not in out and "\\x1b[31mred" in out
     bad = {**record.to_dict(), "steps": [{**record.to_dict()["steps"][0], "agent": "\x1b[2Jplayer_9"}]}
     path.write_text(json.dumps(bad))
-    code, out, err = _cli(["replay", str(path)])
+    code, out, err = cli(["replay", str(path)])
     assert code == 2 and "\x1b" not in err and "\\x1b[2J" in err, err
 
 
-def test_replacing_an_existing_html_page_says_so_and_keeps_it_until_written(record, tmp_path):
+def test_replacing_an_existing_html_page_says_so_and_keeps_it_until_written(record, tmp_path, cli):
     source, page = tmp_path / "game.json", tmp_path / "game.html"
     record.save(source)
     page.write_text("earlier page")
-    code, out, err = _cli(["replay", str(source), "--quiet", "--html", str(page)])
+    code, out, err = cli(["replay", str(source), "--quiet", "--html", str(page)])
     assert code == 0, err
     assert f"--html '{page}' exists and will be replaced" in err
     assert page.read_text().startswith("<!DOCTYPE html") or "<html" in page.read_text()[:200]
