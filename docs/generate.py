@@ -77,10 +77,68 @@ def eval_fairness() -> str:
     )
 
 
+def pilipili_missions() -> str:
+    """The standard mission deck of docs/pilipili.md, from ``missions.toml`` through the loader the game uses."""
+    from tableenvs.pilipili.missions import standard_missions
+    from tableenvs.pilipili.rules import effective_hand_size
+
+    deck = standard_missions()
+    expert = sum(mission.expert for mission in deck)
+    rows = [
+        f"{len(deck) - expert} standard cards, {expert} expert cards.",
+        "",
+        "| id | name | hand | expert | effects | hand at 6 / 7 / 8 players |",
+        "|---:|---|---:|:---:|---|---|",
+    ]
+    for m in deck:
+        sizes = " / ".join(str(effective_hand_size(m, n)) for n in (6, 7, 8))
+        rows.append(f"| {m.id} | {m.name} | {m.hand_size} | {'yes' if m.expert else ''} | {m.describe()} | {sizes} |")
+    return "\n".join(rows)
+
+
+#: A Llama Party bottom rule's kind, by the letter counts its combination needs (sorted, zeros dropped).
+COMBINATION_KINDS = {(2,): "pair", (3,): "set", (1, 1): "2 different", (1, 1, 1): "3 different", (2, 2): "double pair"}
+
+
+def llama_party_deck() -> str:
+    """The standard deck of docs/llama_party.md, from ``standard_deck.toml`` through the loader the game uses
+    (negative rules in bold)."""
+    from tableenvs.llama_party.cards import LETTERS, load_cards
+
+    rows = [
+        "| # | id | letter | top rule (per card of letter) | bottom rule (per complete combination) |",
+        "|---:|---|:-:|---|---|",
+    ]
+    for card in load_cards():
+        top = f"{card.top_points:+d} per {LETTERS[card.top_letter]}"
+        top = top if card.top_points > 0 else f"**{top} (penalty)**"
+        kind = COMBINATION_KINDS[tuple(sorted(n for n in card.combo_need if n))]
+        bottom = f"{card.combo} {card.combo_points:+d} ({kind}"
+        bottom = f"{bottom})" if card.combo_points > 0 else f"**{bottom}, negative)**"
+        rows.append(f"| {card.index} | {card.id} | {card.letter_name} | {top} | {bottom} |")
+    return "\n".join(rows)
+
+
+def observation_table(name: str) -> Callable[[], str]:
+    """The observation table of a game whose size does not depend on the player count: its encoder's
+    ``observation_layout.markdown_table()``."""
+
+    def table() -> str:
+        import tableenvs
+
+        return tableenvs.make_raw(name).encoder.observation_layout.markdown_table()
+
+    return table
+
+
 #: name -> (file under the repository root, generator)
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "eval-example": ("docs/evaluation.md", eval_example),
     "eval-fairness": ("docs/evaluation.md", eval_fairness),
+    "pilipili-missions": ("docs/pilipili.md", pilipili_missions),
+    "llama-party-deck": ("docs/llama_party.md", llama_party_deck),
+    "llama-party-observation": ("docs/llama_party.md", observation_table("llama_party_v0")),
+    "rummikub-observation": ("docs/rummikub.md", observation_table("rummikub_v0")),
 }
 
 
