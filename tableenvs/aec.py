@@ -140,6 +140,11 @@ def check_action(action: Any, num_actions: int, env_name: str) -> int:
     )
 
 
+def _names_a_file(value: Any) -> bool:
+    """Whether an option value is a deck file name (the deck loaders read only ``.toml`` and ``.json`` files)."""
+    return isinstance(value, str) and value.lower().endswith((".toml", ".json"))
+
+
 class TableEnv(AECEnv):
     """PettingZoo AEC environment for a turn-based table game; see the module docstring for the hooks."""
 
@@ -500,7 +505,18 @@ class TableEnv(AECEnv):
         options = field(state, "options", "the record")
         if not isinstance(options, Mapping):
             raise StateError(f"from_state: options must be a dict, got {type(options).__name__}")
-        env = make_raw(game, **options, render_mode=render_mode)
+        if "render_mode" in options:
+            raise StateError("from_state: the record's options hold render_mode; pass render_mode= to from_state")
+        named_files = [key for key, value in options.items() if _names_a_file(value)]
+        if named_files:
+            raise StateError(
+                f"from_state: option(s) {', '.join(map(repr, named_files))} name a deck file; a state record embeds "
+                "its decks (get_state writes them out), so it is never read from a path the record names"
+            )
+        try:
+            env = make_raw(game, **options, render_mode=render_mode)
+        except (TypeError, ValueError) as error:  # the constructor's checks: unknown option, bad value, out of range
+            raise StateError(f"from_state: the record's options are not valid for {game}: {error}") from None
         env.set_state(state)
         return env
 
