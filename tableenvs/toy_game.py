@@ -112,6 +112,16 @@ class NimEnv(TableEnv):
     def _render_text(self):
         return f"pile {self.game.pile}, to act: player_{self.game.to_act}"
 
+    def _picture_svg(self, seat):
+        """The pile as a row of counters (Nim hides nothing, so every seat sees the god view)."""
+        from tableenvs.svg import GOLD, INK, Svg
+
+        picture = Svg(width=max(240, 24 * self.game.pile + 24))
+        for i in range(self.game.pile):
+            picture.circle(24 + 24 * i, 48, 10, GOLD, stroke=INK)
+        picture.text(12, 110, f"pile {self.game.pile}, to act: player_{self.game.to_act}")
+        return picture.text_of()
+
 
 raw_env = NimEnv
 

@@ -1,0 +1,519 @@
+"""Conformance checks that every tableenvs game must pass: ``check_game(name)`` (issue 27, item 3).
+
+Where you are: a public module above everything else in the package (nothing in ``tableenvs`` imports it). A game
+made anywhere, in its own package, registered with :func:`tableenvs.register_game`, is checked the way the
+package's own games are, with no edit to shared code or tests::
+
+    import tableenvs
+    from tableenvs.testing import check_game
+
+    tableenvs.register_game(GameSpec("nim_v0", "my_games.nim", "my_games/Nim-v0", player_counts=(2, 3)))
+    check_game("nim_v0", docs="docs/nim.md")      # ConformanceError listing every failed check
+
+The checks run for every player count in the spec's ``player_counts`` crossed with every option set in
+``option_sets`` (as PettingZoo's ``all_parameter_combs_test`` and OpenSpiel's ``games_sim_test`` do), or once with
+the defaults where the option set cannot matter. What a check needs from the game is declared on its
+:class:`~tableenvs.registry.GameSpec`; a check that does not apply is reported as such, never passed silently:
+
+==========================  ====================================================================================
+check                       what it asserts
+==========================  ====================================================================================
+``api``                     PettingZoo's ``api_test`` and ``seed_test``
+``render``                  PettingZoo's ``render_test``: ansi text non-empty, ``rgb_array`` a drawn picture (needs
+                            the render extra), ``human`` prints
+``seeds_differ``            different seeds deal different games
+``registries``              ``make``, ``make_raw``, ``pettingzoo.make``, the Gymnasium id, unknown options named
+``player_range``            the default player count is in ``player_counts``; one outside is refused, naming it
+``spaces``                  Dict spaces of the classic convention, observations inside them over a random game
+``illegal_raw``             an illegal action on the raw env raises, naming the legal ones, and changes nothing
+``illegal_wrapped``         an illegal action on the wrapped env ends the game with -1 to the mover
+``copies``                  pickle and deepcopy (raw and wrapped) continue identically to the end and one reset on
+``heuristic``               the heuristic (``GameSpec.heuristic``) plays only masked actions to the end of games
+``docs``                    the docs page's observation table adds up to the encoder's layout (only with ``docs=``)
+``cli_play``                ``tableenvs play NAME --quiet`` plays a whole game at the fewest and most players
+==========================  ====================================================================================
+
+``tests/test_conformance.py`` runs every check on every registered game, one pytest item each (:func:`checks`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import importlib
+import io
+import pickle
+import re
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import tableenvs
+from tableenvs.aec import IllegalActionError, TableEnv
+
+
+class ConformanceError(AssertionError):
+    """A game failed one or more conformance checks; the message names each failed check and why."""
+
+
+@dataclass(frozen=True)
+class CheckItem:
+    """One check of one game with one option set: ``run()`` raises ``AssertionError`` if the game fails it."""
+
+    check: str
+    game: str
+    options: dict[str, Any]
+    run: Callable[[], None]
+    skip: str | None = None  # why the check does not apply, or None
+
+    @property
+    def id(self) -> str:
+        shown = ",".join(f"{key}={value}" for key, value in self.options.items()) or "defaults"
+        return f"{self.check}[{self.game}-{shown}]"
+
+
+def cases(name: str) -> list[dict[str, Any]]:
+    """Every (player count x option set) the spec of ``name`` declares, as constructor options."""
+    spec = tableenvs.spec(name)
+    return [
+        dict(option_set) if count is None else {"num_players": count, **option_set}
+        for count in spec.player_counts or (None,)
+        for option_set in spec.option_sets
+    ]
+
+
+def checks(name: str, *, docs: str | Path | None = None) -> list[CheckItem]:
+    """Every check of game ``name`` as separate items (what ``tests/`` parametrises over); ``docs`` is the game's
+    page (the ``docs`` check reads its observation table; without it that check does not apply)."""
+    spec = tableenvs.spec(name)
+    items: list[CheckItem] = []
+    for options in cases(name):
+        for check, run in PER_CASE.items():
+            skip = None
+            if check == "heuristic" and spec.heuristic is None:
+                skip = "the spec names no heuristic (GameSpec.heuristic)"
+            items.append(CheckItem(check, name, options, _bind(run, name, options), skip))
+    for check, run in PER_GAME.items():
+        skip = "the game has no num_players option" if check == "player_range" and not spec.player_counts else None
+        items.append(CheckItem(check, name, {}, _bind(run, name, {}), skip))
+    page = None if docs is None else Path(docs)
+    skip = "no docs page given (check_game(name, docs=PATH))" if page is None else None
+    items.append(CheckItem("docs", name, {}, lambda: _check_docs(name, page), skip))
+    return items
+
+
+def check_game(name: str, *, docs: str | Path | None = None, progress: bool = False) -> list[CheckItem]:
+    """Run every check of game ``name``; return the items run (those that did not apply carry ``skip``). Raise
+    :class:`ConformanceError` naming every failed check and why, after running all of them."""
+    failures, ran = [], []
+    for item in checks(name, docs=docs):
+        if progress:
+            print(f"{item.id}: {'does not apply: ' + item.skip if item.skip else 'running'}", flush=True)
+        if item.skip is not None:
+            ran.append(item)
+            continue
+        try:
+            item.run()
+        except AssertionError as error:
+            failures.append(f"{item.id}: {error}")
+        except Exception as error:  # a crash inside the game is a failed check too, with its type
+            failures.append(f"{item.id}: {type(error).__name__}: {error}")
+        ran.append(item)
+    if failures:
+        raise ConformanceError(f"{name} fails {len(failures)} conformance check(s):\n" + "\n".join(failures))
+    return ran
+
+
+def _bind(run: Callable[[str, dict[str, Any]], None], name: str, options: dict[str, Any]) -> Callable[[], None]:
+    return lambda: run(name, dict(options))
+
+
+@contextlib.contextmanager
+def _raises(kind: type[BaseException], pattern: str) -> Iterator[None]:
+    """Assert that the block raises ``kind`` with a message matching the regular expression ``pattern``."""
+    try:
+        yield
+    except kind as error:
+        assert re.search(pattern, str(error)), f"{kind.__name__} message {str(error)!r} does not match {pattern!r}"
+    else:
+        raise AssertionError(f"expected {kind.__name__} matching {pattern!r}; nothing was raised")
+
+
+def _random_steps(env: Any, steps: int, rng: np.random.Generator) -> None:
+    """Play up to ``steps`` random legal moves (fewer if the game ends)."""
+    for _ in range(steps):
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            return
+        env.step(int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"]))))
+
+
+# ---------------------------------------------------------------------- checks run for every option set
+
+
+def _check_api(name: str, options: dict[str, Any]) -> None:
+    from pettingzoo.test import api_test, seed_test
+
+    with warnings.catch_warnings():  # api_test resets with options={"options": 1}, which the games name and ignore
+        warnings.filterwarnings("ignore", message=".*ignoring unknown reset option", category=UserWarning)
+        warnings.filterwarnings("ignore", category=UserWarning, module="pettingzoo.test.api_test")
+        with contextlib.redirect_stdout(io.StringIO()):
+            api_test(tableenvs.make(name, **options), num_cycles=300)
+            seed_test(lambda **kw: tableenvs.make(name, **options, **kw), num_cycles=300)
+
+
+def _check_render(name: str, options: dict[str, Any]) -> None:
+    from pettingzoo.test import render_test
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        render_test(
+            lambda render_mode=None: tableenvs.make(name, **options, render_mode=render_mode),
+            custom_tests={
+                "ansi": lambda text: isinstance(text, str) and text.strip() != "",
+                "rgb_array": lambda image: image.shape[0] > 100 and (image != image[0, 0]).any(),  # a drawn table
+            },
+        )
+    human = tableenvs.make_raw(name, **options, render_mode="human")
+    human.reset(seed=0)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert human.render() is None, "render_mode='human': render() returns None"
+    assert printed.getvalue().strip(), "render_mode='human' prints nothing"
+
+
+def _check_seeds_differ(name: str, options: dict[str, Any]) -> None:
+    env = tableenvs.make_raw(name, **options)
+    starts = []
+    for seed in range(4):
+        env.reset(seed=seed)
+        starts.append(np.concatenate([env.observe(agent)["observation"] for agent in env.possible_agents]))
+    assert any(not np.array_equal(starts[0], other) for other in starts[1:]), "seeds 0..3 deal the same game"
+
+
+def _check_spaces(name: str, options: dict[str, Any]) -> None:
+    import gymnasium
+
+    env = tableenvs.make_raw(name, **options)
+    n = env.num_actions
+    for agent in env.possible_agents:
+        space = env.observation_space(agent)
+        assert space is env.observation_space(agent), "observation_space(agent) is built once"
+        assert set(space.spaces) == {"observation", "action_mask"}, f"Dict keys {sorted(space.spaces)}"
+        observation, mask = space["observation"], space["action_mask"]
+        assert observation.dtype == np.float32 and observation.shape == (env.observation_size,), observation
+        assert mask.dtype == np.int8 and mask.shape == (n,), mask
+        assert (mask.low == 0).all() and (mask.high == 1).all(), "the mask space is 0..1"
+        assert (observation.low <= observation.high).all(), "observation bounds low <= high"
+        action_space = env.action_space(agent)
+        assert isinstance(action_space, gymnasium.spaces.Discrete) and action_space.n == n, action_space
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        for agent in env.possible_agents:
+            assert env.observation_space(agent).contains(env.observe(agent)), f"{agent}'s observation is outside"
+        if env.terminations[env.agent_selection] or env.truncations[env.agent_selection]:
+            break
+        _random_steps(env, 1, rng)
+
+
+def _position_with_an_illegal_action(name: str, options: dict[str, Any], wrapped: bool) -> tuple[Any, int]:
+    """An env (raw or wrapped) a few random moves into a game, at a decision with at least one illegal action."""
+    for seed in range(20):
+        env = tableenvs.make(name, **options) if wrapped else tableenvs.make_raw(name, **options)
+        env.reset(seed=seed)
+        _random_steps(env, seed % 7, np.random.default_rng(seed))
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            continue
+        mask = env.observe(agent)["action_mask"]
+        if not mask.all():
+            return env, int(np.flatnonzero(mask == 0)[0])
+    raise AssertionError("no decision with an illegal action in 20 games")
+
+
+def _check_illegal_raw(name: str, options: dict[str, Any]) -> None:
+    env, action = _position_with_an_illegal_action(name, options, wrapped=False)
+    agent = env.agent_selection
+    before = {a: env.observe(a)["observation"] for a in env.possible_agents}
+    legal = env.legal_actions()
+    try:
+        env.step(action)
+    except IllegalActionError as error:
+        message = str(error)
+    else:
+        raise AssertionError(f"the raw env accepted the illegal action {action}")
+    expected = f"{name}: illegal action {action} ({env.describe_action(action)}) for {agent}; legal: "
+    assert expected in message, f"{message!r} does not start {expected!r}"
+    for legal_action in legal[:12]:
+        assert f"{legal_action} ({env.describe_action(legal_action)})" in message, f"{message!r} omits {legal_action}"
+    if len(legal) > 12:
+        assert f"... {len(legal) - 12} more" in message, message
+    assert env.agent_selection == agent and env.legal_actions() == legal, "an illegal action moved the game"
+    for a in env.possible_agents:
+        assert np.array_equal(env.observe(a)["observation"], before[a]), f"an illegal action changed {a}'s view"
+
+
+def _check_illegal_wrapped(name: str, options: dict[str, Any]) -> None:
+    env, action = _position_with_an_illegal_action(name, options, wrapped=True)
+    mover = env.agent_selection
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")  # PettingZoo's wrapper warns about the illegal move (on stdout), as intended
+        env.step(action)
+    assert all(env.terminations.values()), "an illegal action does not end the game"
+    assert env.rewards[mover] == -1, f"the mover's reward is {env.rewards[mover]}, not -1"
+    assert all(reward == 0 for agent, reward in env.rewards.items() if agent != mover), env.rewards
+    for agent in env.agent_iter():  # every agent gets its dead step
+        _, reward, terminated, truncated, _ = env.last()
+        assert terminated or truncated, f"{agent} is neither terminated nor truncated after the game ended"
+        assert reward == (-1 if agent == mover else 0), f"{agent}'s last reward is {reward}"
+        env.step(None)
+    assert env.agents == [], "agents remain after every dead step"
+
+
+def _snapshot(env: Any) -> tuple:
+    """Everything an agent or a trainer can read from ``env`` now (it renders as ansi text)."""
+    raw = env.unwrapped
+    observations = [env.observe(agent) for agent in raw.possible_agents]
+    text = env.render()
+    assert isinstance(text, str) and text.strip(), "render_mode='ansi' gives no text"
+    return (
+        text,
+        env.agent_selection,
+        list(env.agents),
+        [(o["observation"].tobytes(), o["action_mask"].tobytes()) for o in observations],
+        dict(env.rewards),
+        dict(raw._cumulative_rewards),
+        env.last()[1:4],
+        dict(env.terminations),
+        dict(env.truncations),
+        repr(env.infos),
+        list(raw.event_log),
+    )
+
+
+def _same_as(env: Any, copies: dict[str, Any], when: str) -> None:
+    expected = _snapshot(env)
+    kind = "raw" if env is env.unwrapped else "wrapped"
+    for how, other in copies.items():
+        assert _snapshot(other) == expected, f"{kind} env: the {how} copy differs {when}"
+
+
+def _check_copies(name: str, options: dict[str, Any]) -> None:
+    for make in (tableenvs.make_raw, tableenvs.make):
+        env = make(name, **options, render_mode="ansi")
+        env.reset(seed=3)
+        _random_steps(env, 15, np.random.default_rng(3))
+        copies = {"pickle": pickle.loads(pickle.dumps(env)), "deepcopy": copy.deepcopy(env)}
+        _same_as(env, copies, "at once")
+        rng = np.random.default_rng(4)
+        for step in range(10_000):  # to the end of the game, the same moves everywhere
+            agent = env.agent_selection
+            if env.terminations[agent] or env.truncations[agent]:
+                break
+            action = int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"])))
+            for each in (env, *copies.values()):
+                each.step(action)
+            _same_as(env, copies, f"after {step + 1} moves")
+        else:
+            raise AssertionError("the game did not end in 10,000 random moves")
+        for each in (env, *copies.values()):
+            each.reset()  # no seed: the copied random generator deals the next game
+        _same_as(env, copies, "after reset() without a seed")
+
+
+def _check_heuristic(name: str, options: dict[str, Any]) -> None:
+    from tableenvs.policies import make_policy
+
+    env = tableenvs.make_raw(name, **options)
+    policy = make_policy("heuristic", env)
+    rng = np.random.default_rng(len(options))
+    for seed in range(12 if set(options) <= {"num_players"} else 4):
+        env.reset(seed=seed)
+        for _ in range(10_000):
+            agent = env.agent_selection
+            if env.terminations[agent] or env.truncations[agent]:
+                break
+            observation = env.observe(agent)
+            action = policy.act(observation["observation"], observation["action_mask"], rng)
+            assert observation["action_mask"][action] == 1, (
+                f"seed {seed}: the heuristic played the masked action {action} ({env.describe_action(action)}) "
+                f"for {agent}"
+            )
+            env.step(action)
+        else:
+            raise AssertionError(f"seed {seed}: the heuristic game did not end in 10,000 moves")
+
+
+#: Checks run for every (player count x option set).
+PER_CASE: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "api": _check_api,
+    "render": _check_render,
+    "seeds_differ": _check_seeds_differ,
+    "spaces": _check_spaces,
+    "illegal_raw": _check_illegal_raw,
+    "illegal_wrapped": _check_illegal_wrapped,
+    "copies": _check_copies,
+    "heuristic": _check_heuristic,
+}
+
+
+# ---------------------------------------------------------------------- checks run once per game
+
+
+def _check_registries(name: str, _options: dict[str, Any]) -> None:
+    import gymnasium
+    import pettingzoo
+
+    spec = tableenvs.spec(name)
+    for count in spec.player_counts or (None,):
+        options = {} if count is None else {"num_players": count}
+        raw = tableenvs.make_raw(name, **options)
+        assert type(raw) is spec.raw_env_class() and isinstance(raw, TableEnv), type(raw)
+        assert raw.metadata["name"] == name, f"metadata['name'] is {raw.metadata['name']!r}"
+        wrapped = tableenvs.make(name, **options)
+        assert not isinstance(wrapped, TableEnv) and type(wrapped.unwrapped) is type(raw), "make() is not wrapped"
+        by_id = pettingzoo.make("aec", spec.registry_id, **options)
+        by_id.reset(seed=0)
+        assert type(by_id.unwrapped) is type(raw) and by_id.agents == raw.possible_agents, "pettingzoo.make"
+        if count is not None:
+            assert raw.num_players == count and len(raw.possible_agents) == count, f"{count} players"
+    assert gymnasium.spec(spec.registry_id).kwargs == {"game": name}, "the Gymnasium registration"
+    single = gymnasium.make(spec.registry_id, opponents="random")
+    observation, _ = single.reset(seed=0)
+    assert single.observation_space.contains(observation), "the single-agent view's observation"
+    with _raises(TypeError, r"unknown option\(s\) 'players'; valid options: " + ", ".join(spec.option_names())):
+        tableenvs.make(name, players=2)
+
+
+def _check_player_range(name: str, _options: dict[str, Any]) -> None:
+    counts = tableenvs.spec(name).player_counts
+    default = tableenvs.make_raw(name).num_players
+    assert default in counts, f"the default {default} players is not in player_counts {counts}"
+    assert list(counts) == list(range(counts[0], counts[-1] + 1)), f"player_counts {counts} is not a range"
+    for outside in (counts[0] - 1, counts[-1] + 1):
+        with _raises(ValueError, rf"num_players must be in {counts[0]}\.\.{counts[-1]}, got {outside}"):
+            tableenvs.make_raw(name, num_players=outside)
+
+
+def _markdown_tables(text: str) -> list[list[list[str]]]:
+    """Every table of a markdown page as rows of cells (header row first, the |---| row dropped)."""
+    tables, current = [], []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            if not all(re.fullmatch(r":?-+:?", cell) for cell in cells):
+                current.append(cells)
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+def _size(text: str, n: int) -> int:
+    """A size cell as written in the docs ("53", "4 x 32", "(n−1)·56", "1 + 7n") for ``n`` players."""
+    expression = text.replace("−", "-").replace("·", "*").replace(" x ", "*").replace("×", "*")
+    expression = re.sub(r"(\d)\s*n\b", r"\1*n", expression)
+    assert re.fullmatch(r"[\dn+\-*() ]+", expression), f"cannot read the size {text!r}"
+    return int(eval(expression, {"__builtins__": {}}, {"n": n}))  # digits, n, + - * and brackets only
+
+
+def layout_table(text: str) -> tuple[list[str], list[int], list[str], int | None]:
+    """The observation layout table of a docs page: (names, offsets, sizes as written, the n of the offsets).
+
+    It is the one table whose header has a size column, an offset column ("offset" or "start", "start (n = 5)"
+    when offsets depend on the player count) and a name column ("block" or "section").
+    """
+    found = []
+    for header, *rows in _markdown_tables(text):
+        columns = [cell.lower() for cell in header]
+        size = [i for i, c in enumerate(columns) if c == "size"]
+        offset = [i for i, c in enumerate(columns) if c.startswith(("offset", "start"))]
+        label = [i for i, c in enumerate(columns) if c in ("block", "section")]
+        if size and offset and label:
+            n = re.search(r"n\s*=\s*(\d+)", columns[offset[0]])
+            names = [row[label[0]].strip("`") for row in rows]
+            offsets = [int(row[offset[0]]) for row in rows]
+            found.append((names, offsets, [row[size[0]] for row in rows], int(n[1]) if n else None))
+    assert len(found) == 1, f"expected one observation layout table, found {len(found)}"
+    return found[0]
+
+
+def _code_layout(env: TableEnv) -> dict[str, int] | None:
+    """Section name -> offset as the game's encoder declares it (``encoder.observation_layout``, ``encoder.layout()``
+    or its module's ``LAYOUT`` class of upper-case offsets), or None if it declares none."""
+    encoder = getattr(env, "encoder", None)
+    if encoder is None:
+        return None
+    layout = getattr(encoder, "observation_layout", None)
+    if layout is not None:
+        return {section.name: section.start for section in layout}
+    if callable(getattr(encoder, "layout", None)):
+        return {name: start for name, start, _ in encoder.layout()}
+    layout = getattr(importlib.import_module(type(encoder).__module__), "LAYOUT", None)
+    if layout is None:
+        return None
+    offsets = {key.lower(): value for key, value in vars(layout).items() if key.isupper() and key != "SIZE"}
+    return dict(sorted(offsets.items(), key=lambda item: item[1]))
+
+
+def _check_docs(name: str, page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    names, offsets, sizes, table_n = layout_table(text)
+    spec = tableenvs.spec(name)
+    for count in spec.player_counts or (None,):
+        env = tableenvs.make_raw(name, **({} if count is None else {"num_players": count}))
+        n = count if count is not None else 0
+        widths = [_size(size, n) for size in sizes]
+        assert sum(widths) == env.observation_size, (
+            f"{page.name}, {count} players: the observation table adds up to {sum(widths)}, the encoder to "
+            f"{env.observation_size}"
+        )
+        if table_n is None or table_n == count:
+            starts = [sum(widths[:i]) for i in range(len(widths))]
+            assert offsets == starts, f"{page.name}, {count} players: offsets {offsets} should be {starts}"
+            code = _code_layout(env)
+            if code is not None:
+                assert list(code) == names, f"{page.name}: the table's sections {names} are {list(code)} in code"
+                assert list(code.values()) == offsets, f"{page.name}: offsets {offsets}, in code {list(code.values())}"
+    assert table_n is None or table_n in spec.player_counts, f"{page.name}: the table's n = {table_n} is no count"
+    env = tableenvs.make_raw(name)
+    discrete = re.findall(r"Discrete\((\d+)\)", text)
+    assert discrete and set(discrete) == {str(env.num_actions)}, (
+        f"{page.name}: Discrete(...) on the page says {sorted(set(discrete))}, the env has {env.num_actions}"
+    )
+    counts = spec.player_counts or (None,)
+    sizes_by_count = {
+        tableenvs.make_raw(name, **({} if c is None else {"num_players": c})).observation_size for c in counts
+    }
+    boxes = set(re.findall(r"Box\(float32, \((\d+),\)\)", text))
+    assert boxes == ({str(env.observation_size)} if len(sizes_by_count) <= 1 else set()), (
+        f"{page.name}: Box(float32, ...) on the page says {sorted(boxes)}, the env has {sorted(sizes_by_count)}"
+    )
+
+
+def _check_cli_play(name: str, _options: dict[str, Any]) -> None:
+    from tableenvs.cli import main
+
+    spec = tableenvs.spec(name)
+    policies = "heuristic" if spec.heuristic else "random"
+    for count in (spec.player_counts[0], spec.player_counts[-1]) if spec.player_counts else (None,):
+        players = [] if count is None else ["--players", str(count)]
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = main(["play", name, "--quiet", "--seed", "0", "--policies", policies, *players])
+        assert code == 0, f"tableenvs play {name} exited {code}"
+        agents = tableenvs.make_raw(name, **({} if count is None else {"num_players": count})).possible_agents
+        text = out.getvalue()
+        assert text.startswith(f"{name}: ") and all(agent in text for agent in agents), text[:200]
+
+
+#: Checks run once per game (and ``docs``, on the page given to :func:`checks`).
+PER_GAME: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "registries": _check_registries,
+    "player_range": _check_player_range,
+    "cli_play": _check_cli_play,
+}
