@@ -1,0 +1,25 @@
+"""Play in the browser against any agent: ``tableenvs serve`` (issue 32; the API is documented in ``docs/web.md``).
+
+Where you are: an optional front end (the ``web`` extra: Starlette and uvicorn) on top of the raw envs and
+:mod:`tableenvs.policies`. Modules:
+
+* :mod:`tableenvs.web.seats` — what may sit in a seat (``human``, ``random``, ``heuristic``, a bounded ``search``,
+  a model the server was started with) and the agents' thinking, done on copies so it never touches a live game;
+* :mod:`tableenvs.web.tables` — the live games: tokens, per-seat views built only from what a seat may see, the
+  move log, limits and idle expiry;
+* :mod:`tableenvs.web.app` — the Starlette app: the JSON API, the request-size limit, the single offline page
+  (``static/index.html``, package data) and the agents' runner off the request path;
+* :mod:`tableenvs.web.command` — the ``serve`` sub-command (``add_parser`` / ``run``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["create_app", "ServerConfig"]
+
+
+def __getattr__(name: str):
+    if name in ("create_app", "ServerConfig"):  # imported on use: importing tableenvs.web needs no Starlette
+        from tableenvs.web import app
+
+        return getattr(app, name)
+    raise AttributeError(f"module 'tableenvs.web' has no attribute {name!r}")

@@ -1,0 +1,384 @@
+"""The live games of a web server: creation from a checked request, tokens, per-seat views, moves, limits, expiry.
+
+Where you are: part of :mod:`tableenvs.web`, below the routes (:mod:`tableenvs.web.app`) and free of Starlette. Every
+method here runs on the server's event-loop thread, one at a time, so a live env is never touched by two threads;
+the agents' thinking works on copies (:func:`tableenvs.web.seats.think`).
+
+What a seat is shown (:meth:`GameTable.view`) is built only from what that seat may see: the env's own per-seat
+picture (``render_svg(agent)``), its own legal moves in words (``describe_action``) when it is to act, its own past
+moves as it made them and the others' as the table learned them (``describe_action_public``, taken just before the
+move). A spectator gets the public part only (whose turn, the public move log, no picture) while the game runs.
+Once the game is over everyone gets the god view (``render_svg()``), the returns and the outcome, and the game
+record may be downloaded. The seed is never shown before the end (it would reveal the deal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import math
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tableenvs.records import GameRecord, Recorder
+from tableenvs.registry import make_raw, names
+from tableenvs.registry import spec as game_spec
+from tableenvs.web.seats import Seat, SeatError, build_policy, parse_seat
+
+#: Fields of ``POST /api/games``.
+CREATE_FIELDS = ("game", "options", "seats", "seed", "pause")
+#: Fields of ``POST /api/games/{id}/actions``.
+ACTION_FIELDS = ("token", "action")
+MAX_SEED = 2**63
+
+
+@dataclass
+class ServerConfig:
+    """The server's limits (``tableenvs serve`` flags; docs/web.md explains each)."""
+
+    max_games: int = 100  #: live games at once; creating one more is refused (503)
+    idle_seconds: float = 1800.0  #: a game nobody has used for this long is removed
+    max_body: int = 16 * 1024  #: bytes of a request body; more is refused (413)
+    agent_threads: int = 4  #: worker threads for the agents' thinking, shared by all games
+    max_search_sims: int = 1000  #: largest search budget a seat may ask for, in simulations per decision
+    max_search_ms: float = 1000.0  #: ... or in milliseconds of CPU per decision
+    max_pause: float = 5.0  #: the longest pause before another seat's turn a game may ask for, seconds
+    wait_seconds: float = 20.0  #: the longest a ``GET ...?wait=V`` holds the request waiting for a change
+    moves_shown: int = 60  #: the last moves listed in a view
+    models: dict[str, str] = field(default_factory=dict)  #: model seats, ``model:NAME`` -> saved model path
+
+    def limits(self) -> dict[str, Any]:
+        """The limits as the catalog shows them (the model paths are not shown)."""
+        data = asdict(self)
+        data["models"] = sorted(self.models)
+        return data
+
+
+class ApiError(Exception):
+    """A refused request: the HTTP ``status``, a message, the request ``field`` at fault (if any) and extra keys."""
+
+    def __init__(self, status: int, message: str, field: str | None = None, **extra: Any):
+        super().__init__(message)
+        self.status, self.message, self.field, self.extra = status, message, field, extra
+
+    def body(self) -> dict[str, Any]:
+        return {"error": self.message, "field": self.field, **self.extra}
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class GameTable:
+    """One live game: the raw env, its seats, the human seats' tokens, the move log and the record so far."""
+
+    def __init__(
+        self,
+        game: str,
+        options: dict[str, Any],
+        seats: list[Seat],
+        seed: int,
+        pause: float,
+        clock: Callable[[], float],
+        moves_shown: int = 60,
+    ):
+        self.id = secrets.token_urlsafe(9)
+        self.game, self.options, self.seats, self.seed, self.pause = game, options, seats, seed, pause
+        self.clock, self.moves_shown = clock, moves_shown
+        self.env = make_raw(game, **options)
+        self.env.reset(seed=seed)
+        self.agents = list(self.env.possible_agents)
+        if len(seats) != len(self.agents):
+            raise ValueError(f"seats names {len(seats)} players, the game has {len(self.agents)}")
+        self.tokens = {
+            agent: secrets.token_urlsafe(24) for agent, seat in zip(self.agents, seats, strict=True) if seat.human
+        }
+        self.policies = {agent: build_policy(seat, self.env) for agent, seat in zip(self.agents, seats, strict=True)}
+        streams = np.random.SeedSequence([seed, 32]).spawn(len(seats))
+        self.rngs = {agent: np.random.default_rng(stream) for agent, stream in zip(self.agents, streams, strict=True)}
+        self.recorder = Recorder(game, options, seed, [seat.spec for seat in seats])
+        self.moves: list[tuple[str, str, str]] = []  # (agent, as the mover made it, as the others learned it)
+        self.version = 0
+        self.last_active = clock()
+        self.error: str | None = None  # an agent that failed stops the game
+        self.closed = False
+        self.agent_task: asyncio.Task | None = None
+        self._changed: asyncio.Event | None = None
+        self._record: GameRecord | None = None
+
+    # -- who is asking
+    def seat_of_token(self, token: Any) -> str:
+        """The agent holding ``token``; 403 revealing nothing otherwise (each token is compared in constant time)."""
+        if isinstance(token, str):
+            encoded = token.encode("utf-8", "replace")
+            for agent, own in self.tokens.items():
+                if hmac.compare_digest(encoded, own.encode()):
+                    return agent
+        raise ApiError(403, "wrong token")
+
+    def touch(self) -> None:
+        self.last_active = self.clock()
+
+    # -- state
+    @property
+    def over(self) -> bool:
+        return self.env.outcome() is not None
+
+    def to_act(self) -> str | None:
+        return None if self.over or self.error else self.env.agent_selection
+
+    def agent_to_act(self) -> str | None:
+        """The agent seat to act now, or None (a human's turn, or the game is over or stopped)."""
+        agent = self.to_act()
+        if agent is None or self.closed or self.seats[self.agents.index(agent)].human:
+            return None
+        return agent
+
+    def seat(self, agent: str) -> Seat:
+        return self.seats[self.agents.index(agent)]
+
+    def last_mover(self) -> str | None:
+        return self.moves[-1][0] if self.moves else None
+
+    # -- changes
+    def apply(self, agent: str, action: int) -> None:
+        """Play ``action`` for ``agent`` (already checked: it is ``agent``'s turn and the action is legal)."""
+        env = self.env
+        public = env.describe_action_public(action)
+        private = env.describe_action(action)
+        self.recorder.add(env, action)
+        env.step(action)
+        self.moves.append((agent, private, public))
+        self.touch()
+        self.changed()
+
+    def fail(self, message: str) -> None:
+        self.error = message
+        self.changed()
+
+    def changed(self) -> None:
+        """Bump the version and wake every request waiting for a change."""
+        self.version += 1
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
+
+    async def wait_change(self, version: int, timeout: float) -> None:
+        """Return once the version is past ``version`` (at once if it already is), or after ``timeout`` s."""
+        if self.version != version or self.over or self.closed:
+            return
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        event = self._changed
+        try:
+            await asyncio.wait_for(event.wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
+
+    def close(self) -> None:
+        self.closed = True
+        if self.agent_task is not None:
+            self.agent_task.cancel()
+        self.changed()
+
+    # -- what a seat sees
+    def check_move(self, agent: str, action: Any) -> int:
+        """``action`` if ``agent`` may play it now; else an :class:`ApiError` naming ``agent``'s legal moves."""
+        if self.error:
+            raise ApiError(409, f"the game has stopped: {self.error}", legal=[])
+        if self.over:
+            raise ApiError(409, "the game is over", legal=[])
+        to_act = self.env.agent_selection
+        if to_act != agent:
+            raise ApiError(409, f"it is not your turn ({agent}): {to_act} is to act", to_act=to_act, legal=[])
+        legal = self.legal_moves()
+        if not _is_int(action) or action not in self.env.legal_actions():
+            texts = "; ".join(f"{move['action']} ({move['text']})" for move in legal[:20])
+            more = f" and {len(legal) - 20} more" if len(legal) > 20 else ""
+            raise ApiError(
+                422, f"action {_show(action)} is not one of your legal moves: {texts}{more}", "action", legal=legal
+            )
+        return action
+
+    def legal_moves(self) -> list[dict[str, Any]]:
+        env = self.env
+        return [{"action": int(a), "text": env.describe_action(a)} for a in env.legal_actions()]
+
+    def view(self, agent: str | None, idle_seconds: float) -> dict[str, Any]:
+        """What ``agent`` (None: a spectator) is shown now; see the module docstring for what may be in it."""
+        env, over = self.env, self.over
+        to_act = self.to_act()
+        if over:
+            svg, shown = env.render_svg(None), "god"
+        elif agent is not None:
+            svg, shown = env.render_svg(agent), "seat"
+        else:
+            svg, shown = None, "public"
+        moves = [
+            {"agent": mover, "text": private if mover == agent else public}
+            for mover, private, public in self.moves[-self.moves_shown :]
+        ]
+        view: dict[str, Any] = {
+            "id": self.id,
+            "game": self.game,
+            "options": self.options,
+            "seats": [
+                {"agent": a, "seat": s.spec, "human": s.human} for a, s in zip(self.agents, self.seats, strict=True)
+            ],
+            "you": agent,
+            "view": shown,
+            "version": self.version,
+            "to_act": to_act,
+            "thinking": to_act is not None and not self.seat(to_act).human,
+            "legal": self.legal_moves() if agent is not None and to_act == agent else [],
+            "svg": svg,
+            "moves": moves,
+            "move_count": len(self.moves),
+            "over": over,
+            "error": self.error,
+            "pause": self.pause,
+            "expires_in": max(0.0, round(idle_seconds - (self.clock() - self.last_active), 1)),
+        }
+        if over:
+            outcome = env.outcome()
+            view["returns"] = [float(x) for x in outcome.returns]
+            view["outcome"] = {
+                "scores": list(outcome.scores),
+                "score_name": outcome.score_name,
+                "higher_is_better": outcome.higher_is_better,
+                "winners": [self.agents[s] for s in outcome.winners],
+                "truncated": outcome.truncated,
+            }
+            view["seed"] = self.seed
+        if agent is not None:
+            self.touch()  # again at the end: building the view may have taken a while (a Rummikub legal-move sweep)
+        return view
+
+    def record(self) -> GameRecord:
+        """The finished game's record (409 before the end: it holds every move and the seed)."""
+        if not self.over:
+            raise ApiError(409, "the record is available once the game is over (it reveals every hidden move)")
+        if self._record is None:
+            self._record = self.recorder.finish(self.env)
+        return self._record
+
+
+class TableManager:
+    """The live games by id, the live-game limit and idle expiry."""
+
+    def __init__(self, config: ServerConfig, clock: Callable[[], float] = time.monotonic):
+        self.config, self.clock = config, clock
+        self.tables: dict[str, GameTable] = {}
+
+    def check_room(self) -> None:
+        if len(self.tables) >= self.config.max_games:
+            raise ApiError(
+                503,
+                f"this server holds at most {self.config.max_games} live games and is full; try again once some "
+                f"end or expire (idle games expire after {self.config.idle_seconds:g} s)",
+            )
+
+    def build(self, body: Any) -> GameTable:
+        """A new table from a ``POST /api/games`` body (not yet registered; may load a model, so it may run in a
+        worker thread). :class:`ApiError` 400 naming the field at fault."""
+        if not isinstance(body, dict):
+            raise ApiError(400, f"the body must be a JSON object with the fields {', '.join(CREATE_FIELDS)}")
+        unknown = sorted(set(body) - set(CREATE_FIELDS))
+        if unknown:
+            raise ApiError(
+                400, f"unknown field(s) {', '.join(map(repr, unknown))}; fields: {', '.join(CREATE_FIELDS)}", unknown[0]
+            )
+        for key in ("game", "seats"):
+            if key not in body:
+                raise ApiError(400, f"the field {key!r} is required", key)
+        game = body["game"]
+        if not isinstance(game, str) or game not in names():
+            raise ApiError(400, f"game must be one of {', '.join(names())}, got {_show(game)}", "game")
+        config = self.config
+        seats_text = body["seats"]
+        counts = game_spec(game).player_counts
+        if not isinstance(seats_text, list) or not seats_text:
+            raise ApiError(400, f"seats must be a list of seat names, one per player, got {_show(seats_text)}", "seats")
+        if counts and len(seats_text) not in counts:
+            raise ApiError(
+                400, f"{game} takes {min(counts)}-{max(counts)} players, seats names {len(seats_text)}", "seats"
+            )
+        seats = []
+        for index, text in enumerate(seats_text):
+            try:
+                seats.append(parse_seat(text, game, config.models, config.max_search_sims, config.max_search_ms))
+            except SeatError as error:
+                raise ApiError(400, f"seats[{index}]: {error}", f"seats[{index}]") from None
+        options = body.get("options", {})
+        if options is None:
+            options = {}
+        if not isinstance(options, dict):
+            raise ApiError(400, f"options must be an object (option name: value), got {_show(options)}", "options")
+        options = dict(options)
+        if "render_mode" in options:
+            raise ApiError(
+                400, "options: render_mode is the server's to choose, not an option here", "options.render_mode"
+            )
+        if counts:
+            given = options.get("num_players", len(seats))
+            if given != len(seats) or not _is_int(given):
+                raise ApiError(
+                    400,
+                    f"options.num_players is {_show(given)} but seats names {len(seats)} players",
+                    "options.num_players",
+                )
+            options["num_players"] = len(seats)
+        seed = body.get("seed")
+        if seed is None:
+            seed = secrets.randbelow(MAX_SEED)
+        elif not _is_int(seed) or not 0 <= seed < MAX_SEED:
+            raise ApiError(400, f"seed must be null or an integer 0 <= seed < 2**63, got {_show(seed)}", "seed")
+        pause = body.get("pause", 0)
+        if (
+            not isinstance(pause, (int, float))
+            or isinstance(pause, bool)
+            or not math.isfinite(pause)
+            or not (0 <= pause <= config.max_pause)
+        ):
+            raise ApiError(
+                400, f"pause must be a number of seconds 0..{config.max_pause:g}, got {_show(pause)}", "pause"
+            )
+        try:
+            table = GameTable(game, options, seats, seed, float(pause), self.clock, config.moves_shown)
+        except (ValueError, TypeError) as error:
+            message = " ".join(str(error).split())
+            raise ApiError(400, f"options: the game cannot be set up: {message}", "options") from None
+        return table
+
+    def add(self, table: GameTable) -> None:
+        self.check_room()
+        self.tables[table.id] = table
+
+    def get(self, game_id: str) -> GameTable:
+        table = self.tables.get(game_id)
+        if table is None:
+            raise ApiError(404, f"no live game {_show(game_id)} (it may have ended and expired)")
+        return table
+
+    def sweep(self) -> list[str]:
+        """Remove the games idle for longer than ``idle_seconds``; returns their ids."""
+        now, idle = self.clock(), self.config.idle_seconds
+        expired = [game_id for game_id, table in self.tables.items() if now - table.last_active > idle]
+        for game_id in expired:
+            self.tables.pop(game_id).close()
+        return expired
+
+    def close(self) -> None:
+        for table in self.tables.values():
+            table.close()
+        self.tables.clear()
