@@ -1,0 +1,131 @@
+"""How long the README's long commands and snippets take, at their full budgets, written into the README (issue 31).
+
+Where you are: a benchmark script (machine-dependent figures, so never checked in CI). Each case runs as a user
+would run it, in a scratch directory, in a subprocess of this venv: the README's Stable-Baselines3 block (taken
+from README.md as it stands, run as a script) and the quick start's ``tableenvs train pilipili_v0`` command.
+Wall time and CPU time (the subprocess and its children) are printed as a table and written, with the date, the
+machine's core count and its load average at the start and at the end, into README.md's ``measured:
+readme-timings`` block; the load says whether other work shared the machine (CPU time depends on that far less
+than wall time).
+
+    python benchmarks/readme_timings.py                 # every case, then rewrite the README block
+    python benchmarks/readme_timings.py --only sb3      # one case; the block keeps the others' last figures
+    python benchmarks/readme_timings.py --no-write      # print only
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.S | re.M)
+BLOCK = re.compile(r"(<!-- measured: readme-timings [^\n]*-->\n)(.*?)(\n?<!-- end measured: readme-timings -->)", re.S)
+END = "<!-- end measured: readme-timings -->"
+ROW = re.compile(r"^\| `(?P<case>[a-z0-9-]+)` \|.*$", re.M)
+
+
+def sb3_block() -> str:
+    """The README's Stable-Baselines3 block (the one that calls ``MaskablePPO(...).learn``)."""
+    found = [code for code in FENCE.findall(README.read_text(encoding="utf-8")) if "MaskablePPO(" in code]
+    if len(found) != 1:
+        raise SystemExit(f"README.md: expected one python block calling MaskablePPO(, found {len(found)}")
+    return found[0]
+
+
+def tableenvs_command() -> str:
+    return str(Path(sys.executable).with_name("tableenvs"))
+
+
+#: case -> (what the README calls it, how to run it in a scratch directory)
+CASES = {
+    "sb3": ("the Stable-Baselines3 block (`learn(50_000)`, 4 envs)", lambda: [sys.executable, "snippet.py"]),
+    "quick-start": (
+        "the quick start's `tableenvs train pilipili_v0 --out runs/quick`",
+        lambda: [tableenvs_command(), "train", "pilipili_v0", "--out", "runs/quick"],
+    ),
+}
+
+
+def run_case(case: str) -> dict:
+    with tempfile.TemporaryDirectory(prefix=f"readme-{case}-") as scratch:
+        (Path(scratch) / "snippet.py").write_text(sb3_block(), encoding="utf-8")
+        load_start = os.getloadavg()[0]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        print(f"{case}: running {' '.join(CASES[case][1]())} ...", file=sys.stderr, flush=True)
+        done = subprocess.run(CASES[case][1](), cwd=scratch, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{case} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"case": case, "wall_s": wall, "cpu_s": cpu, "load_start": load_start, "load_end": os.getloadavg()[0]}
+
+
+def row(result: dict, date: str) -> str:
+    label = CASES[result["case"]][0]
+    return (
+        f"| `{result['case']}` | {label} | {result['wall_s'] / 60:.1f} min | {result['cpu_s'] / 60:.1f} min | "
+        f"{date}, {os.cpu_count()} cores, load average {result['load_start']:.1f} at the start, "
+        f"{result['load_end']:.1f} at the end |"
+    )
+
+
+def rewrite(rows: dict[str, str]) -> None:
+    from tableenvs.paths import write_text_atomic
+
+    text = README.read_text(encoding="utf-8")
+    match = BLOCK.search(text)
+    if match is None:
+        raise SystemExit("README.md has no <!-- measured: readme-timings --> block")
+    kept = {m["case"]: m.group(0) for m in ROW.finditer(match.group(2))}
+    kept.update(rows)
+    header = "| case | what | wall time | CPU time | measured |\n|---|---|---|---|---|"
+    body = "\n".join(kept[case] for case in CASES if case in kept)
+    write_text_atomic(README, text[: match.start(2)] + f"{header}\n{body}\n" + text[match.end(3) - len(END) :])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", choices=list(CASES), action="append", help="run only these cases (repeatable)")
+    parser.add_argument("--no-write", action="store_true", help="print the table, leave README.md alone")
+    parser.add_argument(
+        "--from-log",
+        metavar="FILE",
+        help="write the README block from the JSON result lines an earlier run printed (its stderr), running nothing",
+    )
+    args = parser.parse_args(argv)
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    rows = {}
+    earlier = {}
+    if args.from_log:
+        for line in Path(args.from_log).read_text(encoding="utf-8").splitlines():
+            if line.startswith("{"):
+                result = json.loads(line)
+                earlier[result["case"]] = result
+        date = datetime.datetime.fromtimestamp(Path(args.from_log).stat().st_mtime, datetime.timezone.utc)
+        date = date.strftime("%Y-%m-%d")
+    for case in args.only or list(earlier or CASES):
+        result = earlier[case] if args.from_log else run_case(case)
+        rows[case] = row(result, date)
+        print(rows[case], flush=True)
+        print(json.dumps(result), file=sys.stderr)
+    if not args.no_write:
+        rewrite(rows)
+        print("wrote README.md (measured: readme-timings)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
