@@ -17,6 +17,8 @@ Where you are: the console script. Sub-commands:
   learning-curve PNG and a final table against random and heuristic play; ``tableenvs train --resume DIR``
   continues a run (see :mod:`tableenvs.train`); ``--backend rllib`` trains with Ray RLlib instead, every seat
   learning, and writes a torch-only ``policy.pt`` that ``eval`` plays (see :mod:`tableenvs.rllib`).
+* ``tableenvs serve [--host 127.0.0.1] [--port 8000]`` — play in the browser against any agents, several people
+  at one table with a link each (needs the ``web`` extra; :mod:`tableenvs.web`, ``docs/web.md``).
 * ``tableenvs eval ENV --policies random,heuristic,model.zip [--players N] [--games N] [--out DIR] ...`` — a
   tournament between policies, balanced seatings and duplicate deals: a progress bar, a printed table, results
   as JSON and CSV and a ratings PNG under ``--out`` (see :mod:`tableenvs.evaluation` and ``docs/evaluation.md``);
@@ -48,6 +50,7 @@ from tableenvs.policies import BUILTIN_POLICIES, make_policy
 from tableenvs.records import printable
 from tableenvs.registry import make, names
 from tableenvs.validation import check_at_least
+from tableenvs.web import command as web_command
 
 #: Smallest value of each integer flag (by argparse dest), checked for every sub-command that has the flag.
 MINIMUM = {
@@ -195,6 +198,7 @@ def _main(argv: list[str] | None) -> int:
 
     _add_train_parser(commands)
     _add_eval_parser(commands)
+    web_command.add_parser(commands)
 
     args = parser.parse_args(argv)
     _check_counts(args)
@@ -207,6 +211,8 @@ def _main(argv: list[str] | None) -> int:
         return _eval(args)
     if args.command == "replay":
         return _replay(args)
+    if args.command == "serve":
+        return web_command.run(args)
     return _play(args)
 
 
