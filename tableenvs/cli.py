@@ -22,7 +22,9 @@ Where you are: the console script. Sub-commands:
 * ``tableenvs eval ENV --policies random,heuristic,model.zip [--players N] [--games N] [--out DIR] ...`` — a
   tournament between policies, balanced seatings and duplicate deals: a progress bar, a printed table, results
   as JSON and CSV and a ratings PNG under ``--out`` (see :mod:`tableenvs.evaluation` and ``docs/evaluation.md``);
-  ``--records DIR`` also writes a game record of each game (:func:`tableenvs.records.record_tournament`).
+  ``--records DIR`` also writes a game record of each game (:func:`tableenvs.records.record_tournament`). Games
+  are saved as they finish; Ctrl-C or SIGTERM stops the workers, writes partial results and exits 130 or 143;
+  ``tableenvs eval --resume DIR`` finishes the tournament (:mod:`tableenvs.evaluation.journal`).
 
 Flags mean one thing everywhere: ``--players`` is a number of players (seats), ``--policies`` a comma-separated
 list of policies.
@@ -479,14 +481,19 @@ def _add_eval_parser(commands) -> None:
         "sits in every seat and after every other policy equally often (whole blocks of a balanced design), "
         "every game of a block on the same deal (duplicate deals); print a table (win rate, reward, final score, "
         "OpenSkill and Elo ratings with 95% intervals, paired differences) and write results.json, policies.csv, "
-        "games.csv, head_to_head.csv, paired.csv and ratings.png under --out. See docs/evaluation.md.",
+        "games.csv, head_to_head.csv, paired.csv and ratings.png under --out. Finished games are saved as they "
+        "end; Ctrl-C or SIGTERM writes the partial results and --resume DIR continues. See docs/evaluation.md.",
     )
-    evaluate.add_argument("env", help=f"environment name ({', '.join(names())})")
+    # The flags that decide the games default to None here (their defaults are EVAL_DEFAULTS): --resume tells a
+    # flag given on the command line, which must match the saved tournament, from one left out.
+    evaluate.add_argument(
+        "env", nargs="?", default=None, help=f"environment name ({', '.join(names())}); not needed with --resume"
+    )
     evaluate.add_argument(
         "--policies",
-        required=True,
+        default=None,
         help="comma-separated policies: random, heuristic, saved SB3 model paths (.zip) or torch policy files (.pt, "
-        "from train --backend rllib); the same one may be listed twice",
+        "from train --backend rllib); the same one may be listed twice (required unless --resume)",
     )
     evaluate.add_argument(
         "--players",
@@ -502,11 +509,11 @@ def _add_eval_parser(commands) -> None:
         help="a gauntlet instead of a round robin: each listed policy in turn in one seat, these opponents in the "
         "others (one policy, or one per other seat from the candidate's left)",
     )
-    evaluate.add_argument("--games", type=int, default=1000, help="games to play, rounded up to whole blocks (1000)")
+    evaluate.add_argument("--games", type=int, default=None, help="games to play, rounded up to whole blocks (1000)")
     evaluate.add_argument(
         "--duplicate",
         action=argparse.BooleanOptionalAction,
-        default=True,
+        default=None,
         help="deal every game of a block the same cards (default); --no-duplicate deals every game anew",
     )
     evaluate.add_argument("--workers", type=int, default=1, help="worker processes or Ray tasks in flight (default 1)")
@@ -516,19 +523,29 @@ def _add_eval_parser(commands) -> None:
         default=None,
         help="with --backend ray: cluster address for ray.init (default: RAY_ADDRESS or a local Ray instance)",
     )
-    evaluate.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
+    evaluate.add_argument("--seed", type=int, default=None, help="tournament seed (default 0)")
     evaluate.add_argument(
         "--option",
         action="append",
-        default=[],
+        default=None,
         metavar="KEY=VALUE",
         help="a game option (repeatable), VALUE read as JSON when it parses, e.g. --option missions=none",
     )
-    evaluate.add_argument("--sample", action="store_true", help="saved models sample actions instead of argmax")
+    evaluate.add_argument(
+        "--sample", action="store_true", default=None, help="saved models sample actions instead of argmax"
+    )
     evaluate.add_argument(
         "--torch-threads", type=int, default=1, help="torch threads per process for model policies (default 1)"
     )
-    evaluate.add_argument("--out", default="runs/eval", help="output directory (default runs/eval)")
+    evaluate.add_argument("--out", default=None, help="output directory (default runs/eval)")
+    evaluate.add_argument(
+        "--resume",
+        metavar="DIR",
+        default=None,
+        help="continue the tournament stopped in DIR (its --out): the arguments are read from DIR/tournament.json "
+        "(any given must be the same), the logged games are kept and the others played; --workers, --backend and "
+        "the output flags may differ",
+    )
     evaluate.add_argument("--no-plot", action="store_true", help="skip ratings.png")
     evaluate.add_argument(
         "--records",
@@ -559,55 +576,253 @@ def _check_eval_extra(plot: bool, progress: bool) -> None:
         raise ValueError(f'eval needs the eval extra ({missing} is missing): pip install "tableenvs[eval]"{skip}')
 
 
-def _eval(args: argparse.Namespace) -> int:
-    from tableenvs.evaluation import evaluate
+#: The eval flags that decide the games (argparse dest: default): saved in tournament.json, compared by --resume.
+EVAL_DEFAULTS = {
+    "env": None,
+    "policies": None,
+    "players": None,
+    "opponents": None,
+    "games": 1000,
+    "duplicate": True,
+    "seed": 0,
+    "option": {},
+    "sample": False,
+}
 
-    check_output_dir(args.out, "--out")  # before any game: a bad --out must not cost the whole tournament
+
+def _eval(args: argparse.Namespace) -> int:
+    from tableenvs.evaluation import Interrupted, WorkerLost, evaluate
+    from tableenvs.evaluation.backends import stop_on_signals
+    from tableenvs.evaluation.journal import GameLog
+
+    given = {dest: getattr(args, dest) for dest in EVAL_DEFAULTS if getattr(args, dest) is not None}
+    if "policies" in given:
+        given["policies"] = _policy_list(given["policies"], "--policies")
+    if "opponents" in given:
+        given["opponents"] = _policy_list(given["opponents"], "--opponents")
+    if "option" in given:
+        given["option"] = dict(_parse_option(text) for text in given["option"])
+    if args.resume is not None:
+        out = check_output_dir(args.resume, "--resume")
+        if args.out is not None and os.path.realpath(args.out) != os.path.realpath(out):
+            raise ValueError(f"--resume {args.resume!r} continues in that directory; --out {args.out!r} is another")
+        arguments, finished = _eval_saved(out, given)
+    else:
+        for dest, flag in (("env", "ENV (the environment name)"), ("policies", "--policies")):
+            if dest not in given:
+                raise ValueError(f"eval needs {flag}, or --resume DIR to continue a stopped tournament")
+        out = check_output_dir(args.out or "runs/eval", "--out")  # before any game: a bad --out must not cost it
+        arguments, finished = {**EVAL_DEFAULTS, **given}, []
+        _note_unfinished(out)
+    check_at_least("--games", arguments["games"], 1)
     _check_eval_extra(plot=not args.no_plot, progress=not args.no_progress)
     if args.records is not None:
         check_output_dir(args.records, "--records")
     elif args.record_games is not None:
         raise ValueError("--record-games needs --records DIR")
-    options = dict(_parse_option(text) for text in args.option)
-    opponents = None
-    if args.opponents is not None:
-        opponents = _policy_list(args.opponents, "--opponents")
+    opponents = arguments["opponents"]
+    if opponents is not None:
         opponents = opponents[0] if len(opponents) == 1 else opponents
-    try:
-        result = evaluate(
-            args.env,
-            _policy_list(args.policies, "--policies"),
-            args.games,
-            opponents=opponents,
-            num_players=args.players,
-            options=options,
-            seed=args.seed,
-            duplicate=args.duplicate,
-            workers=args.workers,
-            backend=args.backend,
-            ray_address=args.ray_address,
-            deterministic=not args.sample,
-            torch_threads=args.torch_threads,
-            progress=not args.no_progress,
-        )
-    except (ImportError, OSError) as error:
-        raise ValueError(str(error)) from None
-    print(result.format_table())
-    paths = _save_or_rescue(lambda out: result.save(out, plot=not args.no_plot), args.out, "eval")
-    print(
-        f"\n{result.games} games in {result.seconds:.1f} s ({result.games_per_second:.1f} games/s); wrote "
-        + ", ".join(str(path) for path in paths.values())
-    )
+    log = GameLog(out, _tournament(arguments), resume=args.resume is not None)
+    saving = {"on": True}
+
+    def save_games(records) -> None:
+        if not saving["on"]:
+            return
+        try:
+            log.append(records)
+        except OutputError as error:
+            saving["on"] = False
+            if args.resume is None:
+                log.remove()  # a fresh log that cannot be written: leave --out as it was
+            else:
+                log.close()  # the earlier games stay logged
+            print(f"tableenvs: warning: {error}; games are no longer saved as they finish", file=sys.stderr)
+
+    with stop_on_signals():  # SIGTERM, like Ctrl-C, stops the workers and saves what was played
+        try:
+            try:
+                result = evaluate(
+                    arguments["env"],
+                    arguments["policies"],
+                    arguments["games"],
+                    opponents=opponents,
+                    num_players=arguments["players"],
+                    options=dict(arguments["option"]),
+                    seed=arguments["seed"],
+                    duplicate=arguments["duplicate"],
+                    workers=args.workers,
+                    backend=args.backend,
+                    ray_address=args.ray_address,
+                    deterministic=not arguments["sample"],
+                    torch_threads=args.torch_threads,
+                    progress=not args.no_progress,
+                    finished=finished,
+                    on_games=save_games,
+                )
+            except (ImportError, OSError) as error:
+                raise ValueError(str(error)) from None
+            print(result.format_table())
+            paths = _save_or_rescue(lambda path: result.save(path, plot=not args.no_plot), str(out), "eval")
+        except (Interrupted, WorkerLost) as stop:
+            log.close()
+            logged = (log.games > 0 or log.resume) and log.path.exists()  # not a log an earlier tournament left
+            return _eval_stopped(stop, out, logged, plot=not args.no_plot)
+        finally:
+            log.close()
+        log.remove()  # every game is in the results now
+    played = result.games - result.resumed
+    timing = f"{played} games in {result.seconds:.1f} s ({result.games_per_second:.1f} games/s)"
+    if result.resumed:
+        timing = f"{result.games} games: {result.resumed} from the stopped run, {timing}"
+    print(f"\n{timing}; wrote " + ", ".join(str(path) for path in paths.values()))
     if args.records is not None:
         from tableenvs.records import record_tournament
 
-        specs = _policy_list(args.policies, "--policies")
+        specs = list(arguments["policies"])
         if opponents is not None:
             specs += opponents if isinstance(opponents, list) else [opponents]
         count = result.games if args.record_games is None else min(args.record_games, result.games)
-        written = record_tournament(result, specs, args.records, games=range(count), deterministic=not args.sample)
+        deterministic = not arguments["sample"]
+        written = record_tournament(result, specs, args.records, games=range(count), deterministic=deterministic)
         print(f"wrote {len(written)} game records under {args.records} (check one with: tableenvs replay FILE)")
     return 0
+
+
+def _tournament(arguments: dict) -> dict:
+    """What tournament.json holds: the arguments, the tableenvs version and a digest of every saved model."""
+    import hashlib
+
+    from tableenvs.paths import is_model_path
+
+    models = {}
+    for spec in list(arguments["policies"]) + list(arguments["opponents"] or []):
+        if is_model_path(spec) and os.path.isfile(spec):
+            with open(spec, "rb") as handle:
+                models[spec] = hashlib.sha256(handle.read()).hexdigest()
+    return {"version": __version__, "arguments": arguments, "models": models}
+
+
+def _eval_flag(dest: str, value) -> str:
+    """One saved argument as the flag that gives it, e.g. ``--games 600``, ``--no-duplicate``."""
+    if dest == "env":
+        return f"ENV {value}"
+    if dest == "duplicate":
+        return "--duplicate" if value else "--no-duplicate"
+    if dest == "sample":
+        return "--sample" if value else "no --sample"
+    if dest in ("policies", "opponents"):
+        return f"--{dest} {'-' if value is None else ','.join(value)}"
+    if dest == "option":
+        return " ".join(f"--option {key}={value[key]}" for key in value) if value else "no --option"
+    return f"--{dest} {'-' if value is None else value}"
+
+
+def _eval_saved(out, given: dict) -> tuple[dict, list]:
+    """``(arguments, finished games)`` of the tournament stopped in ``out``; ``ValueError`` if there is none, if
+    ``given`` contradicts it, or if the code or a model changed since (the games would not be the same)."""
+    import json
+
+    from tableenvs.evaluation.journal import LOG_FILE, TOURNAMENT_FILE, read_log, read_tournament
+
+    where = f"--resume {str(out)!r}"
+    if not (out / TOURNAMENT_FILE).exists():
+        results = out / "results.json"
+        try:
+            finished = results.exists() and "partial" not in json.loads(results.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            finished = False
+        if finished:
+            raise ValueError(f"{where}: nothing to resume, the tournament there finished (results.json)")
+        raise ValueError(
+            f"{where}: no stopped tournament there (no {TOURNAMENT_FILE}; a tournament writes it with its first "
+            "finished game)"
+        )
+    saved = read_tournament(out)
+    arguments = {**EVAL_DEFAULTS, **saved["arguments"]}
+    texts = [arguments["env"], *(arguments["policies"] or []), *(arguments["opponents"] or [])]
+    if (
+        set(arguments) != set(EVAL_DEFAULTS)
+        or not isinstance(arguments["policies"], list)
+        or not all(isinstance(text, str) for text in texts)
+        or not isinstance(arguments["option"], dict)
+    ):
+        raise ValueError(f"{where}: {TOURNAMENT_FILE} does not hold the arguments of a tournament")
+    differ = [
+        f"{_eval_flag(dest, value)} (saved: {_eval_flag(dest, arguments[dest])})"
+        for dest, value in given.items()
+        if value != arguments[dest]
+    ]
+    if differ:
+        raise ValueError(
+            f"{where}: the arguments differ from the stopped tournament's: {'; '.join(differ)}. Resume with the same "
+            f"ones, or none (they are read from {TOURNAMENT_FILE}); to play another tournament use another --out"
+        )
+    if saved.get("version") != __version__:
+        raise ValueError(
+            f"{where}: the tournament was started by tableenvs {saved.get('version')} and this is {__version__}: "
+            "its games could differ; play it anew"
+        )
+    now = _tournament(arguments)["models"]
+    for spec, digest in (saved.get("models") or {}).items():
+        if now.get(spec) != digest:
+            change = "is missing" if spec not in now else "has changed"
+            raise ValueError(f"{where}: the model {spec!r} {change} since the tournament started: play it anew")
+    try:
+        finished = read_log(out)
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
+    if not finished:
+        print(f"tableenvs: note: {out / LOG_FILE} holds no finished game; playing every game", file=sys.stderr)
+    return arguments, finished
+
+
+def _note_unfinished(out) -> None:
+    """Say so when a new tournament is about to replace a stopped one in ``out`` (``--resume`` would continue it)."""
+    from tableenvs.evaluation.journal import TOURNAMENT_FILE
+
+    if (out / TOURNAMENT_FILE).exists():
+        print(
+            f"tableenvs: note: {out} holds a stopped tournament; this new one replaces it with its first finished "
+            f"game (tableenvs eval --resume {out} would continue it instead)",
+            file=sys.stderr,
+        )
+
+
+def _eval_stopped(stop, out, logged: bool, plot: bool) -> int:
+    """Ctrl-C, SIGTERM or a worker lost twice: write the partial results, say what was saved; the exit code."""
+    import shlex
+
+    from tableenvs.evaluation import Interrupted
+    from tableenvs.evaluation.journal import LOG_FILE, read_log
+
+    signal_name = stop.signal_name if isinstance(stop, Interrupted) else None
+    resume = f"tableenvs eval --resume {shlex.quote(str(out))}"
+    try:
+        saved = len(read_log(out)) if logged else 0
+    except ValueError:  # a log damaged meanwhile: --resume will name the line
+        saved = 0
+    planned = f" of {stop.planned}" if getattr(stop, "planned", 0) else ""
+    said = [f"{saved}{planned} games saved in {out / LOG_FILE}" if saved else "no finished game saved"]
+    if stop.partial is not None:
+        stop.partial.partial["resume"] = resume
+        try:
+            paths = _save_or_rescue(lambda path: stop.partial.save(path, plot=plot), str(out), "eval")
+            reported = stop.partial.partial["games_reported"]
+            said.append(
+                f"partial results (marked partial; games 0-{reported - 1}, whole blocks) in "
+                + ", ".join(str(path) for path in paths.values())
+            )
+        except OutputError as error:
+            said.append(f"the partial results were not written ({error})")
+    if saved:
+        said.append(f"continue with: {resume}")
+    if signal_name is None:
+        print(f"tableenvs: error: {_one_line(stop)}; " + "; ".join(said), file=sys.stderr)
+        return 1
+    print(f"\ntableenvs: stopped by {signal_name}: " + "; ".join(said), file=sys.stderr)
+    print("tableenvs: interrupted" if signal_name == "SIGINT" else "tableenvs: terminated", file=sys.stderr)
+    return 143 if signal_name == "SIGTERM" else 130
 
 
 def _save_or_rescue(save, out: str, job: str) -> dict:

@@ -17,7 +17,8 @@ One module per job:
 ``seating``     balanced seating designs: every entrant in every seat and after every other entrant equally
                 often, in blocks (:func:`~tableenvs.evaluation.seating.seating_plan`)
 ``playing``     seeds (duplicate deals: one deal per block), one game, batches of games for the workers
-``backends``    local processes or Ray tasks; results never depend on them
+``backends``    local processes or Ray tasks; results never depend on them; a dead worker's games re-run once
+``journal``     a running tournament's arguments and append-only log of finished games (for ``--resume``)
 ``statistics``  per-entrant rows, the pairwise table, paired comparisons over blocks
 ``reports``     :class:`EvaluationResult`: tables, strict JSON, CSV, the ratings PNG
 ``models``      labels (``runs/quick/model.zip`` is ``quick``) and the training records beside saved models
@@ -32,6 +33,14 @@ Two kinds of tournament:
   starting at the candidate's left); with duplicate deals every candidate plays the same cards from the same seat.
 
 ``games`` is rounded up to whole blocks of the design (the header says so): only whole blocks are balanced.
+
+Interruption: a game depends only on the seed, its index and its seating, so ``finished=`` (games of an earlier,
+interrupted run, e.g. :func:`tableenvs.evaluation.journal.read_log`) are taken as they are and only the others are
+played: the result equals an uninterrupted run's. ``on_games`` receives every batch of games as it finishes (to
+log them). Ctrl-C (or SIGTERM inside :func:`~tableenvs.evaluation.backends.stop_on_signals`) raises
+:class:`~tableenvs.evaluation.backends.Interrupted`, and a worker that dies twice
+:class:`~tableenvs.evaluation.backends.WorkerLost`, both carrying ``records`` (every game finished) and
+``partial`` (an :class:`EvaluationResult` marked partial of the whole blocks finished from game 0, or None).
 """
 
 from __future__ import annotations
@@ -39,7 +48,7 @@ from __future__ import annotations
 import math
 import pickle
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from tableenvs.paths import is_model_path
@@ -48,15 +57,16 @@ from tableenvs.registry import make_raw
 from tableenvs.registry import spec as game_spec
 from tableenvs.validation import check_at_least, check_bool
 
-from .backends import BACKENDS, run_batches
+from .backends import BACKENDS, Interrupted, WorkerLost, run_batches
 from .models import check_training_record, label, labels, trained_players
-from .playing import Batch, GameRecord, game_seeds, limit_torch_threads, play_batch, play_planned_game
+from .playing import Batch, GameRecord, _setup_key, game_seeds, limit_torch_threads, play_batch, play_planned_game
 from .reports import EvaluationResult, strict_json
 from .seating import SeatingPlan, gauntlet_plan, seating_plan
 
 __all__ = [
     "EvaluationResult",
     "GameRecord",
+    "Interrupted",
     "SeatingPlan",
     "evaluate",
     "game_seeds",
@@ -64,6 +74,7 @@ __all__ = [
     "play_planned_game",
     "seating_plan",
     "strict_json",
+    "WorkerLost",
 ]
 
 #: Most games handed to a worker at once (smaller batches balance load and move the progress bar more often).
@@ -86,6 +97,8 @@ def evaluate(
     deterministic: bool = True,
     torch_threads: int = 1,
     progress: bool | Callable[[int], None] = False,
+    finished: Iterable[GameRecord] = (),
+    on_games: Callable[[list[GameRecord]], None] | None = None,
 ) -> EvaluationResult:
     """Play at least ``games`` games of ``env`` between ``policies`` and return an :class:`EvaluationResult`.
 
@@ -97,7 +110,8 @@ def evaluate(
     ``deterministic`` applies to saved SB3 models (argmax over legal actions; False samples); ``torch_threads``
     is the number of torch threads the players run on, in this process and in workers (default 1, the fastest for
     small policy networks). ``progress``: True shows a tqdm bar, a callable receives the number of games just
-    finished.
+    finished. ``finished``: games already played by an earlier run with the same arguments (not played again);
+    ``on_games(records)`` is called in this process with each batch of games as it finishes (module docstring).
 
     Everything is checked before the first game: the env name and options, every policy (built against the env,
     so a saved model with another observation or action size fails here, and so does one whose training record
@@ -170,62 +184,110 @@ def evaluate(
     total = plan.blocks_for(games) * plan.size
     if total != games:
         notes.append(f"games rounded up from {games} to {total}: whole blocks of {plan.size} seatings are balanced")
-    batch_size = max(1, min(MAX_BATCH, math.ceil(total / (workers * 8))))
-    batches = [
-        Batch(
-            env,
-            options,
-            tuple(specs),
-            deterministic,
-            torch_threads,
-            seed,
-            duplicate,
-            plan,
-            tuple(range(start, min(total, start + batch_size))),
-        )
-        for start in range(0, total, batch_size)
-    ]
+    played = _check_finished(finished, plan, total, n)
+    resumed = len(played)
+    todo = [g for g in range(total) if g not in played]
+
+    def batch(games: Sequence[int]) -> Batch:
+        return Batch(env, options, tuple(specs), deterministic, torch_threads, seed, duplicate, plan, tuple(games))
+
+    if backend == "local" and workers == 1 and _setup_key(batch(())) is not None:
+        batch_size = 1  # in this process, with the setup reused: every game is reported (and logged) as it ends
+    else:
+        batch_size = max(1, min(MAX_BATCH, math.ceil(len(todo) / (workers * 8))))
+    batches = [batch(todo[start : start + batch_size]) for start in range(0, len(todo), batch_size)]
     bar = None
     if progress is True:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=total, unit="game", desc=env)
+        bar = tqdm(total=total, initial=resumed, unit="game", desc=env)
         tick = bar.update
     elif callable(progress):
         tick = progress
     else:
         tick = None
-    started = time.perf_counter()
-    try:
-        batch_results = run_batches(
-            play_batch,
-            batches,
+
+    def result(records: list[GameRecord], seconds: float, partial: dict[str, Any] | None = None) -> EvaluationResult:
+        return EvaluationResult(
+            env=env,
+            options={key: value for key, value in options.items() if _is_jsonable(value)},
+            num_players=n,
+            labels=labels(candidates) + field_labels,
+            candidates=len(candidates),
+            seed=seed,
+            plan=plan,
+            duplicate=duplicate,
+            records=records,
+            score_name=raw_env.score_name,
+            higher_is_better=raw_env.higher_is_better,
             workers=workers,
             backend=backend,
-            ray_address=ray_address,
-            on_result=None if tick is None else (lambda _index, records: tick(len(records))),
+            seconds=seconds,
+            notes=notes + ([] if partial is None else [partial["note"]]),
+            partial=partial,
+            resumed=min(resumed, len(records)),
         )
+
+    def batch_done(_index: int, records: list[GameRecord]) -> None:
+        if on_games is not None:  # logged first: a game reported in the partial results is always in the log
+            on_games(records)
+        for record in records:
+            played[record.index] = record
+        if tick is not None:
+            tick(len(records))
+
+    started = time.perf_counter()
+    try:
+        run_batches(
+            play_batch, batches, workers=workers, backend=backend, ray_address=ray_address, on_result=batch_done
+        )
+    except (KeyboardInterrupt, WorkerLost) as error:
+        stop = error if isinstance(error, (Interrupted, WorkerLost)) else Interrupted("SIGINT")
+        stop.records, stop.planned = [played[g] for g in sorted(played)], total
+        whole = 0  # the finished games from game 0 on, in whole blocks: a tournament of fewer blocks
+        while whole in played:
+            whole += 1
+        whole -= whole % plan.size
+        if whole:
+            why = f"stopped by {stop.signal_name}" if isinstance(stop, Interrupted) else "a worker process died twice"
+            partial = {
+                "reason": stop.signal_name if isinstance(stop, Interrupted) else "worker lost",
+                "games_finished": len(played),
+                "games_planned": total,
+                "games_reported": whole,
+                "note": f"PARTIAL RESULTS: {why} after {len(played)} of {total} games; these statistics cover "
+                f"games 0-{whole - 1} ({whole // plan.size} whole blocks)",
+            }
+            stop.partial = result(stop.records[:whole], time.perf_counter() - started, partial)
+        if stop is error:
+            raise
+        raise stop from None
     finally:
         if bar is not None:
             bar.close()
-    elapsed = time.perf_counter() - started
-    return EvaluationResult(
-        env=env,
-        options={key: value for key, value in options.items() if _is_jsonable(value)},
-        num_players=n,
-        labels=labels(candidates) + field_labels,
-        candidates=len(candidates),
-        seed=seed,
-        plan=plan,
-        duplicate=duplicate,
-        records=[record for batch in batch_results for record in batch],
-        score_name=raw_env.score_name,
-        higher_is_better=raw_env.higher_is_better,
-        workers=workers,
-        backend=backend,
-        seconds=elapsed,
-        notes=notes,
-    )
+    return result([played[g] for g in range(total)], time.perf_counter() - started)
+
+
+def _check_finished(finished: Iterable[GameRecord], plan: SeatingPlan, total: int, n: int) -> dict[int, GameRecord]:
+    """``finished`` by game index, each checked to be a game of this tournament (index, block, seating, seats)."""
+    played: dict[int, GameRecord] = {}
+    for record in finished:
+        if not isinstance(record, GameRecord):
+            raise TypeError(f"finished must hold GameRecord objects, got {type(record).__name__}")
+        if not 0 <= record.index < total:
+            raise ValueError(f"finished game {record.index} is not a game of this tournament (games 0-{total - 1})")
+        seating = plan.seating(record.index)
+        if tuple(record.entrants) != seating or record.block != record.index // plan.size:
+            raise ValueError(
+                f"finished game {record.index} does not fit this tournament: block {record.block}, seating "
+                f"{tuple(record.entrants)}; this tournament plays it in block {record.index // plan.size}, seating "
+                f"{seating}"
+            )
+        if not len(record.rewards) == len(record.scores) == len(record.ranks) == n:
+            raise ValueError(f"finished game {record.index} has {len(record.rewards)} seats, this tournament {n}")
+        if played.setdefault(record.index, record) != record:
+            raise ValueError(f"finished holds two different records of game {record.index}")
+    return played
 
 
 def _choose_players(

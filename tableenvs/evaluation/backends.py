@@ -15,14 +15,31 @@ backend    where ``fn`` runs
            ``RAY_ADDRESS`` environment variable names a cluster; ``"auto"`` joins the cluster this machine belongs
            to; ``"ray://host:10001"`` connects through Ray Client. ``workers`` caps the number of tasks in flight.
 =========  ======================================================================================================
+
+Faults and signals:
+
+* **A dead worker** (killed, out of memory): the local backend starts a fresh pool and re-runs every batch that
+  had not finished, once; a second death in the same call raises :class:`WorkerLost`. Ray runs each task with
+  ``max_retries=1`` (one retry after its worker or node is lost); a task lost again raises :class:`WorkerLost`. A
+  batch that raises an exception is not retried: the exception is raised here.
+* **Ctrl-C** (``KeyboardInterrupt``) or, inside :func:`stop_on_signals`, **SIGTERM** (:class:`Interrupted`): the
+  queued batches are dropped, the worker processes are killed and waited for (Ray tasks are cancelled), then the
+  exception propagates. Workers ignore SIGINT (Ctrl-C is the parent's to handle) and exit on their own if the
+  parent dies without stopping them (checked twice a second), so none is left behind even after ``kill -9``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import multiprocessing
+import os
 import signal
-from collections.abc import Callable, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from tableenvs.validation import check_at_least
@@ -42,11 +59,14 @@ def run_batches(
     """``[fn(batch) for batch in batches]`` computed on ``backend`` with up to ``workers`` at a time.
 
     ``on_result(index, result)`` is called in this process as each batch finishes (in completion order), e.g. to
-    advance a progress bar. The returned list is always in batch order.
+    advance a progress bar or save the results. The returned list is always in batch order. A dead worker's
+    batches are re-run once (module docstring); a second death raises :class:`WorkerLost`.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
     workers = check_at_least("workers", workers, 1)
+    if not batches:
+        return []
     if backend == "ray":
         return _run_ray(fn, batches, workers, ray_address, on_result)
     if workers == 1:
@@ -59,35 +79,167 @@ def run_batches(
     return _run_processes(fn, batches, workers, on_result)
 
 
-def _ignore_sigint() -> None:
-    """Worker initializer: Ctrl-C is the parent's to handle (a worker would print a traceback and carry on)."""
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM stopped the batches (a ``KeyboardInterrupt``, so code that handles Ctrl-C handles both).
+
+    ``signal_name`` is ``"SIGINT"`` or ``"SIGTERM"``. :func:`tableenvs.evaluation.evaluate` sets ``records`` (every
+    game finished, by index), ``partial`` (the result of the whole blocks finished from game 0, or None) and
+    ``planned`` (the tournament's number of games).
+    """
+
+    def __init__(self, signal_name: str = "SIGINT"):
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+        self.records: list[Any] = []
+        self.partial: Any = None
+        self.planned = 0
+
+
+class WorkerLost(RuntimeError):
+    """A worker process died again after its batches were re-run on a fresh one (or a Ray task was lost twice).
+
+    :func:`tableenvs.evaluation.evaluate` sets ``records``, ``partial`` and ``planned`` as on :class:`Interrupted`.
+    """
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.records: list[Any] = []
+        self.partial: Any = None
+        self.planned = 0
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM raise :class:`Interrupted` in the main thread, once: later signals are
+    ignored until the block ends, so stopping the workers and saving what was played are not cut short. Outside
+    the main thread (where Python allows no handlers) this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    state = {"raised": False}
+
+    def handle(signum, frame):
+        if not state["raised"]:
+            state["raised"] = True
+            raise Interrupted(signal.Signals(signum).name)
+
+    previous = {signum: signal.signal(signum, handle) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _init_worker(parent: int) -> None:
+    """Worker initializer: Ctrl-C is the parent's to handle (a worker would print a traceback and carry on), and
+    the worker exits by itself when its parent is gone (killed before it could stop the workers)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_exit_with_parent, args=(parent,), name="exit-with-parent", daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
 
 
 def _run_processes(fn, batches, workers, on_result) -> list[Any]:
     results: list[Any] = [None] * len(batches)
+    remaining = list(range(len(batches)))
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(
-        max_workers=min(workers, max(1, len(batches))), mp_context=context, initializer=_ignore_sigint
-    )
-    try:
-        futures = {pool.submit(fn, batch): index for index, batch in enumerate(batches)}
-        pending = set(futures)
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                index = futures[future]
-                results[index] = future.result()
-                if on_result is not None:
-                    on_result(index, results[index])
-    except BaseException:  # Ctrl-C or a failed batch: drop the queued batches and stop the workers now
-        processes = list((getattr(pool, "_processes", None) or {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.terminate()
-        raise
-    pool.shutdown()
-    return results
+    deaths: list[str] = []
+    while True:
+        pool = ProcessPoolExecutor(
+            max_workers=min(workers, max(1, len(remaining))),
+            mp_context=context,
+            initializer=_init_worker,
+            initargs=(os.getpid(),),
+        )
+        processes: dict[int, Any] = {}
+        broken = False
+        try:
+            futures = {}
+            try:
+                for index in remaining:
+                    futures[pool.submit(fn, batches[index])] = index
+                    processes.update(getattr(pool, "_processes", None) or {})
+            except Exception:  # a worker died while the batches were handed out (then spawning a worker may fail)
+                if not getattr(pool, "_broken", False):
+                    raise
+                broken = True
+                processes.update(getattr(pool, "_processes", None) or {})
+            pending = set(futures)
+            while pending and not broken:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                processes.update(getattr(pool, "_processes", None) or {})
+                for future in done:
+                    if isinstance(future.exception(), BrokenProcessPool):
+                        broken = True
+                        continue
+                    index = futures[future]
+                    results[index] = future.result()  # a batch's own exception is raised here
+                    remaining.remove(index)
+                    if on_result is not None:
+                        on_result(index, results[index])
+            if not broken:
+                pool.shutdown()
+                return results
+            for future in pending:  # batches that finished while the pool broke are kept
+                if future.done() and future.exception() is None:
+                    index = futures[future]
+                    results[index] = future.result()
+                    remaining.remove(index)
+                    if on_result is not None:
+                        on_result(index, results[index])
+        except BaseException:  # Ctrl-C, SIGTERM or a failed batch: drop the queued batches and stop the workers now
+            _stop_pool(pool, processes)
+            raise
+        deaths.append(_death(processes))  # before the survivors are killed below
+        _stop_pool(pool, processes)
+        if len(deaths) > 1:
+            raise WorkerLost(
+                f"a worker process died ({deaths[0]}); its games were re-run on fresh workers and a worker died "
+                f"again ({deaths[1]})"
+            )
+        logging.getLogger(__name__).warning(
+            "tableenvs: a worker process died (%s); re-running the %d unfinished batches of games on fresh workers",
+            deaths[0],
+            len(remaining),
+        )
+
+
+def _stop_pool(pool: ProcessPoolExecutor, processes: dict[int, Any]) -> None:
+    """Kill the pool's workers (SIGKILL: their queues may be mid-write) and wait until they are gone."""
+    processes = {**processes, **(getattr(pool, "_processes", None) or {})}
+    for process in processes.values():
+        with contextlib.suppress(Exception):
+            process.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes.values():
+        with contextlib.suppress(Exception):
+            process.join(timeout=5)
+
+
+def _death(processes: dict[int, Any]) -> str:
+    """How the pool's first dead worker ended, e.g. ``"pid 123, killed by SIGKILL"``."""
+    # The executor terminates the other workers (SIGTERM) once one has died, and its thread may be reaping the dead
+    # one right now (its exit code shows shortly): wait up to a second for an end that is not that SIGTERM.
+    for _ in range(20):
+        ended = [(pid, p.exitcode) for pid, p in processes.items() if p.exitcode is not None]
+        ended.sort(key=lambda item: item[1] == -signal.SIGTERM)
+        if ended and ended[0][1] != -signal.SIGTERM:
+            break
+        time.sleep(0.05)
+    if not ended:
+        return "it ended abruptly"
+    pid, code = ended[0]
+    if code < 0:
+        try:
+            return f"pid {pid}, killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"pid {pid}, killed by signal {-code}"
+    return f"pid {pid}, exit code {code}"
 
 
 def _run_ray(fn, batches, workers, ray_address, on_result) -> list[Any]:
@@ -97,21 +249,35 @@ def _run_ray(fn, batches, workers, ray_address, on_result) -> list[Any]:
         raise ImportError('backend="ray" needs Ray: pip install "tableenvs[ray]" (or pip install ray)') from None
     if not ray.is_initialized():
         ray.init(address=ray_address, log_to_driver=False)
-    remote_fn = ray.remote(num_cpus=1)(fn)
+    # a task whose worker or node is lost runs once more; an exception raised by the batch itself is not retried
+    remote_fn = ray.remote(num_cpus=1, max_retries=1, retry_exceptions=False)(fn)
     results: list[Any] = [None] * len(batches)
     index_of: dict[Any, int] = {}
     next_batch = 0
     in_flight: list[Any] = []
-    while next_batch < len(batches) or in_flight:
-        while next_batch < len(batches) and len(in_flight) < workers:
-            ref = remote_fn.remote(batches[next_batch])
-            index_of[ref] = next_batch
-            in_flight.append(ref)
-            next_batch += 1
-        done, in_flight = ray.wait(in_flight, num_returns=1)
-        for ref in done:
-            index = index_of.pop(ref)
-            results[index] = ray.get(ref)
-            if on_result is not None:
-                on_result(index, results[index])
+    try:
+        while next_batch < len(batches) or in_flight:
+            while next_batch < len(batches) and len(in_flight) < workers:
+                ref = remote_fn.remote(batches[next_batch])
+                index_of[ref] = next_batch
+                in_flight.append(ref)
+                next_batch += 1
+            done, in_flight = ray.wait(in_flight, num_returns=1)
+            for ref in done:
+                index = index_of.pop(ref)
+                try:
+                    results[index] = ray.get(ref)
+                except ray.exceptions.RayTaskError:
+                    raise  # the batch's own exception
+                except ray.exceptions.RayError as error:  # worker, node or object lost, after the retry
+                    raise WorkerLost(
+                        f"a Ray task was lost after one retry ({type(error).__name__}: {' '.join(str(error).split())})"
+                    ) from error
+                if on_result is not None:
+                    on_result(index, results[index])
+    except BaseException:
+        for ref in in_flight:
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=True)
+        raise
     return results

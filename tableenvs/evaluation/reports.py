@@ -46,7 +46,10 @@ class EvaluationResult:
     """Every game's record and the statistics computed from them (see :mod:`tableenvs.evaluation`).
 
     ``candidates`` are the entrants compared in :attr:`paired`: all entrants of a round robin, the listed
-    policies (not the field of opponents) of a gauntlet.
+    policies (not the field of opponents) of a gauntlet. ``partial`` marks the results of a tournament stopped part
+    way (``reason``, ``games_finished``, ``games_planned``, ``games_reported``, ``note``; in ``results.json`` as
+    ``"partial"``); ``resumed`` counts the games taken from an earlier run's log, not played in this one (nor
+    timed in ``seconds``).
     """
 
     env: str
@@ -64,6 +67,8 @@ class EvaluationResult:
     backend: str = "local"
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    partial: dict[str, Any] | None = None
+    resumed: int = 0
     policies: list[dict[str, Any]] = field(init=False)
     head_to_head: dict[str, Any] = field(init=False)
     paired: list[dict[str, Any]] = field(init=False)
@@ -95,7 +100,7 @@ class EvaluationResult:
 
     @property
     def games_per_second(self) -> float:
-        return self.games / self.seconds if self.seconds > 0 else math.nan
+        return (self.games - self.resumed) / self.seconds if self.seconds > 0 else math.nan
 
     def seat_counts(self) -> np.ndarray:
         """``[entrant, seat]`` number of games the entrant sat in the seat."""
@@ -116,8 +121,10 @@ class EvaluationResult:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """Everything as plain data (what ``results.json`` holds), without timing."""
+        """Everything as plain data (what ``results.json`` holds), without timing; ``"partial"`` only if partial."""
+        partial = {} if self.partial is None else {"partial": {k: v for k, v in self.partial.items() if k != "note"}}
         return {
+            **partial,
             "env": self.env,
             "options": self.options,
             "num_players": self.num_players,
