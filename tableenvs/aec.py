@@ -633,6 +633,12 @@ class TableEnv(AECEnv):
         if not isinstance(rng, np.random.Generator):
             raise TypeError(f"sample_world: rng must be a numpy.random.Generator, got {type(rng).__name__}")
         world = self.clone()
+        # the event log as ``agent`` saw it (the clone's names the hidden moves), made once per log and seat
+        cached = self.__dict__.get("_world_log")
+        if cached is None or cached[0] is not self.event_log or cached[1] != len(self.event_log) or cached[2] != seat:
+            cached = self._world_log = (self.event_log, len(self.event_log), seat, self._world_event_log(seat))
+        world.event_log = list(cached[3])
+        world._world_log = None
         world._rng = np.random.default_rng(int(rng.integers(2**63)))
         world._mask = None
         self._resample_hidden(world, seat, rng)
@@ -660,6 +666,12 @@ class TableEnv(AECEnv):
         """Resample in ``world`` (a clone with a new ``_rng``) everything ``seat`` cannot know; point the engine
         at ``world._rng``."""
         raise NotImplementedError(f"{self.metadata['name']}: sample_world() is not implemented yet")
+
+    def _world_event_log(self, seat: int) -> list[str]:
+        """The event log of a world sampled for ``seat``: ``seat``'s own moves in full, the others' as
+        :meth:`describe_action_public` said them, the rules' public outcome lines. The default keeps none (a
+        game that can tell its lines apart overrides it)."""
+        return []
 
     def _infos_state(self) -> dict[str, Any]:
         """``infos`` as plain JSON values (default: they already are)."""

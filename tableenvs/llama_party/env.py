@@ -47,7 +47,7 @@ from tableenvs.llama_party.encoder import (
 )
 from tableenvs.llama_party.picture import table_svg
 from tableenvs.llama_party.rules import DEAL_SIZE, GOAL_STEP, NUM_ROUNDS, NUM_SLOTS, PASS_COUNTS, LlamaParty
-from tableenvs.llama_party.worlds import resample_hidden
+from tableenvs.llama_party.worlds import resample_hidden, world_event_log
 from tableenvs.validation import check_choice, check_int
 
 REWARDS = ("score", "win")
@@ -179,9 +179,12 @@ class LlamaPartyEnv(TableEnv):
         new.encoder = copy.copy(self.encoder)  # __getstate__: the version-keyed table cache starts empty
 
     def _resample_hidden(self, world: TableEnv, seat: int, rng: np.random.Generator) -> None:
-        # What is relabelled and how far from uniform that is: tableenvs/llama_party/worlds.py.
+        # What is resampled and why it is uniform: tableenvs/llama_party/worlds.py.
         world.game.rng = world._rng
-        resample_hidden(world.game, seat, rng)
+        world.game = resample_hidden(world.game, seat, rng)
+
+    def _world_event_log(self, seat: int) -> list[str]:
+        return world_event_log(self.event_log, seat, self.num_players)
 
     def _state_options(self) -> dict[str, Any]:
         deck = None if self.deck == STANDARD_DECK else [card_record(card) for card in self.deck]

@@ -47,7 +47,7 @@ from tableenvs.pilipili.encoder import NUM_ACTIONS, Encoder
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission, load_missions, standard_missions
 from tableenvs.pilipili.picture import table_svg
 from tableenvs.pilipili.rules import NUM_CARDS, Phase, PiliPiliGame, card_name, mission_record
-from tableenvs.pilipili.worlds import resample_hidden
+from tableenvs.pilipili.worlds import resample_hidden, world_event_log
 from tableenvs.validation import check_bool, check_choice, check_int, check_int_list
 
 REWARDS = ("penalty", "win")
@@ -193,6 +193,9 @@ class PiliPiliEnv(TableEnv):
         # What is relabelled and how far from uniform that is: tableenvs/pilipili/worlds.py.
         world.game.rng = world._rng
         resample_hidden(world.game, seat, rng)
+
+    def _world_event_log(self, seat: int) -> list[str]:
+        return world_event_log(self.game, self.event_log, seat)
 
     def _state_options(self) -> dict[str, Any]:
         if self.missions is None:

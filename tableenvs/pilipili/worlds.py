@@ -7,27 +7,32 @@ How a world is sampled. Each round is a fresh deal, so only the current round's 
 the observer if it has looked at it at some point of the round (its own hand once it may look at it; the others'
 hands while forehead-visible or revealed; the cards it handed over itself, wherever they went since) and
 *hidden* if it now lies where the observer cannot see (another hand, the stock, its own hand before it may look,
-another player's face-down card of a simultaneous trick). The hidden cards it has never seen are **relabelled**: a
-uniformly random permutation of them is applied to the whole round (hands, picks, stock, trick, memorised hand
-positions, the cards others handed over). A relabelled round is a round the observer cannot tell from the real one
-(it never saw those cards, and no rule but highest-or-lowest depends on which card is which before it is played),
-so ``observe(seat)`` is unchanged.
+another player's face-down card of a simultaneous trick). The hidden cards it has never seen are **dealt afresh**:
+their places (listed in an order that follows the places: stock, own hand, the others' hands by seat, the face-down
+trick) get the sorted set of those cards in a uniformly random order, and every record of the round follows (hands,
+picks, trick, memorised hand positions, the cards others handed over). So what a place gets depends on ``rng`` and
+on what the observer knows, never on the card really there: two rounds it cannot tell apart give the same world
+(``tests/test_worlds_exact.py``). No rule but highest-or-lowest and memorise depends on which unseen card is which
+before it is played, so ``observe(seat)`` is unchanged. The hands are then sorted (their order follows the real
+deal), a face-down wild gets a fresh declared value, and the world's event log names the others' moves only as
+``describe_action_public`` does (:func:`world_event_log`).
 
 How far from uniform. Among the worlds consistent with everything the observer saw, the sampler is uniform
 conditional on one thing it keeps as it really is: where the *seen* cards that are now hidden lie (the cards the
 observer passed or swapped away, which the receiver may have handed on by a later swap; under forehead bidding,
 every hand after bidding, which passing, drawing or swapping may since have changed). In the standard deck these
 are exactly known except after a swap chain (mission 30). It also ignores what the others' bids and plays say about
-their hands (as determinised search does: every relabelling counts the same). Under highest-or-lowest the
-others' past plays must each have been the highest or lowest number card they held: a uniform permutation is drawn
-up to ``_TRIES`` times and kept if it passes (exact rejection sampling); if none does, a Metropolis chain of
-transpositions started at the real deal (``_CHAIN_STEPS`` per hidden card, each kept only if the plays stay legal)
-gives an approximately uniform sample. With highest-or-lowest and swaps together (custom decks only) the others'
-hands are kept as they are.
+their hands (as determinised search does: every assignment counts the same). Under highest-or-lowest the others'
+past plays must each have been the highest or lowest number card they held, and under memorise the cards they played
+must sit at the hand positions they played: a uniform assignment is drawn up to ``_TRIES`` times and kept if it passes
+(exact rejection sampling); if none does, transpositions that never add a broken player are applied from the last
+draw until none is broken, then a Metropolis chain of legal transpositions (``_CHAIN_STEPS`` per hidden card) runs
+(approximately uniform; if no legal assignment is reached the cards stay as they are). With highest-or-lowest and
+swaps together (custom decks only) the others' hands are kept as they are.
 
-The mission pile's order (hidden) is shuffled; the env gives the world a new RNG, so later deals differ too.
-A memorised wild being declared by another player (the observer sees only ``play``) is put back to the moment
-before that player chose its position.
+The mission pile's order (hidden) is put in deck order and shuffled; the env gives the world a new RNG, so later deals
+differ too. A memorised wild being declared by another player (the observer sees only ``play``) is put back to the
+moment before that player chose its position (and that ``play`` leaves the world's event log).
 """
 
 from __future__ import annotations
@@ -36,26 +41,28 @@ import numpy as np
 
 from tableenvs.pilipili.rules import BID, DECLARE, LOOK, MAX_WILD_VALUE, NUM_CARDS, PLAY, WILD, PiliPiliGame
 
-_TRIES = 20
+_TRIES = 50
 _CHAIN_STEPS = 30
+_DESCENT_ROUNDS = 10
 
 
 def resample_hidden(game: PiliPiliGame, seat: int, rng: np.random.Generator) -> None:
     """Relabel in place (``game`` is the world's own copy) every card ``seat`` cannot see and has never seen."""
-    if game.over:
-        return
     if game.phase == DECLARE and game.to_act != seat:
         declarer = game.to_act
         game.position_used[declarer][game.position_cards[declarer].index(WILD)] = False
         game.phase = PLAY
-    if game._mission_pile:
-        game._mission_pile = [game._mission_pile[i] for i in rng.permutation(len(game._mission_pile)).tolist()]
+    if game._mission_pile:  # the pile's order is hidden: a canonical order (deck order), then a shuffle
+        index = {id(mission): i for i, mission in enumerate(game.missions or ())}
+        pile = sorted(game._mission_pile, key=lambda mission: index[id(mission)])
+        game._mission_pile = [pile[i] for i in rng.permutation(len(pile)).tolist()]
     unseen = _unseen_hidden_cards(game, seat)
-    if len(unseen) < 2:
-        return
-    mapping = _relabelling(game, seat, unseen, rng)
+    mapping = _relabelling(game, seat, unseen, rng) if len(unseen) > 1 else None
     if mapping is not None:
         _apply(game, mapping, rng)
+    # hands in order of card id: their order follows the real deal, passes and swaps (even the observer's own: two
+    # of its cards swapped in the deck order are the same hand to it), and no one observes it
+    game.hands = [sorted(hand) for hand in game.hands]
 
 
 def has_seen_own_hand(game: PiliPiliGame, seat: int) -> bool:
@@ -93,22 +100,60 @@ def _unseen_hidden_cards(game: PiliPiliGame, seat: int) -> list[int]:
 
 
 def _relabelling(game: PiliPiliGame, seat: int, unseen: list[int], rng: np.random.Generator) -> dict[int, int] | None:
-    """A permutation of ``unseen`` as ``{old card: new card}`` (None: keep the cards as they are)."""
-    if not (game.mission.highest_or_lowest and (game.round_tricks or game.trick)):
-        return dict(zip(unseen, rng.permutation(unseen).tolist(), strict=True))
+    """``{old card: new card}``: the hidden places of ``unseen`` (in the order :func:`_unseen_hidden_cards` lists
+    them, which follows the places, not the cards) get the sorted unseen cards in a uniformly random order. What
+    a place gets depends only on ``rng`` and on what ``seat`` knows, never on the card really there (None: keep
+    the cards as they are)."""
+    cards = sorted(unseen)
+    m = game.mission
+    constrained = (m.highest_or_lowest and (game.round_tricks or game.trick)) or (
+        m.memorise and any(any(used) for s, used in enumerate(game.position_used) if s != seat)
+    )
+    if not constrained:
+        return dict(zip(unseen, rng.permutation(cards).tolist(), strict=True))
     checked = [s for s in range(game.n) if s != seat]
+
+    def violations(mapping: dict[int, int]) -> int:
+        return sum(not _consistent(game, s, mapping) for s in checked)
+
     for _ in range(_TRIES):
-        mapping = dict(zip(unseen, rng.permutation(unseen).tolist(), strict=True))
-        if all(_plays_were_extremes(game, s, mapping) for s in checked):
+        mapping = dict(zip(unseen, rng.permutation(cards).tolist(), strict=True))
+        if not violations(mapping):
             return mapping
-    mapping = {card: card for card in unseen}  # the real deal: legal
-    for _ in range(_CHAIN_STEPS * len(unseen)):
+    # No uniform draw passed: transpositions, each kept if it breaks no more players' plays than before, until
+    # every play is legal; then a Metropolis chain of legal transpositions (its stationary law is uniform).
+    bad = violations(mapping)
+    steps = _CHAIN_STEPS * len(unseen)
+    for _ in range(steps * (1 + _DESCENT_ROUNDS)):
+        if not bad and steps <= 0:
+            break
         i, j = rng.choice(len(unseen), 2, replace=False)
         a, b = unseen[i], unseen[j]
         mapping[a], mapping[b] = mapping[b], mapping[a]
-        if not all(_plays_were_extremes(game, s, mapping) for s in checked):
+        now = violations(mapping)
+        if now > bad or (bad == 0 and now):
             mapping[a], mapping[b] = mapping[b], mapping[a]
-    return mapping
+        else:
+            bad = now
+        if not bad:
+            steps -= 1
+    return mapping if not bad else None
+
+
+def _consistent(game: PiliPiliGame, seat: int, mapping: dict[int, int]) -> bool:
+    """Whether ``seat``'s public plays this round stay legal with the cards relabelled by ``mapping``: under
+    highest-or-lowest each was then its highest or lowest number card; under memorise the cards it played are at
+    the hand positions it played, in the look-time hand sorted by card id."""
+    m = game.mission
+    if m.highest_or_lowest and not _plays_were_extremes(game, seat, mapping):
+        return False
+    cards = game.position_cards[seat]
+    if m.memorise and cards:
+        relabelled = sorted(mapping.get(card, card) for card in cards)
+        for position, (card, used) in enumerate(zip(cards, game.position_used[seat], strict=True)):
+            if used and relabelled[position] != mapping.get(card, card):
+                return False
+    return True
 
 
 def _plays_were_extremes(game: PiliPiliGame, seat: int, mapping: dict[int, int]) -> bool:
@@ -143,7 +188,7 @@ def _apply(game: PiliPiliGame, mapping: dict[int, int], rng: np.random.Generator
     trick = []
     for s, card, value in game.trick:
         new = table[card]
-        if new != card:
+        if card in mapping:  # face down: a wild's declared value is hidden too
             value = int(rng.integers(MAX_WILD_VALUE + 1)) if new == WILD else new
         trick.append((s, new, value))
     game.trick = trick
@@ -152,3 +197,37 @@ def _apply(game: PiliPiliGame, mapping: dict[int, int], rng: np.random.Generator
             used = dict(zip(relabel(cards), game.position_used[s], strict=True))
             game.position_cards[s] = sorted(used)
             game.position_used[s] = [used[card] for card in game.position_cards[s]]
+
+
+def world_event_log(game: PiliPiliGame, lines: list[str], seat: int) -> list[str]:
+    """The event log ``lines`` as ``seat`` saw it: its own moves in full, the others' as
+    ``describe_action_public`` says them (which card is passed or given, the value a memorised wild is declared
+    as, and every card of a face-down trick are left out); the rules' lines (round, trick, pass and score
+    outcomes) are public and kept."""
+    own = f"player_{seat}: "
+    rounds = sum(line.startswith("round ") and ": dealer player_" in line for line in lines)
+    simultaneous = False
+    out = []
+    for line in lines:
+        if line.startswith("round ") and ": dealer player_" in line:
+            rounds -= 1
+            # the current round's mission is the game's; an earlier one's is read off the round's line
+            effects = line.split("): ", 1)[-1].split("; ")
+            simultaneous = game.mission.simultaneous if rounds == 0 else "simultaneous play" in effects
+            out.append(line)
+            continue
+        name, sep, text = line.partition(": ")
+        if not sep or not name.startswith("player_") or line.startswith(own):
+            out.append(line)
+            continue
+        verb = text.split(" ", 1)[0]
+        if text.startswith(("pass ", "give ")):
+            text = f"{verb} a card"
+        elif text.startswith("declare the wild as "):
+            text = "moves"
+        elif simultaneous and text.startswith("play "):
+            text = "plays a card face down"
+        out.append(f"{name}: {text}")
+    if game.phase == DECLARE and game.to_act != seat and out and out[-1].startswith(f"player_{game.to_act}: play "):
+        out.pop()  # the world puts the declarer back before it chose the hand position (resample_hidden)
+    return out

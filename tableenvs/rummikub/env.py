@@ -44,8 +44,9 @@ from tableenvs.state import StateError
 
 from .encoder import COMMIT, NUM_ACTIONS, Encoder
 from .picture import table_svg
-from .rules import FULL_SET, Rummikub, melds_from_record, melds_record, result_from_record, result_record
+from .rules import Rummikub, melds_from_record, melds_record, result_from_record, result_record
 from .tiles import TILE_TYPES, tile_name
+from .worlds import resample_hidden, world_event_log
 
 
 class RummikubEnv(TableEnv):
@@ -188,27 +189,12 @@ class RummikubEnv(TableEnv):
         return {"game": self.game.load_record(rules, rng)}
 
     def _resample_hidden(self, world: TableEnv, seat: int, rng: np.random.Generator) -> None:
-        # Hidden from ``seat``: the other racks (their sizes are public) and the pool order. The tiles it has not
-        # seen (all but its rack and the table) are dealt at random to the other racks and the pool: every
-        # assignment with the public rack sizes is equally likely (a player may always draw instead of playing,
-        # so play so far rules none out). Another player's staging in progress is hidden too: that player is
-        # put back at the start of its turn (nothing staged, same rack), which its observation allows.
-        game = world.game  # the clone's own copy
-        game._rng = world._rng
-        unseen = FULL_SET - game.table - game.racks[seat]
-        tiles = rng.permutation(np.repeat(np.arange(TILE_TYPES), unseen))
-        start = 0
-        for other in range(self.num_players):
-            if other != seat:
-                size = int(game.racks[other].sum())
-                game.racks[other] = np.bincount(tiles[start : start + size], minlength=TILE_TYPES)
-                start += size
-        game.pool = tiles[start:]
-        game._drawn = 0
-        if game.to_act != seat:
-            game.staged[:] = 0
-        game._legal = None
-        game._staged_is_play = None
+        # What is dealt afresh and why it is uniform: tableenvs/rummikub/worlds.py.
+        world.game._rng = world._rng  # the clone's own copy of the game
+        resample_hidden(world.game, seat, rng)
+
+    def _world_event_log(self, seat: int) -> list[str]:
+        return world_event_log(self.game, self.event_log, seat)
 
     def _infos_state(self) -> dict[str, Any]:
         infos = {}
