@@ -6,15 +6,20 @@ play (every 5th decision of a game until the count is met); at each, in the same
 decision of ``--sims`` simulations with heuristic rollouts and with random rollouts (after one untimed decision at
 the same position, so that caches kept across decisions, such as the Llama Party heuristic's goal memo, are warm as
 they are in a tournament). The table lists microseconds per clone / sample_world, the sample_world / clone ratio,
-and simulations per CPU second for each rollout policy.
+and simulations per CPU second for each rollout policy: heuristic rollouts through the observation (``act``, the
+heuristic's ``act_in_world`` hook hidden: the rate before the hook existed), through ``act_in_world`` (the rules
+state, as the search runs them), random rollouts, and IS-MCTS iterations (``mode=ismcts``, heuristic rollouts).
 
-Run: ``python benchmarks/bench_search.py [--positions 20 --sims 40] [--game llama_party_v0 ...]``
+Run: ``python benchmarks/bench_search.py [--positions 20 --sims 40] [--game llama_party_v0 ...] [--append-docs]``;
+``--append-docs`` appends the table as a dated section to the end of docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import platform
+import time
+from pathlib import Path
 
 import numpy as np
 from common import CLOCK
@@ -23,6 +28,17 @@ import tableenvs
 from tableenvs.policies import make_policy
 
 GAMES = {"pilipili_v0": {}, "llama_party_v0": {}, "rummikub_v0": {"max_turns": 200}}
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+
+
+class ThroughObservation:
+    """A heuristic with its ``act_in_world`` hook hidden: rollouts then encode and decode each observation."""
+
+    def __init__(self, policy):
+        self.policy = policy
+
+    def act(self, observation, action_mask, rng):
+        return self.policy.act(observation, action_mask, rng)
 
 
 def positions(name: str, count: int):
@@ -54,34 +70,71 @@ def per_call(fn, repeats: int) -> float:
     return (CLOCK() - start) / repeats
 
 
+def rate(envs, spec: str, rng, hide_hook: bool = False) -> float:
+    """Simulations per CPU second of one decision of ``spec`` at each position (after one untimed decision)."""
+    spent, simulations = 0.0, 0
+    for env in envs:
+        policy = make_policy(spec, env)
+        if hide_hook:
+            policy.rollout_policy = ThroughObservation(policy.rollout_policy)
+        seen = env.observe(env.agent_selection)
+        policy.act(seen["observation"], seen["action_mask"], rng)  # untimed: warms caches, as in a tournament
+        start = CLOCK()
+        policy.act(seen["observation"], seen["action_mask"], rng)
+        spent += CLOCK() - start
+        simulations += policy.last_simulations
+    return simulations / spent
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--positions", type=int, default=20)
     parser.add_argument("--sims", type=int, default=40)
     parser.add_argument("--game", action="append", choices=sorted(GAMES), help="a game (repeat; default all)")
+    parser.add_argument("--append-docs", action="store_true", help="append the table to docs/benchmarks.md")
     args = parser.parse_args()
-    print(f"# {platform.python_version()} on {platform.machine()}; {args.positions} positions, {args.sims} sims each")
-    print("| game | clone us | sample_world us | ratio | sims/s heuristic rollouts | sims/s random rollouts |")
-    print("|---|---:|---:|---:|---:|---:|")
+    lines = [
+        f"# {platform.python_version()} on {platform.machine()}; {args.positions} positions, {args.sims} sims each",
+        "| game | clone us | sample_world us | ratio | sims/s heuristic rollouts, observation (before) | sims/s "
+        "heuristic rollouts, act_in_world (after) | after / before | sims/s random rollouts | IS-MCTS iterations/s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    print("\n".join(lines), flush=True)
     for name in args.game or GAMES:
         envs = positions(name, args.positions)
         rng = np.random.default_rng(0)
         clone = np.mean([per_call(env.clone, 50) for env in envs])
         world = np.mean([per_call(lambda e=env, r=rng: e.sample_world(e.agent_selection, r), 50) for env in envs])
-        rates = []
-        for rollout in ("heuristic", "random"):
-            spec = f"search:sims={args.sims}:rollout={rollout}" + (":depth=30" if name == "rummikub_v0" else "")
-            spent = 0.0
-            for env in envs:
-                policy = make_policy(spec, env)
-                seen = env.observe(env.agent_selection)
-                policy.act(seen["observation"], seen["action_mask"], rng)  # untimed: warms caches, as in a tournament
-                start = CLOCK()
-                policy.act(seen["observation"], seen["action_mask"], rng)
-                spent += CLOCK() - start
-            rates.append(args.sims * len(envs) / spent)
+        depth = ":depth=30" if name == "rummikub_v0" else ""
+        before = rate(envs, f"search:sims={args.sims}{depth}", rng, hide_hook=True)
+        after = rate(envs, f"search:sims={args.sims}{depth}", rng)
+        random = rate(envs, f"search:sims={args.sims}:rollout=random{depth}", rng)
+        tree = rate(envs, f"search:mode=ismcts:sims={args.sims}{depth}", rng)
         costs = f"{clone * 1e6:.0f} | {world * 1e6:.0f} | {world / clone:.1f}"
-        print(f"| {name} | {costs} | {rates[0]:.0f} | {rates[1]:.0f} |")
+        line = f"| {name} | {costs} | {before:.0f} | {after:.0f} | {after / before:.2f}x | {random:.0f} | {tree:.0f} |"
+        lines.append(line)
+        print(line, flush=True)
+    if args.append_docs:
+        stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        command = " ".join(
+            ["python benchmarks/bench_search.py", f"--positions {args.positions}", f"--sims {args.sims}"]
+        )
+        command += "".join(f" --game {name}" for name in args.game or [])
+        section = [
+            "",
+            f"### Search simulations per CPU second, before and after `act_in_world` ({stamp})",
+            "",
+            f"Command: `{command}` (CPU time of this process, `time.process_time`; 4 players, Rummikub",
+            '`max_turns=200` and rollouts `depth=30`). "Before" is the same search with the heuristic\'s',
+            '`act_in_world` hidden (each rollout step encodes and decodes the observation), "after" with it, in the',
+            "same run.",
+            "",
+            *lines[1:],
+            "",
+        ]
+        with DOCS.open("a") as out:
+            out.write("\n".join(section))
+        print(f"appended to {DOCS}")
 
 
 if __name__ == "__main__":

@@ -79,9 +79,11 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Po
     """A policy for ``env`` (a raw or wrapped tableenvs env) from ``spec``:
 
     * ``"random"`` or ``"heuristic"`` (the game's built-in heuristic);
-    * ``"search"`` or ``"search:sims=200"``, ``"search:ms=50:rollout=random"``, ...: determinised Monte Carlo search
-      over ``env.sample_world`` (:mod:`tableenvs.search`); it searches from ``env``'s current state, so make it with
-      the env it will play;
+    * ``"search"`` or ``"search:sims=200"``, ``"search:ms=50:rollout=random"``, ``"search:mode=ismcts:sims=100"``,
+      ...: determinised Monte Carlo search over ``env.sample_world`` (:mod:`tableenvs.search`, IS-MCTS
+      :mod:`tableenvs.ismcts`); the bare ``"search"`` is the game's default setting
+      (``tableenvs.search.GAME_DEFAULTS``); it searches from ``env``'s current state, so make it with the env it
+      will play;
     * a path to a saved Stable-Baselines3 model (``str`` ending in ``.zip`` or a ``pathlib.Path``), or a loaded
       model: an :class:`tableenvs.sb3_policy.SB3Policy` with masked prediction, ``deterministic`` (argmax over the
       legal actions) or sampled; needs the ``train`` extra;
@@ -105,12 +107,12 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Po
         if text == "heuristic":
             return _heuristic(raw)
         if text == "search" or text.startswith("search:"):
-            from tableenvs.search import SearchPolicy, parse_search_spec
+            from tableenvs.search import SearchPolicy, default_spec, parse_search_spec
 
-            options = parse_search_spec(text)
+            options = parse_search_spec(default_spec(raw.metadata["name"]) if text == "search" else text)
             heuristic = _heuristic(raw) if game_spec(raw.metadata["name"]).heuristic is not None else None
             rollout = heuristic if options.rollout == "heuristic" else None
-            return SearchPolicy(raw, options, rollout, getattr(heuristic, "estimate", None))
+            return SearchPolicy(raw, options, rollout, getattr(heuristic, "estimate", None), heuristic=heuristic)
         if text.startswith("openspiel:"):
             from tableenvs.openspiel import make_bot_policy  # needs open_spiel (the openspiel extra)
 

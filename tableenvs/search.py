@@ -52,9 +52,27 @@ Budgets (options of the spec, ``search:sims=200``, ``search:ms=50:rollout=random
 ``root=R``         ``ucb`` (default: UCB1 over the root actions, one simulation at a time) or ``paired``
                    (every legal action simulated on each sampled world, see below; ``sims=N`` then plays
                    ``ceil(N / legal actions)`` worlds, at least 2, and ``ms=T`` worlds until T ms, at least 2)
-``z=X``            with ``root=paired``: keep the rollout policy's own root choice unless another action beats
-                   it by more than X standard errors of the paired gain (default 0: always the best mean)
+``z=X``            with ``root=paired`` or ``mode=turns``: keep the rollout policy's own root choice unless
+                   another action (turn) beats it by more than X standard errors of the paired gain (default 0:
+                   always the best mean)
+``mode=M``         ``flat`` (default: the root search above), ``ismcts`` (information-set MCTS, one tree over
+                   the agent's information sets, a fresh ``sample_world`` per iteration: :mod:`tableenvs.ismcts`;
+                   ``sims``/``ms`` count iterations; ``c``, ``depth``, ``turns``, ``rollout`` as here) or
+                   ``turns`` (search over whole turns, below)
 =================  ==========================================================================================
+
+The search over whole turns (``mode=turns``, for games whose turn is several decisions: Rummikub). At the first
+decision of its turn the policy asks the game's heuristic for candidate complete turns (``propose_turns(observation,
+action_mask)``: lists of action ids, the heuristic's own turn first), simulates every candidate on each sampled world
+with the same rollout randomness (as ``root=paired``), each rollout cut off ``turns`` turns after the root (default
+players + 1: the agent's turn, one round of the others, its next turn) and valued by the heuristic's
+``fitted_estimate`` (else ``estimate``), and plays the turn of highest mean (``z`` as above) action by action; the
+later decisions of that turn follow the plan without searching (while the observation is the one the plan expects).
+``sims=N`` plays ``ceil(N / candidates)`` worlds, at least 2.
+
+``make_policy("search", env)``, the bare name, plays the game's default setting (:data:`GAME_DEFAULTS`, the one that
+beat the heuristic in docs/agents.md); ``parse_search_spec("search")`` itself is the game-independent
+:class:`SearchOptions` ``()``.
 
 The policy keeps the env it was made with and searches from that env's current state when asked to act (the
 observation and mask it is given must be that env's current agent's: :func:`tableenvs.policies.make_policy` is
@@ -75,8 +93,23 @@ import numpy as np
 from tableenvs.aec import TableEnv
 
 DEFAULT_SIMS = 100
-_CHOICES = {"rollout": ("heuristic", "random"), "root": ("ucb", "paired")}
-_KEYS = ("sims", "ms", "rollout", "c", "depth", "root", "z", "turns")
+
+#: What ``make_policy("search", env)`` (the bare name) plays in each game: the setting that beat the heuristic in
+#: docs/agents.md "Search against the heuristic" (a spec with options is taken as given).
+GAME_DEFAULTS = {
+    "pilipili_v0": "search:sims=100",
+    "llama_party_v0": "search:sims=120:root=paired:z=2",
+    "rummikub_v0": "search:mode=turns:sims=40",
+}
+
+
+def default_spec(game: str) -> str:
+    """The spec that the bare ``"search"`` stands for in ``game`` (:data:`GAME_DEFAULTS`; ``"search"`` elsewhere)."""
+    return GAME_DEFAULTS.get(game, "search")
+
+
+_CHOICES = {"rollout": ("heuristic", "random"), "root": ("ucb", "paired"), "mode": ("flat", "ismcts", "turns")}
+_KEYS = ("sims", "ms", "rollout", "c", "depth", "root", "z", "turns", "mode")
 
 
 @dataclass(frozen=True)
@@ -91,6 +124,7 @@ class SearchOptions:
     root: str = "ucb"
     z: float = 0.0
     turns: int | None = None
+    mode: str = "flat"
 
     @property
     def simulations(self) -> int | None:
@@ -116,8 +150,10 @@ def parse_search_spec(text: str) -> SearchOptions:
         values[key] = _option(text, key, value)
     if "sims" in values and "ms" in values:
         raise ValueError(f"search policy {text!r}: give a budget of sims or of ms, not both")
-    if "z" in values and values.get("root") != "paired":
-        raise ValueError(f"search policy {text!r}: z applies to root=paired only")
+    if "z" in values and values.get("root") != "paired" and values.get("mode") != "turns":
+        raise ValueError(f"search policy {text!r}: z applies to root=paired only (or mode=turns)")
+    if "root" in values and values.get("mode", "flat") != "flat":
+        raise ValueError(f"search policy {text!r}: root applies to mode=flat only")
     return SearchOptions(**values)
 
 
@@ -161,7 +197,12 @@ class SearchPolicy:
     name = "search"
 
     def __init__(
-        self, env: Any, options: SearchOptions | None = None, rollout_policy: Any = None, estimate: Any = None
+        self,
+        env: Any,
+        options: SearchOptions | None = None,
+        rollout_policy: Any = None,
+        estimate: Any = None,
+        heuristic: Any = None,
     ):
         raw = getattr(env, "unwrapped", None)
         if not isinstance(raw, TableEnv):
@@ -170,7 +211,9 @@ class SearchPolicy:
         self.options = options or SearchOptions()
         self.rollout_policy = rollout_policy
         self.estimate = estimate  # (world, agent) -> the agent's expected reward for the rest, at a cut-off
+        self.heuristic = heuristic if heuristic is not None else rollout_policy  # mode=turns: propose_turns
         self.last_simulations = 0  # simulations of the last decision (benchmarks read it)
+        self._turn_plan: tuple[list[bytes], list[int], int] | None = None  # mode=turns: the turn under way
 
     def __repr__(self) -> str:
         return f"SearchPolicy({self.env.metadata['name']}, {self.options})"
@@ -185,6 +228,15 @@ class SearchPolicy:
         if len(legal) == 1:
             self.last_simulations = 0
             return int(legal[0])
+        if self.options.mode == "ismcts":
+            from tableenvs.ismcts import ISMCTS
+
+            tree = ISMCTS(env, agent, self.options, self.rollout_policy, self.estimate)
+            action = tree.search(rng)
+            self.last_simulations = tree.iterations
+            return int(action)
+        if self.options.mode == "turns":
+            return self._search_turns(env, agent, observation, action_mask, rng)
         if self.options.root == "paired":
             return self._search_paired(env, agent, legal, observation, action_mask, rng)
         return self._search(env, agent, legal, rng)
@@ -259,12 +311,98 @@ class SearchPolicy:
                 best = default
         return int(legal[best])
 
-    def _simulate(self, world: TableEnv, agent: str, action: int, rng: np.random.Generator) -> float:
-        """Play ``action`` then the rollout policy to the end of the scoring period; the agent's reward."""
+    def _search_turns(
+        self,
+        env: TableEnv,
+        agent: str,
+        observation: np.ndarray,
+        action_mask: np.ndarray,
+        rng: np.random.Generator,
+    ) -> int:
+        """``mode=turns``: the next action of the best whole turn among those the game's heuristic proposes
+        (``propose_turns``), each turn simulated on every sampled world with the same rollout randomness, as
+        ``root=paired`` does with single actions; the rest of a chosen turn is played from the plan."""
+        plan = self._turn_plan
+        if plan is not None:
+            expected, actions, index = plan
+            if index < len(actions) and observation.tobytes() == expected[index] and action_mask[actions[index]]:
+                self._turn_plan = (expected, actions, index + 1)
+                self.last_simulations = 0
+                return actions[index]
+        self._turn_plan = None
+        propose = getattr(self.heuristic, "propose_turns", None)
+        if propose is None:
+            raise ValueError(f"search mode=turns: {env.metadata['name']}'s heuristic proposes no turns")
+        if observation_staged(self.heuristic, observation):
+            self.last_simulations = 0  # a turn under way that is not ours (a plan lost): the heuristic goes on
+            return int(self.heuristic.act(observation, action_mask, rng))
+        turns = [actions for _, actions in propose(observation, action_mask)]
+        estimate = getattr(self.heuristic, "fitted_estimate", None) or self.estimate
+        best = 0
+        if len(turns) > 1:
+            best = self._paired_turns(env, agent, turns, estimate, rng)
+        else:
+            self.last_simulations = 0
+        actions = turns[best]
+        expected = []  # the agent's observation before each action of the turn (its own moves: nothing hidden)
+        ahead = env.clone()
+        for action in actions[:-1]:
+            expected.append(ahead.observe(agent)["observation"].tobytes())
+            ahead.step(action)
+        expected.append(ahead.observe(agent)["observation"].tobytes())
+        self._turn_plan = (expected, actions, 1)
+        return actions[0]
+
+    def _paired_turns(
+        self, env: TableEnv, agent: str, turns: list[list[int]], estimate: Any, rng: np.random.Generator
+    ) -> int:
+        """Index of the turn of highest mean value over paired sampled worlds (ties: the first, the heuristic's);
+        with ``z=X`` the first is kept unless beaten by more than X standard errors of the paired gain."""
+        opts = self.options
+        count = len(turns)
+        budget = opts.simulations
+        deadline = None if budget is not None else time.process_time() + opts.ms / 1000.0
+        cut_after = opts.turns if opts.turns is not None else env.num_players + 1
+        rows: list[list[float]] = []
+        while len(rows) < 2 or (
+            (len(rows) * count < budget) if budget is not None else (time.process_time() < deadline)
+        ):
+            world = env.sample_world(agent, rng)
+            seed = int(rng.integers(2**63))
+            row = []
+            for i, actions in enumerate(turns):
+                copy = world.clone() if i < count - 1 else world
+                for action in actions[:-1]:
+                    copy.step(action)
+                row.append(
+                    self._simulate(copy, agent, actions[-1], np.random.default_rng(seed), estimate, turns=cut_after)
+                )
+            rows.append(row)
+        self.last_simulations = len(rows) * count
+        values = np.array(rows)
+        best = int(np.argmax(values.mean(axis=0)))
+        if opts.z > 0 and best != 0:
+            gains = values[:, best] - values[:, 0]
+            if not gains.mean() > opts.z * gains.std(ddof=1) / math.sqrt(len(gains)):
+                best = 0
+        return best
+
+    def _simulate(
+        self,
+        world: TableEnv,
+        agent: str,
+        action: int,
+        rng: np.random.Generator,
+        estimate: Any = None,
+        turns: int | None = None,
+    ) -> float:
+        """Play ``action`` then the rollout policy to the end of the scoring period; the agent's reward
+        (``estimate`` and ``turns``: instead of the policy's own)."""
         value = 0.0
         policy = self.rollout_policy
         in_world = getattr(policy, "act_in_world", None)
-        turns_left = self.options.turns
+        turns_left = self.options.turns if turns is None else turns
+        estimate = self.estimate if estimate is None else estimate
         cut_off = True  # after ``depth`` decisions or ``turns`` turns, unless the scoring period ends first
         for _ in range(self.options.depth):
             acting = world.agent_selection
@@ -287,6 +425,12 @@ class SearchPolicy:
             else:
                 seen = world.observe(following)
                 action = policy.act(seen["observation"], seen["action_mask"], rng)
-        if cut_off and self.estimate is not None:  # the game's estimate of the rest, if it has one
-            value += self.estimate(world, agent)
+        if cut_off and estimate is not None:  # the game's estimate of the rest, if it has one
+            value += estimate(world, agent)
         return value
+
+
+def observation_staged(heuristic: Any, observation: np.ndarray) -> bool:
+    """Whether ``observation`` shows a turn under way (the heuristic's ``turn_under_way`` hook; False without)."""
+    under_way = getattr(heuristic, "turn_under_way", None)
+    return bool(under_way(observation)) if under_way is not None else False

@@ -37,7 +37,11 @@ _REVERSED = MISSION_FLAGS.index("reversed_values")
 
 
 class HeuristicPolicy:
-    """Bids from card strength and plays to hit its bid."""
+    """Bids from card strength and plays to hit its bid.
+
+    :meth:`act` decodes the observation; :meth:`act_in_world` reads the same facts from a (sampled) world's rules
+    state, for fast search rollouts (:mod:`tableenvs.search`); both make the same choice through :meth:`choose`.
+    """
 
     name = "heuristic"
 
@@ -50,12 +54,77 @@ class HeuristicPolicy:
         if legal.size == 1:
             return int(legal[0])
         enc = self.encoder
-        phase_bits = observation[enc.o_phase : enc.o_phase + NUM_PHASES]
-        phase = int(np.argmax(phase_bits))
-        reversed_values = observation[enc.o_mission + _REVERSED] > 0
-        hand = np.flatnonzero(observation[enc.o_hand : enc.o_hand + NUM_CARDS]).tolist()
+        phase = int(np.argmax(observation[enc.o_phase : enc.o_phase + NUM_PHASES]))
         me = enc.o_seats
-        hand_size = int(observation[enc.o_round])
+        trick = []  # (visible, value, is_wild) of each card played to the trick so far
+        if phase == Phase.PLAY:
+            size = enc.seat_size
+            for r in range(self.n):
+                b = me + r * size
+                if observation[b + S_TPLAYED]:
+                    trick.append(
+                        (bool(observation[b + S_TVISIBLE]), observation[b + S_TVALUE], bool(observation[b + S_TWILD]))
+                    )
+        return self.choose(
+            legal,
+            phase,
+            bool(observation[enc.o_mission + _REVERSED] > 0),
+            np.flatnonzero(observation[enc.o_hand : enc.o_hand + NUM_CARDS]).tolist(),
+            int(observation[enc.o_round]),
+            bool(observation[enc.o_phase + NUM_PHASES] > 0),
+            int(observation[me + S_BID]),
+            int(observation[me + S_WON]),
+            trick,
+            rng,
+        )
+
+    def act_in_world(self, world, rng: np.random.Generator) -> int:
+        """:meth:`act` for the seat to act in ``world`` (a raw env, e.g. a sampled world), read from its rules
+        state instead of its observation: the same choice (and the same draws from ``rng``), without encoding and
+        decoding the observation."""
+        legal = np.flatnonzero(world._current_mask())
+        if legal.size == 1:
+            return int(legal[0])
+        game = world.game
+        seat = game.to_act
+        m = game.mission
+        sees_own = game.sees_own_hand(seat)
+        trick = []
+        if game.phase == Phase.PLAY:
+            simultaneous = m.simultaneous
+            trick = [(not simultaneous or s == seat, value, card == WILD) for s, card, value in game.trick]
+        bid = game.bids[seat]
+        return self.choose(
+            legal,
+            int(game.phase),
+            bool(m.reversed),
+            sorted(game.hands[seat]) if sees_own else [],
+            game.hand_size,
+            sees_own,
+            bid if bid >= 0 else 0,
+            game.tricks_won[seat],
+            trick,
+            rng,
+        )
+
+    def choose(
+        self,
+        legal: np.ndarray,
+        phase: int,
+        reversed_values: bool,
+        hand: list[int],
+        hand_size: int,
+        sees_own: bool,
+        bid: int,
+        won: int,
+        trick: list[tuple[bool, float, bool]],
+        rng: np.random.Generator,
+    ) -> int:
+        """The action among ``legal`` (ascending ids): the rule of the module docstring. ``hand`` is the own hand
+        (ascending; empty when not seen), ``bid`` the own bid (0 before it), ``won`` the tricks won, ``trick`` the
+        cards played to the current trick as ``(visible, value, is_wild)``."""
+        if legal.size == 1:
+            return int(legal[0])
 
         def strength(value: float, is_wild: bool = False) -> float:
             v = MAX_WILD_VALUE - value if reversed_values else value
@@ -71,15 +140,14 @@ class HeuristicPolicy:
             return ((v - 1) / 54) ** (self.n - 1)
 
         if phase == Phase.BID:
-            sees_own = observation[enc.o_phase + NUM_PHASES] > 0
             expected = sum(map(trick_chance, hand)) if sees_own else hand_size / self.n
             return int(legal[np.argmin(np.abs(legal - expected) + 1e-3 * legal)])
 
-        need = observation[me + S_BID] - observation[me + S_WON]
+        need = bid - won
         if phase in (Phase.PASS, Phase.SWAP_GIVE):
             cards = (legal - PICK).tolist()
             expected = sum(map(trick_chance, hand))
-            strongest_first = observation[me + S_BID] < expected if phase == Phase.PASS else need <= 0
+            strongest_first = bid < expected if phase == Phase.PASS else need <= 0
             cards.sort(key=card_power, reverse=bool(strongest_first))
             return PICK + cards[0]
         if phase == Phase.SWAP_NAME:
@@ -87,25 +155,15 @@ class HeuristicPolicy:
         if phase == Phase.DECLARE:
             return PLAY_WILD + (self._wild_value(need > 0, reversed_values))
         if phase == Phase.PLAY and legal[-1] < PICK:  # playing by card (not by memorised position)
-            return self._play(observation, legal, need > 0, strength, reversed_values)
+            best = max((strength(value, wild) for visible, value, wild in trick if visible), default=-1.0)
+            return self._play(legal, need > 0, strength, reversed_values, best, len(trick) == self.n - 1)
         return int(rng.choice(legal))  # designation, memorised positions
 
     @staticmethod
     def _wild_value(win: bool, reversed_values: bool) -> int:
         return MAX_WILD_VALUE if win != reversed_values else 0
 
-    def _play(self, observation, legal, want_win, strength, reversed_values) -> int:
-        enc = self.encoder
-        size = enc.seat_size
-        best = -1.0
-        played = 0
-        for r in range(self.n):
-            b = enc.o_seats + r * size
-            if observation[b + S_TPLAYED]:
-                played += 1
-                if observation[b + S_TVISIBLE]:
-                    best = max(best, strength(observation[b + S_TVALUE], bool(observation[b + S_TWILD])))
-        last = played == self.n - 1
+    def _play(self, legal, want_win, strength, reversed_values, best, last) -> int:
         numbers = sorted((int(a) - PLAY + 1 for a in legal if a < PLAY_WILD), key=strength)
         has_wild = legal[-1] >= PLAY_WILD
         winners = [c for c in numbers if strength(c) > best]

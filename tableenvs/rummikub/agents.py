@@ -22,7 +22,7 @@ import numpy as np
 
 from .encoder import COMMIT, DRAW, LAYOUT
 from .solver import solve
-from .tiles import TILE_TYPES
+from .tiles import JOKER, TILE_TYPES
 
 
 class HeuristicPolicy:
@@ -59,6 +59,19 @@ class HeuristicPolicy:
         staged = observation[LAYOUT.STAGED : LAYOUT.STAGED + TILE_TYPES].astype(np.int64)
         table = observation[LAYOUT.TABLE : LAYOUT.TABLE + TILE_TYPES].astype(np.int64)
         opened = bool(observation[LAYOUT.OPENED])
+        return self._choose(rack, table, staged, opened, action_mask)
+
+    def act_in_world(self, world: Any, rng: np.random.Generator) -> int:
+        """:meth:`act` for the seat to act in ``world`` (a raw env, e.g. a sampled world), read from its rules
+        state instead of its observation: the same choice, without encoding and decoding the observation."""
+        del rng  # deterministic
+        game = world.game
+        seat = game.to_act
+        return self._choose(game.racks[seat], game.table, game.staged, game.opened[seat], world._current_mask())
+
+    def _choose(
+        self, rack: np.ndarray, table: np.ndarray, staged: np.ndarray, opened: bool, action_mask: np.ndarray
+    ) -> int:
         plan = self.plan(rack, table, staged, opened)
         if plan is not None:
             missing = np.flatnonzero((plan > staged) & (action_mask[:TILE_TYPES] > 0))
@@ -71,6 +84,58 @@ class HeuristicPolicy:
         if action_mask[COMMIT]:
             return COMMIT
         return int(np.flatnonzero(action_mask)[0])
+
+    def propose_turns(self, observation: np.ndarray, action_mask: np.ndarray) -> list[tuple[str, list[int]]]:
+        """Whole turns for the search over turns (``search:mode=turns``, :mod:`tableenvs.search`), at the start of a
+        turn (nothing staged), read from the observation: ``(name, action ids)`` pairs, each a complete legal turn
+        (its tiles staged lowest type first, then commit; or draw). The heuristic's own turn comes first; then the
+        play of the most points, the most tiles keeping the jokers on the rack, and a draw (also a pass when the
+        pool is empty), without repeats. Before the opening meld: the opening of the most points (the heuristic's),
+        the one of the most tiles, one without jokers, and a draw."""
+        rack = observation[LAYOUT.RACK : LAYOUT.RACK + TILE_TYPES].astype(np.int64)
+        staged = observation[LAYOUT.STAGED : LAYOUT.STAGED + TILE_TYPES].astype(np.int64)
+        table = observation[LAYOUT.TABLE : LAYOUT.TABLE + TILE_TYPES].astype(np.int64)
+        opened = bool(observation[LAYOUT.OPENED])
+        if staged.any():
+            raise ValueError("propose_turns: a turn is under way (tiles are staged)")
+        no_jokers = rack.copy()
+        no_jokers[JOKER] = 0
+        asks = [
+            ("heuristic", rack, "tiles" if opened else "value"),
+            ("most points" if opened else "most tiles", rack, "value" if opened else "tiles"),
+            ("keep jokers", no_jokers, "tiles" if opened else "value"),
+        ]
+        turns: list[tuple[str, list[int]]] = []
+        seen: set[bytes] = set()
+        for name, tiles, objective in asks:
+            if not tiles.any():
+                continue
+            if not opened and not action_mask[:TILE_TYPES].any():
+                break  # no opening meld exists (the mask says so without a solve)
+            solution = solve(table, tiles, objective=objective, opening=not opened, min_initial=self.min_initial)
+            if solution is None:
+                continue
+            played = np.asarray(solution.played)
+            if played.tobytes() in seen:
+                continue
+            seen.add(played.tobytes())
+            turns.append((name, [int(t) for t in np.flatnonzero(played) for _ in range(played[t])] + [COMMIT]))
+        if action_mask[DRAW]:
+            turns.append(("draw", [DRAW]))
+        return turns
+
+    @staticmethod
+    def turn_under_way(observation: np.ndarray) -> bool:
+        """Whether the observation shows tiles staged (a turn under way): the search over turns then continues it."""
+        return bool(observation[LAYOUT.STAGED : LAYOUT.STAGED + TILE_TYPES].any())
+
+    @staticmethod
+    def fitted_estimate(world: Any, agent: str) -> float:
+        """``agent``'s expected reward for the rest of the game in ``world``: :data:`FITTED_WEIGHTS` times
+        :func:`estimate_features` (a least-squares fit to heuristic self-play, :func:`fit_estimate`; its numbers in
+        docs/agents.md). The search over turns (``search:mode=turns``) values its cut-off rollouts with it."""
+        game = world.unwrapped.game
+        return float(estimate_features(game, world.agent_name_mapping[agent]) @ FITTED_WEIGHTS)
 
     @staticmethod
     def estimate(world: Any, agent: str) -> float:
@@ -88,3 +153,81 @@ class HeuristicPolicy:
         inverse = 1.0 / np.maximum(game.racks.sum(axis=1), 1)
         chance = inverse[seat] / inverse.sum()
         return float(chance * (points.sum() - points[seat]) - (1.0 - chance) * points[seat])
+
+
+#: The features of :func:`estimate_features`, in order (the names of :data:`FITTED_WEIGHTS`' entries).
+FEATURES = (
+    "rough",  # HeuristicPolicy.estimate: p_s * others' points - (1 - p_s) * own points, p_s ~ 1 / tiles
+    "own_points",
+    "others_points",
+    "own_tiles",
+    "fewest_other_tiles",
+    "pool",
+    "constant",
+)
+
+
+def estimate_features(game: Any, seat: int) -> np.ndarray:
+    """The features (:data:`FEATURES`) of ``seat``'s position in the rules state ``game`` (a :class:`Rummikub`)."""
+    points = np.asarray(game.rack_totals(), np.float64)
+    tiles = game.racks.sum(axis=1).astype(np.float64)
+    inverse = 1.0 / np.maximum(tiles, 1)
+    chance = inverse[seat] / inverse.sum()
+    others = [s for s in range(game.num_players) if s != seat]
+    return np.array(
+        [
+            chance * (points.sum() - points[seat]) - (1.0 - chance) * points[seat],
+            points[seat],
+            points[others].sum(),
+            tiles[seat],
+            tiles[others].min(),
+            float(game.pool_size),
+            1.0,
+        ]
+    )
+
+
+def fit_estimate(games: int = 400, num_players: int = 2, seed: int = 0, max_turns: int = 200) -> dict:
+    """Least-squares weights of :data:`FEATURES` for a seat's final reward, from heuristic self-play: ``games``
+    games, every seat at the start of every turn (nothing staged) is one sample, its target the reward the seat
+    gets from there to the end of the game (0 for a game cut off by ``max_turns``). Returns the weights, the number
+    of samples, R^2 and the R^2 of the rough estimate alone (its weight fitted, no others), for the docs."""
+    from tableenvs.rummikub.env import raw_env
+
+    env = raw_env(num_players=num_players, max_turns=max_turns)
+    heuristic = HeuristicPolicy(env)
+    rows, targets = [], []
+    rng = np.random.default_rng(seed)
+    for game_index in range(games):
+        env.reset(seed=seed * 100_003 + game_index)
+        samples: list[tuple[int, np.ndarray]] = []
+        totals = np.zeros(num_players)
+        while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
+            game = env.game
+            if not game.staged.any():
+                samples.extend((s, estimate_features(game, s)) for s in range(num_players))
+            env.step(heuristic.act_in_world(env, rng))
+            totals += [env.rewards[a] for a in env.possible_agents]
+        for seat, features in samples:
+            rows.append(features)
+            targets.append(totals[seat])
+    x, y = np.array(rows), np.array(targets)
+    weights = np.linalg.lstsq(x, y, rcond=None)[0]
+    rough = x[:, :1]
+    rough_weight = np.linalg.lstsq(rough, y, rcond=None)[0]
+
+    def r2(prediction: np.ndarray) -> float:
+        return float(1.0 - np.sum((y - prediction) ** 2) / np.sum((y - y.mean()) ** 2))
+
+    return {
+        "weights": dict(zip(FEATURES, weights.round(4).tolist(), strict=True)),
+        "samples": len(y),
+        "games": games,
+        "r2": r2(x @ weights),
+        "r2_rough": r2(rough @ rough_weight),
+    }
+
+
+#: Weights of :data:`FEATURES` for :meth:`HeuristicPolicy.fitted_estimate`: ``fit_estimate(games=400, seed=1)``
+#: (2 players, ``max_turns=200``); the fit's numbers are in docs/agents.md.
+FITTED_WEIGHTS = np.array([-0.0599, -0.1157, 0.1157, -0.7531, 0.7531, 0.0, 0.0])

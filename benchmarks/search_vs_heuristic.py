@@ -1,0 +1,194 @@
+"""Search against the heuristic, head to head, per game: the table of docs/agents.md "Search against the heuristic".
+
+For each game chosen: :func:`tableenvs.evaluation.evaluate` of ``heuristic`` against a search spec (half the seats
+each, every seating, duplicate deals: one deal per block of seatings, so the paired differences over blocks compare
+the two on the same cards), then a timing pass (``--timing-games`` games with one search seat among heuristics,
+every search decision with at least two legal actions timed in CPU time of this process, ``time.process_time``).
+Each row is saved as JSON under ``--out`` (default ``runs/search_vs_heuristic``), and ``--write-docs`` rewrites the
+marked results block of docs/agents.md from every saved row, each with the command that made it.
+
+Run: ``python benchmarks/search_vs_heuristic.py --games 400 [--game pilipili_v0 ...] [--spec search:...]
+[--players 4] [--workers 1] [--seed 0] [--timing-games 2] [--write-docs]``; ``--spec`` defaults to ``search`` (the
+game's default setting, :data:`tableenvs.search.GAME_DEFAULTS`); ``--docs-only`` rewrites the docs from saved rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from common import CLOCK
+
+import tableenvs
+from tableenvs.evaluation import evaluate
+from tableenvs.policies import make_policy
+
+#: The table of each game: players and options (Rummikub 2 players, ``max_turns=200`` as in the earlier tables).
+GAMES = {
+    "pilipili_v0": {"players": 4, "options": {}},
+    "llama_party_v0": {"players": 4, "options": {}},
+    "rummikub_v0": {"players": 2, "options": {"max_turns": 200}},
+}
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs" / "agents.md"
+BEGIN = "<!-- search_vs_heuristic: begin (written by benchmarks/search_vs_heuristic.py --write-docs) -->"
+END = "<!-- search_vs_heuristic: end -->"
+
+
+def decision_times(name: str, spec: str, players: int, options: dict, games: int, seed: int) -> dict:
+    """CPU ms of every search decision with a choice over ``games`` games (one search seat, heuristic elsewhere)."""
+    times, searched, simulations = [], [], 0
+    for game in range(games):
+        env = tableenvs.make_raw(name, num_players=players, **options)
+        search = make_policy(spec, env)
+        heuristic = make_policy("heuristic", env)
+        rng = np.random.default_rng(seed + game)
+        env.reset(seed=seed + game)
+        while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
+            agent = env.agent_selection
+            seen = env.observe(agent)
+            if agent == env.possible_agents[game % players] and seen["action_mask"].sum() > 1:
+                start = CLOCK()
+                action = search.act(seen["observation"], seen["action_mask"], rng)
+                times.append(1000 * (CLOCK() - start))
+                simulations += search.last_simulations
+                if search.last_simulations:
+                    searched.append(times[-1])
+            else:
+                action = heuristic.act(seen["observation"], seen["action_mask"], rng)
+            env.step(action)
+    array = np.array(times) if times else np.zeros(1)
+    return {
+        "decisions": len(times),
+        "mean_ms": float(array.mean()),
+        "p90_ms": float(np.percentile(array, 90)),
+        "simulations_per_second": simulations / max(array.sum() / 1000, 1e-9),
+        "searched_decisions": len(searched),  # those that simulated (mode=turns: a turn's first decision)
+        "searched_mean_ms": float(np.mean(searched)) if searched else 0.0,
+        "searched_p90_ms": float(np.percentile(searched, 90)) if searched else 0.0,
+    }
+
+
+def run(name: str, spec: str, args: argparse.Namespace) -> dict:
+    setting = GAMES[name]
+    players = args.players or setting["players"]
+    wall, cpu = time.time(), CLOCK()
+    result = evaluate(
+        name,
+        ["heuristic", spec],
+        args.games,
+        num_players=players,
+        options=setting["options"],
+        seed=args.seed,
+        workers=args.workers,
+    )
+    wall, cpu = time.time() - wall, CLOCK() - cpu
+    print(result.format_table(), flush=True)
+    paired = result.paired[0]
+    sign = -1.0 if paired["policy"] == "heuristic" else 1.0  # the row is a - b: turned into search - heuristic
+    diff = {key: sign * paired[key] for key in ("score_diff", "score_diff_low", "score_diff_high")}
+    win = {key: sign * paired[key] for key in ("win_diff", "win_diff_low", "win_diff_high")}
+    if sign < 0:  # the interval's ends swap with the sign
+        diff["score_diff_low"], diff["score_diff_high"] = diff["score_diff_high"], diff["score_diff_low"]
+        win["win_diff_low"], win["win_diff_high"] = win["win_diff_high"], win["win_diff_low"]
+    timing = decision_times(name, spec, players, setting["options"], args.timing_games, args.seed)
+    command = f"python benchmarks/search_vs_heuristic.py --game {name} --games {args.games} --seed {args.seed}"
+    if spec != "search":
+        command += f" --spec {spec}"
+    if args.workers > 1:
+        command += f" --workers {args.workers}"
+    return {
+        "game": name,
+        "players": players,
+        "spec": spec,
+        "resolved": repr(make_policy(spec, tableenvs.make_raw(name, num_players=players, **setting["options"]))),
+        "games": result.games,
+        "blocks": result.blocks,
+        "score_name": result.score_name,
+        "higher_is_better": result.higher_is_better,
+        **diff,
+        "score_p": paired["score_p"],
+        **win,
+        "win_p": paired["win_p"],
+        "policies": result.policies,
+        "truncated_games": result.to_dict()["truncated_games"],
+        "timing": timing,
+        "command": command,
+        "wall_seconds": wall,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "python": platform.python_version(),
+    }
+
+
+def table(rows: list[dict]) -> str:
+    """The markdown table of the saved rows (search - heuristic, per game, with the commands)."""
+    lines = [
+        "| game | search setting | games (blocks) | score: search − heuristic [95%] | win rate: search − heuristic "
+        "[95%] | ms / decision mean (p90) | ms / searching decision mean (p90) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        better = "more is better" if row["higher_is_better"] else "fewer is better"
+        score = f"{row['score_diff']:+.2f} [{row['score_diff_low']:+.2f}, {row['score_diff_high']:+.2f}]"
+        score += f" {row['score_name']} ({better})"
+        win = f"{row['win_diff']:+.3f} [{row['win_diff_low']:+.3f}, {row['win_diff_high']:+.3f}]"
+        timing = row["timing"]
+        ms = f"{timing['mean_ms']:.0f} ({timing['p90_ms']:.0f})" if timing["decisions"] else "-"
+        searching = "-"
+        if timing.get("searched_decisions"):
+            searching = f"{timing['searched_mean_ms']:.0f} ({timing['searched_p90_ms']:.0f})"
+        lines.append(
+            f"| {row['game']} {row['players']}p | `{row['spec']}` | {row['games']} ({row['blocks']}) | {score} | "
+            f"{win} | {ms} | {searching} |"
+        )
+    lines.append("")
+    lines.append("Commands (one per row, in order), with the date each finished:")
+    lines.append("")
+    for row in rows:
+        lines.append(f"* `{row['command']}` ({row['date']}; `{row['resolved']}`)")
+    return "\n".join(lines)
+
+
+def write_docs(out: Path) -> None:
+    rows = [json.loads(path.read_text()) for path in sorted(out.glob("*.json"))]
+    text = DOCS.read_text()
+    if BEGIN not in text or END not in text:
+        sys.exit(f"{DOCS} has no {BEGIN!r} ... {END!r} block")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    DOCS.write_text(f"{head}{BEGIN}\n{table(rows)}\n{END}{tail}")
+    print(f"wrote {len(rows)} rows into {DOCS}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--game", action="append", choices=sorted(GAMES), help="a game (repeat; default all)")
+    parser.add_argument("--games", type=int, default=400, help="games per table (rounded up to whole blocks)")
+    parser.add_argument("--spec", default="search", help="the search setting (default: the game's default)")
+    parser.add_argument("--players", type=int, help="seats (default: 4, Rummikub 2)")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--timing-games", type=int, default=2, help="games of the timing pass (0: none)")
+    parser.add_argument("--out", type=Path, default=ROOT / "runs" / "search_vs_heuristic")
+    parser.add_argument("--write-docs", action="store_true", help="rewrite docs/agents.md's block from saved rows")
+    parser.add_argument("--docs-only", action="store_true", help="only rewrite the docs from the saved rows")
+    args = parser.parse_args()
+    if not args.docs_only:
+        print(f"# {platform.python_version()} on {platform.machine()}, seed {args.seed}")
+        for name in args.game or GAMES:
+            row = run(name, args.spec, args)
+            args.out.mkdir(parents=True, exist_ok=True)
+            slug = row["spec"].replace(":", "_").replace("=", "")
+            (args.out / f"{name}__{slug}__{row['games']}__s{args.seed}.json").write_text(json.dumps(row, indent=1))
+            print(table([row]), flush=True)
+    if args.write_docs or args.docs_only:
+        write_docs(args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""The Rummikub search over whole turns (``search:mode=turns``): the heuristic proposes only complete legal turns
+(checked against the env's masks, step by step, on many positions), the search plays its chosen turn to the end,
+is reproducible with a ``sims`` budget, and the fitted cut-off estimate is zero-sum with two players."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tableenvs
+from tableenvs.policies import make_policy, play_game
+from tableenvs.rummikub.agents import FEATURES, FITTED_WEIGHTS, HeuristicPolicy, estimate_features
+from tableenvs.rummikub.encoder import COMMIT, DRAW
+
+
+def turn_starts(env, games, seed=0):
+    """Envs (clones) at the start of every turn of heuristic games (nothing staged)."""
+    heuristic = make_policy("heuristic", env)
+    for game in range(games):
+        env.reset(seed=seed + game)
+        rng = np.random.default_rng(game)
+        while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
+            if not env.game.staged.any():
+                yield env.clone()
+            seen = env.observe(env.agent_selection)
+            env.step(heuristic.act(seen["observation"], seen["action_mask"], rng))
+
+
+def test_proposed_turns_are_complete_legal_turns():
+    env = tableenvs.make_raw("rummikub_v0", num_players=3, max_turns=60)
+    heuristic = make_policy("heuristic", env)
+    checked = plays = 0
+    for position in turn_starts(env, 2):
+        agent = position.agent_selection
+        seen = position.observe(agent)
+        turns = heuristic.propose_turns(seen["observation"], seen["action_mask"])
+        names = [name for name, _ in turns]
+        assert len(set(names)) == len(names) and len({tuple(t) for _, t in turns}) == len(turns)
+        first = heuristic.act(seen["observation"], seen["action_mask"], np.random.default_rng(0))
+        assert turns[0][1][0] == first  # the heuristic's own turn comes first
+        for _, actions in turns:
+            world = position.clone()
+            turn = world.game.turn
+            for i, action in enumerate(actions):
+                assert world.agent_selection == agent and world.action_masks()[action], (actions, i)
+                world.step(action)
+            assert world.game.turn == turn + 1 or world.outcome() is not None  # the turn is over, not before
+            assert actions[-1] in (COMMIT, DRAW) and all(a < COMMIT for a in actions[:-1])
+            plays += actions[-1] == COMMIT
+            checked += 1
+    assert checked > 100 and plays > 30
+
+
+def test_turn_search_plays_whole_turns_and_is_reproducible():
+    totals = []
+    for _ in range(2):
+        env = tableenvs.make_raw("rummikub_v0", num_players=2, max_turns=24)
+        search = make_policy("search:mode=turns:sims=6", env)
+        totals.append(play_game(env, [search, make_policy("heuristic", env)], seed=5, rng=np.random.default_rng(5)))
+        assert env.outcome() is not None
+    assert np.array_equal(totals[0][0], totals[1][0]) and totals[0][1] == totals[1][1]
+
+
+def test_fitted_estimate_is_zero_sum_with_two_players():
+    assert len(FITTED_WEIGHTS) == len(FEATURES)
+    env = tableenvs.make_raw("rummikub_v0", num_players=2, max_turns=60)
+    for position in list(turn_starts(env, 1))[::10]:
+        values = [HeuristicPolicy.fitted_estimate(position, agent) for agent in position.possible_agents]
+        assert abs(sum(values)) < 1e-6
+        assert estimate_features(position.game, 0).shape == (len(FEATURES),)
+
+
+def test_the_bare_search_is_each_games_default_setting():
+    from tableenvs.search import GAME_DEFAULTS, parse_search_spec
+
+    for name, options in (("rummikub_v0", {"num_players": 2}), ("llama_party_v0", {}), ("pilipili_v0", {})):
+        policy = make_policy("search", tableenvs.make_raw(name, **options))
+        assert policy.options == parse_search_spec(GAME_DEFAULTS[name])
+    assert make_policy("search", tableenvs.make_raw("rummikub_v0", num_players=2)).options.mode == "turns"
