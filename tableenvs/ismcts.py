@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from tableenvs.aec import TableEnv
+from tableenvs.rollouts import advance, rollout_action
 
 
 class _Node:
@@ -84,16 +85,6 @@ class ISMCTS:
 
     # ------------------------------------------------------------------ one iteration
 
-    def _rollout_action(self, world: TableEnv, rng: np.random.Generator) -> int:
-        policy = self.rollout_policy
-        if policy is None:
-            legal = world.legal_actions()
-            return legal[int(rng.integers(len(legal)))]
-        if self.in_world is not None:
-            return self.in_world(world, rng)
-        seen = world.observe(world.agent_selection)
-        return policy.act(seen["observation"], seen["action_mask"], rng)
-
     def _iterate(self, world: TableEnv, rng: np.random.Generator) -> None:
         agent, opts = self.agent, self.options
         path: list[tuple[_Node, int]] = []
@@ -109,20 +100,16 @@ class ISMCTS:
                 action, expanded = self._select(node, world.legal_actions())
                 path.append((node, action))
             else:
-                action, expanded = self._rollout_action(world, rng), False
-            world.step(action)
+                action, expanded = rollout_action(world, self.rollout_policy, self.in_world, rng), False
+            reward, ended, turns_left = advance(world, action, agent, turns_left)
             steps_left -= 1
-            rewards = world.rewards
-            value += rewards[agent]
-            following = world.agent_selection
-            if world.terminations[following] or world.truncations[following] or any(rewards.values()):
-                ended = True
+            value += reward
+            if ended:
                 break
-            if turns_left is not None and following != acting:
-                turns_left -= 1
-                if turns_left == 0:
-                    cut = True
-                    break
+            if turns_left == 0:
+                cut = True
+                break
+            following = world.agent_selection
             if node is not None:
                 if expanded:
                     node = None  # one new edge per iteration: the rest is the rollout

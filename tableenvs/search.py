@@ -91,6 +91,7 @@ from typing import Any
 import numpy as np
 
 from tableenvs.aec import TableEnv
+from tableenvs.rollouts import advance, rollout_action
 
 DEFAULT_SIMS = 100
 
@@ -405,26 +406,14 @@ class SearchPolicy:
         estimate = self.estimate if estimate is None else estimate
         cut_off = True  # after ``depth`` decisions or ``turns`` turns, unless the scoring period ends first
         for _ in range(self.options.depth):
-            acting = world.agent_selection
-            world.step(action)
-            rewards = world.rewards
-            value += rewards[agent]
-            following = world.agent_selection
-            if world.terminations[following] or world.truncations[following] or any(rewards.values()):
+            reward, ended, turns_left = advance(world, action, agent, turns_left)
+            value += reward
+            if ended:
                 cut_off = False
                 break
-            if turns_left is not None and following != acting:
-                turns_left -= 1
-                if turns_left == 0:
-                    break
-            if policy is None:
-                legal = world.legal_actions()
-                action = legal[int(rng.integers(len(legal)))]
-            elif in_world is not None:
-                action = in_world(world, rng)
-            else:
-                seen = world.observe(following)
-                action = policy.act(seen["observation"], seen["action_mask"], rng)
+            if turns_left == 0:
+                break
+            action = rollout_action(world, policy, in_world, rng)
         if cut_off and estimate is not None:  # the game's estimate of the rest, if it has one
             value += estimate(world, agent)
         return value
