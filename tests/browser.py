@@ -51,3 +51,17 @@ def chromium_page(width: int = 1280, height: int = 800) -> Iterator:
             yield context.new_page()
         finally:
             context.close()
+
+
+@contextlib.contextmanager
+def page_or_skip(width: int = 1280, height: int = 800) -> Iterator:
+    """:func:`chromium_page`, or the test skipped naming what is missing (failed instead when ``CI`` is set)."""
+    import pytest
+
+    reason = missing()
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"the browser test needs {reason}")
+        pytest.skip(f"needs {reason}")
+    with chromium_page(width, height) as page:
+        yield page

@@ -9,12 +9,11 @@ with the env's own pictures. Without Chromium or Playwright the browser test is 
 """
 
 import json
-import os
 import re
 import xml.etree.ElementTree as ElementTree
 
 import pytest
-from browser import chromium_page, missing
+from browser import page_or_skip
 
 import tableenvs
 from tableenvs.cli import main
@@ -95,12 +94,7 @@ def test_a_record_that_does_not_reproduce_writes_no_page(records, tmp_path):
 
 @pytest.fixture(scope="module")
 def page():
-    reason = missing()
-    if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"the browser test needs {reason}")
-        pytest.skip(f"needs {reason}")
-    with chromium_page() as page:
+    with page_or_skip() as page:
         yield page
 
 

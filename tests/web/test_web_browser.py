@@ -14,7 +14,6 @@ Without Chromium or Playwright these tests are skipped, except under CI (``CI`` 
 from __future__ import annotations
 
 import json
-import os
 import re
 import xml.etree.ElementTree as ElementTree
 
@@ -22,7 +21,7 @@ import numpy as np
 import pytest
 
 import tableenvs
-from tests.browser import chromium_page, missing
+from tests.browser import page_or_skip
 from tests.web.helpers_web import api, served
 
 GAMES = [
@@ -44,12 +43,7 @@ def server():
 
 @pytest.fixture(scope="module")
 def page():
-    reason = missing()
-    if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"the browser test needs {reason}")
-        pytest.skip(f"needs {reason}")
-    with chromium_page() as page:
+    with page_or_skip() as page:
         page.set_default_timeout(20_000)
         yield page
 
