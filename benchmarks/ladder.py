@@ -18,12 +18,9 @@ import json
 import platform
 from pathlib import Path
 
-import numpy as np
-from common import CLOCK
+from common import CLOCK, decision_times
 
-import tableenvs
 from tableenvs.evaluation import evaluate
-from tableenvs.policies import make_policy
 
 #: Two search budgets per game, sized so that a decision takes at most about 100 ms of CPU (docs/agents.md).
 BUDGETS = {
@@ -32,38 +29,6 @@ BUDGETS = {
     "rummikub_v0": ("search:sims=8:rollout=random:depth=30", "search:sims=24:rollout=random:depth=30"),
 }
 OPTIONS = {"rummikub_v0": {"max_turns": 200}}
-
-
-def decision_times(name: str, spec: str, players: int, games: int, seed: int) -> dict:
-    """CPU ms of every search decision with a choice, over ``games`` games (search in seat 0, heuristic elsewhere)."""
-    times, simulations = [], 0
-    for game in range(games):
-        env = tableenvs.make_raw(name, num_players=players, **OPTIONS.get(name, {}))
-        search = make_policy(spec, env)
-        heuristic = make_policy("heuristic", env)
-        rng = np.random.default_rng(seed + game)
-        env.reset(seed=seed + game)
-        while True:
-            agent = env.agent_selection
-            if env.terminations[agent] or env.truncations[agent]:
-                break
-            seen = env.observe(agent)
-            if agent == env.possible_agents[game % players] and seen["action_mask"].sum() > 1:
-                start = CLOCK()
-                action = search.act(seen["observation"], seen["action_mask"], rng)
-                times.append(1000 * (CLOCK() - start))
-                simulations += search.last_simulations
-            else:
-                action = heuristic.act(seen["observation"], seen["action_mask"], rng)
-            env.step(action)
-    array = np.array(times)
-    return {
-        "spec": spec,
-        "decisions": len(times),
-        "mean_ms": float(array.mean()),
-        "p90_ms": float(np.percentile(array, 90)),
-        "simulations_per_second": simulations / (array.sum() / 1000),
-    }
 
 
 def main() -> None:
@@ -97,7 +62,13 @@ def main() -> None:
         print(f"\n## {name}")
         print(f"tournament CPU (this process; workers not counted): {cpu:.0f} s")
         print(result.format_table())
-        timings = [decision_times(name, spec, args.players, args.timing_games, args.seed) for spec in specs]
+        timings = [
+            {
+                "spec": spec,
+                **decision_times(name, spec, args.players, OPTIONS.get(name, {}), args.timing_games, args.seed),
+            }
+            for spec in specs
+        ]
         if timings:
             print("\n| search | decisions timed | mean ms | p90 ms | simulations / CPU s |\n|---|---:|---:|---:|---:|")
         for row in timings:

@@ -21,8 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-from common import CLOCK
+from common import CLOCK, decision_times
 
 import tableenvs
 from tableenvs.evaluation import evaluate
@@ -38,40 +37,6 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "agents.md"
 BEGIN = "<!-- search_vs_heuristic: begin (written by benchmarks/search_vs_heuristic.py --write-docs) -->"
 END = "<!-- search_vs_heuristic: end -->"
-
-
-def decision_times(name: str, spec: str, players: int, options: dict, games: int, seed: int) -> dict:
-    """CPU ms of every search decision with a choice over ``games`` games (one search seat, heuristic elsewhere)."""
-    times, searched, simulations = [], [], 0
-    for game in range(games):
-        env = tableenvs.make_raw(name, num_players=players, **options)
-        search = make_policy(spec, env)
-        heuristic = make_policy("heuristic", env)
-        rng = np.random.default_rng(seed + game)
-        env.reset(seed=seed + game)
-        while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
-            agent = env.agent_selection
-            seen = env.observe(agent)
-            if agent == env.possible_agents[game % players] and seen["action_mask"].sum() > 1:
-                start = CLOCK()
-                action = search.act(seen["observation"], seen["action_mask"], rng)
-                times.append(1000 * (CLOCK() - start))
-                simulations += search.last_simulations
-                if search.last_simulations:
-                    searched.append(times[-1])
-            else:
-                action = heuristic.act(seen["observation"], seen["action_mask"], rng)
-            env.step(action)
-    array = np.array(times) if times else np.zeros(1)
-    return {
-        "decisions": len(times),
-        "mean_ms": float(array.mean()),
-        "p90_ms": float(np.percentile(array, 90)),
-        "simulations_per_second": simulations / max(array.sum() / 1000, 1e-9),
-        "searched_decisions": len(searched),  # those that simulated (mode=turns: a turn's first decision)
-        "searched_mean_ms": float(np.mean(searched)) if searched else 0.0,
-        "searched_p90_ms": float(np.percentile(searched, 90)) if searched else 0.0,
-    }
 
 
 def run(name: str, spec: str, args: argparse.Namespace) -> dict:
