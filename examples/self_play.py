@@ -56,7 +56,15 @@ def main() -> None:
     print(f"\n{args.games} games per agent and row, every agent in every seat on the same deals")
     print(f"{'opponents':<16} {'self-play agent':<42} {'random agent in seat':<42} {'p (paired)':>10}")
     for label, opponents in rows:
-        result = evaluate(args.env, [model, "random"], 2 * args.games, opponents=opponents, seed=args.seed + 1_000_000)
+        # trust_models: the first snapshot is this run's own .zip (SB3 files hold pickles; tableenvs refuses others')
+        result = evaluate(
+            args.env,
+            [model, "random"],
+            2 * args.games,
+            opponents=opponents,
+            seed=args.seed + 1_000_000,
+            trust_models=True,
+        )
         cells = [
             "win {win_rate:.3f}, reward {reward_mean:+.2f} [{reward_low:+.2f}, {reward_high:+.2f}]".format(**row)
             for row in result.policies[:2]

@@ -6,10 +6,10 @@
 What it does (the same job as ``tableenvs train``, spelled out through the API in :mod:`tableenvs.train`):
 MaskablePPO learns on 4 copies of the single-agent view (seat rotating every episode, opponents played inside
 ``step()``), with a progress bar; every ``--eval-every`` steps it plays ``--eval-games`` games against the training
-opponents for the learning curve. At the end it saves ``model.zip``, ``curve.png`` and ``results.json`` under
-``--out`` and prints the final table: the trained agent, a random agent and the heuristic in the same seats on
-the same deals, against random and against heuristic opponents (win rate and mean reward with 95% intervals,
-Welch's t-test against the trained agent).
+opponents for the learning curve. At the end it saves ``model.zip``, ``model.npz``, ``curve.png`` and
+``results.json`` under ``--out`` and prints the final table: the trained agent, a random agent and the heuristic in
+the same seats on the same deals, against random and against heuristic opponents (win rate and mean reward with 95%
+intervals, Welch's t-test against the trained agent).
 """
 
 import argparse
@@ -22,7 +22,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("env", nargs="?", default="pilipili_v0", help=f"one of {', '.join(tableenvs.names())}")
     parser.add_argument("--timesteps", type=int, default=50_000)
-    parser.add_argument("--opponents", default="random", help="random, heuristic or a saved model .zip")
+    parser.add_argument("--opponents", default="random", help="random, heuristic, trained or a saved model (.npz)")
+    parser.add_argument("--trust-models", action="store_true", help="let --opponents be an SB3 .zip (runs its pickles)")
     parser.add_argument("--players", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-every", type=int, default=10_000)
@@ -41,12 +42,16 @@ def main() -> None:
         eval_every=args.eval_every,
         eval_games=args.eval_games,
         final_games=args.final_games,
+        trust_models=args.trust_models,
         # MaskablePPO settings; see tableenvs.train.DEFAULT_HYPERPARAMETERS for the rest
         hyperparameters={"learning_rate": 3e-4, "net_arch": [128, 128]},
     )
     result = train(config)  # progress bar, periodic evaluation, model, curve, final table
     print(f"model: {result.model_path}\ncurve: {result.curve_path}\nresults: {result.results_path}")
-    print(f"play it: tableenvs.policies.make_policy({str(result.model_path)!r}, tableenvs.make({args.env!r}))")
+    if result.numpy_model_path is not None:  # model.npz: plays without torch, runs no code when loaded
+        print(
+            f"play it: tableenvs.policies.make_policy({str(result.numpy_model_path)!r}, tableenvs.make({args.env!r}))"
+        )
 
 
 if __name__ == "__main__":

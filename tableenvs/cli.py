@@ -19,7 +19,11 @@ Where you are: the console script. Sub-commands:
   learning, and writes a torch-only ``policy.pt`` that ``eval`` plays (see :mod:`tableenvs.rllib`).
 * ``tableenvs serve [--host 127.0.0.1] [--port 8000]`` — play in the browser against any agents, several people
   at one table with a link each (needs the ``web`` extra; :mod:`tableenvs.web`, ``docs/web.md``).
-* ``tableenvs eval ENV --policies random,heuristic,model.zip [--players N] [--games N] [--out DIR] ...`` — a
+* ``tableenvs export MODEL.zip OUT.npz [--game ENV] [--players N] [--option K=V]`` — write a Stable-Baselines3
+  model's actor as a numpy policy file (``.npz``: plain arrays, no code runs when it is loaded, played without torch;
+  see :mod:`tableenvs.numpy_policy`), reading the ``.zip`` without running its pickles; the game and options come
+  from the ``results.json`` beside the model unless given.
+* ``tableenvs eval ENV --policies random,heuristic,model.npz [--players N] [--games N] [--out DIR] ...`` — a
   tournament between policies, balanced seatings and duplicate deals: a progress bar, a printed table, results
   as JSON and CSV and a ratings PNG under ``--out`` (see :mod:`tableenvs.evaluation` and ``docs/evaluation.md``);
   ``--records DIR`` also writes a game record of each game (:func:`tableenvs.records.record_tournament`). Games
@@ -27,7 +31,8 @@ Where you are: the console script. Sub-commands:
   ``tableenvs eval --resume DIR`` finishes the tournament (:mod:`tableenvs.evaluation.journal`).
 
 Flags mean one thing everywhere: ``--players`` is a number of players (seats), ``--policies`` a comma-separated
-list of policies.
+list of policies, ``--trust-models`` lets SB3 ``.zip`` models load (their pickles can run code; without it a
+``.zip`` is refused in one line: ``play``, ``eval``, ``train``, ``export``, ``serve``).
 
 Errors never end in a traceback: a user error (bad flag, value, file or output path; a missing extra) is one line
 on stderr and exit code 2, checked before any game or training starts where possible; Ctrl-C prints one line and
@@ -68,6 +73,12 @@ MINIMUM = {
     "record_games": 1,
     "seed": 0,
 }
+
+#: ``--trust-models``'s help, the same in every sub-command that loads models.
+TRUST_HELP = (
+    "load saved SB3 models (.zip): their pickles can run any code when loaded, so only for files you trust (a .npz or "
+    ".pt loads without it; tableenvs export MODEL.zip MODEL.npz converts a .zip without running it)"
+)
 
 #: Modules the train extra provides (``tableenvs train`` checks them before anything else).
 TRAIN_MODULES = ("torch", "stable_baselines3", "sb3_contrib", "matplotlib", "tqdm", "rich", "openskill")
@@ -176,8 +187,9 @@ def _main(argv: list[str] | None) -> int:
         dest="policies",
         default="heuristic",
         help=f"comma-separated policies, one per seat or one for all ({', '.join(BUILTIN_POLICIES)}, human, or a "
-        "saved model .zip)",
+        "saved model: .npz, .pt, or .zip with --trust-models)",
     )
+    play.add_argument("--trust-models", action="store_true", help=TRUST_HELP)
     play.add_argument(
         "--torch-threads", type=int, default=1, help="torch threads for model policies (default 1, the fastest)"
     )
@@ -200,6 +212,7 @@ def _main(argv: list[str] | None) -> int:
 
     _add_train_parser(commands)
     _add_eval_parser(commands)
+    _add_export_parser(commands)
     web_command.add_parser(commands)
 
     args = parser.parse_args(argv)
@@ -215,6 +228,8 @@ def _main(argv: list[str] | None) -> int:
         return _replay(args)
     if args.command == "serve":
         return web_command.run(args)
+    if args.command == "export":
+        return _export(args)
     return _play(args)
 
 
@@ -239,8 +254,9 @@ def _add_train_parser(commands) -> None:
         "--opponents",
         default="random",
         help="policy for every other seat, or a comma-separated list (one per other seat, from the learner's left): "
-        "random, heuristic, or a saved model path (.zip); default random",
+        "random, heuristic, trained, or a saved model path (.npz, .pt, or .zip with --trust-models); default random",
     )
+    train.add_argument("--trust-models", action="store_true", help=TRUST_HELP)
     train.add_argument("--players", type=player_count, default=None, help="number of players (num_players option)")
     train.add_argument(
         "--option",
@@ -313,7 +329,7 @@ def _add_train_parser(commands) -> None:
 
 #: The train subcommand's defaults: with --resume, any other flag given is refused (the run keeps its config).
 _TRAIN_DEFAULTS: dict[str, object] = {}
-_RESUME_FLAGS = ("env", "resume", "no_progress", "tensorboard", "log_formats")
+_RESUME_FLAGS = ("env", "resume", "no_progress", "tensorboard", "log_formats", "trust_models")
 
 
 def player_count(text: str) -> int:
@@ -384,13 +400,15 @@ def _train(args: argparse.Namespace) -> int:
         if given:
             raise ValueError(
                 f"--resume continues the run with its saved configuration; drop {', '.join(given)} "
-                "(only --no-progress, --tensorboard and --log-formats may be given)"
+                "(only --no-progress, --tensorboard, --log-formats and --trust-models may be given)"
             )
         changes: dict[str, object] = {"progress_bar": not args.no_progress}
         if args.tensorboard is not None:
             changes["tensorboard"] = args.tensorboard
         if log_formats:
             changes["log_formats"] = log_formats
+        if args.trust_models:
+            changes["trust_models"] = True
         return _train_exit_code(resume(args.resume, **changes))
     if args.env is None:
         raise ValueError("train needs an environment name (or --resume DIR)")
@@ -422,10 +440,13 @@ def _train(args: argparse.Namespace) -> int:
         self_play_every=args.self_play_every,
         tensorboard=args.tensorboard,
         log_formats=log_formats,
+        trust_models=args.trust_models,
     )
     check_output_dir(args.out, "--out")
     # The game options, seat and opponents (saved models loaded and matched to the game) once, before training.
-    SingleAgentEnv(config.env, opponents=config.opponents, seat=config.seat, **config.options).close()
+    SingleAgentEnv(
+        config.env, opponents=config.opponents, seat=config.seat, trust_models=config.trust_models, **config.options
+    ).close()
     return _train_exit_code(train(config))
 
 
@@ -492,8 +513,9 @@ def _add_eval_parser(commands) -> None:
     evaluate.add_argument(
         "--policies",
         default=None,
-        help="comma-separated policies: random, heuristic, saved SB3 model paths (.zip) or torch policy files (.pt, "
-        "from train --backend rllib); the same one may be listed twice (required unless --resume)",
+        help="comma-separated policies: random, heuristic, search, trained (the model shipped for the game), numpy "
+        "policy files (.npz, as train and export write), torch policy files (.pt, from train --backend rllib) or saved "
+        "SB3 models (.zip, with --trust-models); the same one may be listed twice (required unless --resume)",
     )
     evaluate.add_argument(
         "--players",
@@ -558,6 +580,88 @@ def _add_eval_parser(commands) -> None:
         "--record-games", type=int, default=None, help="with --records: only the first N games (default all)"
     )
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
+    evaluate.add_argument("--trust-models", action="store_true", help=TRUST_HELP)
+
+
+def _add_export_parser(commands) -> None:
+    export = commands.add_parser(
+        "export",
+        help="convert a saved SB3 model (.zip) to a numpy policy (.npz) that runs no code when loaded",
+        description="Write the actor of a Stable-Baselines3 model (MaskablePPO, PPO, A2C or DQN with the MlpPolicy) "
+        "as a numpy policy file: plain arrays, loaded without pickles and played without torch (tableenvs eval "
+        "--policies OUT.npz). The .zip is read without running its pickles (its JSON data, and its weights as plain "
+        "tensors); --trust-models loads it with SB3 instead. The game and options come from the results.json that "
+        "tableenvs train wrote beside the model, else from --game, --players and --option.",
+    )
+    export.add_argument("model", help="the saved SB3 model (.zip)")
+    export.add_argument("out", help="the numpy policy file to write (.npz); an existing one is replaced")
+    export.add_argument(
+        "--game", default=None, help=f"environment name ({', '.join(names())}); default: the results.json beside MODEL"
+    )
+    export.add_argument(
+        "--players", type=player_count, default=None, help="number of players the model was trained for"
+    )
+    export.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a game option the model was trained with (repeatable), VALUE read as JSON when it parses",
+    )
+    export.add_argument(
+        "--trust-models",
+        action="store_true",
+        help="load MODEL with SB3, running its pickles (only for a file you trust)",
+    )
+
+
+def _export(args: argparse.Namespace) -> int:
+    """``tableenvs export``: :func:`tableenvs.sb3_policy.export_sb3`, the game from the flags or the training record."""
+    from pathlib import Path
+
+    from tableenvs.evaluation.models import training_config
+    from tableenvs.numpy_policy import load_numpy_policy
+
+    if not args.model.endswith(".zip"):
+        raise ValueError(f"MODEL must be a saved SB3 model (.zip), got {args.model!r}")
+    check_model_files([args.model], "MODEL")
+    out = Path(args.out).expanduser()
+    if out.suffix != ".npz":
+        raise ValueError(f"OUT must be a .npz file, got {args.out!r}")
+    if out.is_dir():
+        raise ValueError(f"OUT {args.out!r} is a directory")
+    if not out.parent.is_dir():
+        raise ValueError(f"OUT {args.out!r}: the directory {str(out.parent)!r} does not exist")
+    check_output_dir(out.parent, "OUT's directory")
+    options = dict(_parse_option(text) for text in args.option)
+    if args.players is not None:
+        options["num_players"] = args.players
+    game, source = args.game, "as given"
+    if game is None:
+        found = training_config(args.model)
+        if found is None:
+            raise ValueError(
+                f"no results.json beside {args.model!r} names its game: give --game (and --players, --option as "
+                "trained)"
+            )
+        record, config = found
+        game, options = config["env"], {**dict(config.get("options") or {}), **options}
+        source = f"from {record}"
+    missing = _missing_module(("torch",))
+    if missing is not None:
+        raise ValueError(f'export reads the weights with torch ({missing} is missing): pip install "tableenvs[train]"')
+    from tableenvs.sb3_policy import export_sb3
+
+    path = export_sb3(args.model, out, game, options=options, trust=args.trust_models)
+    model = load_numpy_policy(path)
+    print(
+        printable(
+            f"wrote {path}: {game} {model.options} ({source}), layers {model.observation_size}-"
+            f"{'-'.join(map(str, model.hidden))}{'-' if model.hidden else ''}{model.num_actions}, {model.activation}; "
+            f"play it with: tableenvs eval {game} --policies {path},heuristic"
+        )
+    )
+    return 0
 
 
 def _policy_list(text: str, flag: str) -> list[str]:
@@ -659,6 +763,7 @@ def _eval(args: argparse.Namespace) -> int:
                     progress=not args.no_progress,
                     finished=finished,
                     on_games=save_games,
+                    trust_models=args.trust_models,
                 )
             except (ImportError, OSError) as error:
                 raise ValueError(str(error)) from None
@@ -684,7 +789,9 @@ def _eval(args: argparse.Namespace) -> int:
             specs += opponents if isinstance(opponents, list) else [opponents]
         count = result.games if args.record_games is None else min(args.record_games, result.games)
         deterministic = not arguments["sample"]
-        written = record_tournament(result, specs, args.records, games=range(count), deterministic=deterministic)
+        written = record_tournament(
+            result, specs, args.records, games=range(count), deterministic=deterministic, trust_models=args.trust_models
+        )
         print(f"wrote {len(written)} game records under {args.records} (check one with: tableenvs replay FILE)")
     return 0
 
@@ -693,12 +800,19 @@ def _tournament(arguments: dict) -> dict:
     """What tournament.json holds: the arguments, the tableenvs version and a digest of every saved model."""
     import hashlib
 
+    from tableenvs.numpy_policy import is_trained_spec, resolve_trained
     from tableenvs.paths import is_model_path
 
     models = {}
     for spec in list(arguments["policies"]) + list(arguments["opponents"] or []):
-        if is_model_path(spec) and os.path.isfile(spec):
-            with open(spec, "rb") as handle:
+        file = spec
+        if is_trained_spec(spec):  # the shipped model (or trained:path=FILE) is a file like any other
+            try:
+                file = str(resolve_trained(spec, arguments["env"]))
+            except ValueError:
+                continue
+        if (is_model_path(file) or is_trained_spec(spec)) and os.path.isfile(file):
+            with open(file, "rb") as handle:
                 models[spec] = hashlib.sha256(handle.read()).hexdigest()
     return {"version": __version__, "arguments": arguments, "models": models}
 
@@ -862,7 +976,7 @@ def _play(args: argparse.Namespace) -> int:
     check_model_files(policy_names, "--policies")
     humans = {agent for agent, name in zip(agent_names, policy_names, strict=True) if name == "human"}
     policies = {
-        agent: make_policy(name, env)
+        agent: make_policy(name, env, trust_models=args.trust_models)
         for agent, name in zip(agent_names, policy_names, strict=True)
         if agent not in humans
     }

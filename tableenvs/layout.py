@@ -4,7 +4,8 @@ Where you are: shared plumbing between each game's rules engine and its adapter.
 describes its observation vector once, as a :class:`Layout` (sections in order, each with a size, an optional
 shape and a line of content), and implements :class:`Encoder` (what :class:`tableenvs.aec.TableEnv` asks of it).
 The docs page's observation table is checked against the layout (``tests/test_conformance.py``) and can be
-printed from it (:meth:`Layout.markdown_table`).
+printed from it (:meth:`Layout.markdown_table`). :func:`layout_version` reads an env's encoder's
+``LAYOUT_VERSION`` (1 when the encoder does not say), which saved models record (:mod:`tableenvs.numpy_policy`).
 
 Example::
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -104,8 +105,13 @@ class Encoder(Protocol):
 
     ``size``, ``low`` and ``high`` are the observation's length and bounds (float32 arrays of ``size``);
     ``observation_layout`` names its sections. The ``fill_*`` methods write into zeroed, contiguous arrays.
+
+    ``LAYOUT_VERSION`` (optional, a class attribute; 1 when absent) says what the observation's entries mean: raise
+    it whenever an entry changes meaning, even at the same size, so a model saved for the old layout is refused
+    (:func:`layout_version`; saved models record it).
     """
 
+    LAYOUT_VERSION: ClassVar[int] = 1
     size: int
     low: np.ndarray
     high: np.ndarray
@@ -122,3 +128,13 @@ class Encoder(Protocol):
 
     def describe(self, game: Any, action: int) -> str:
         """Short human text of action id ``action`` as the player to act in ``game`` would take it."""
+
+
+def layout_version(env: Any) -> int:
+    """The observation layout version of a tableenvs env (raw or wrapped): its encoder's ``LAYOUT_VERSION``, 1 for an
+    encoder (or env without one) that does not say."""
+    raw = getattr(env, "unwrapped", env)
+    version = getattr(getattr(raw, "encoder", None), "LAYOUT_VERSION", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ValueError(f"{type(raw).__name__}'s encoder has LAYOUT_VERSION {version!r}; it must be an integer >= 1")
+    return version

@@ -572,14 +572,18 @@ def game_for_env(env: Any) -> TableGame:
 
 class PolicyBot(pyspiel.Bot):
     """A tableenvs policy (any :func:`tableenvs.policies.make_policy` spec: ``"heuristic"``, ``"search:sims=50"``,
-    a ``.zip`` model, a policy object) as a ``pyspiel.Bot`` for the games of this module.
+    a ``.npz`` model, a ``.zip`` model with ``trust_models=True``, a policy object) as a ``pyspiel.Bot`` for the games
+    of this module.
 
     The policy sees what it sees in tableenvs: the seat's observation vector and action mask of the state's env
     (``"search"`` reads it only through ``sample_world``). Its randomness comes from ``seed``.
     """
 
-    def __init__(self, player_id: int, policy: Any = "heuristic", seed: int | None = None):
+    def __init__(
+        self, player_id: int, policy: Any = "heuristic", seed: int | None = None, *, trust_models: bool = False
+    ):
         pyspiel.Bot.__init__(self)
+        self._trust_models = bool(trust_models)
         self._player_id = int(player_id)
         self._spec = policy
         self._rng = np.random.default_rng(seed)
@@ -607,7 +611,7 @@ class PolicyBot(pyspiel.Bot):
         if state.current_player() != self._player_id:
             raise ValueError(f"PolicyBot.step: player {state.current_player()} acts, this bot is {self._player_id}")
         if self._policy is None or self._rebuild:  # search searches from the env it is made with
-            self._policy = make_policy(self._spec, env)
+            self._policy = make_policy(self._spec, env, trust_models=self._trust_models)
         seen = env.observe(env.agent_selection)
         return int(self._policy.act(seen["observation"], seen["action_mask"], self._rng))
 

@@ -109,8 +109,9 @@ def check_output_dir(path: str | os.PathLike, name: str = "--out") -> Path:
     return path
 
 
-#: File name endings of saved models: a Stable-Baselines3 ``.zip``, a torch-only policy ``.pt`` (RLlib's export).
-MODEL_SUFFIXES = (".zip", ".pt")
+#: File name endings of saved models: a Stable-Baselines3 ``.zip``, a torch-only policy ``.pt`` (RLlib's export), a
+#: numpy policy ``.npz`` (:mod:`tableenvs.numpy_policy`).
+MODEL_SUFFIXES = (".zip", ".pt", ".npz")
 
 
 def is_model_path(spec: Any) -> bool:

@@ -9,11 +9,16 @@ and reads it only through ``sample_world`` (hidden parts resampled, the agent's 
 * :class:`RandomPolicy` — uniform over the legal actions.
 * :class:`CallablePolicy` — a plain function ``fn(observation, action_mask, rng) -> int`` as a policy.
 * :func:`make_policy` — a policy for a given env from a name (``"random"``, ``"heuristic"``, ``"search"`` with
-  options such as ``"search:sims=200"``: :mod:`tableenvs.search`), a saved
-  Stable-Baselines3 model (a ``.zip`` path or a loaded model, see :mod:`tableenvs.sb3_policy`), a torch policy
-  file (``.pt``, see :mod:`tableenvs.torch_policy`), a callable,
-  or a :class:`Policy` object (returned as is).
+  options such as ``"search:sims=200"``: :mod:`tableenvs.search`; ``"trained"``, the model shipped for the game), a
+  numpy policy file (``.npz``, see :mod:`tableenvs.numpy_policy`), a torch policy file (``.pt``, see
+  :mod:`tableenvs.torch_policy`), a saved Stable-Baselines3 model (a ``.zip`` path, only with ``trust_models=True``,
+  or a loaded model, see :mod:`tableenvs.sb3_policy`), a callable, or a :class:`Policy` object (returned as is).
 * :func:`play_game` — one whole game on a raw env with one policy per seat (evaluation, records, training, benchmarks).
+
+Trust: a ``.npz`` file is plain arrays and a ``.pt`` file is read with ``torch.load(weights_only=True)``; neither
+runs code when loaded. An SB3 ``.zip`` holds pickles, which can run any code when loaded, so :func:`make_policy`
+refuses one (:class:`UntrustedModelError`, one line) unless given ``trust_models=True`` (the command line's
+``--trust-models``); ``tableenvs export MODEL.zip MODEL.npz`` converts one without running its pickles.
 """
 
 from __future__ import annotations
@@ -69,13 +74,39 @@ class CallablePolicy:
         return check_action(self.fn(observation, action_mask, rng), len(action_mask), f"policy {self.name!r}")
 
 
-BUILTIN_POLICIES = ("random", "heuristic", "search")
+BUILTIN_POLICIES = ("random", "heuristic", "search", "trained")
+
+
+class UntrustedModelError(ValueError):
+    """A saved model file that can run code when loaded (an SB3 ``.zip``), given without ``trust_models=True``."""
+
+
+def needs_trust(spec: Any) -> bool:
+    """Whether :func:`make_policy` loads ``spec`` through pickles (an SB3 ``.zip`` path): only with ``trust_models``."""
+    return is_model_path(spec) and not str(spec).endswith((".pt", ".npz"))
+
+
+def check_trusted(spec: Any, trust_models: bool) -> None:
+    """Raise :class:`UntrustedModelError` for an existing SB3 model file unless ``trust_models``."""
+    if trust_models or not needs_trust(spec) or not Path(spec).is_file():
+        return  # a missing file is reported by the loader (FileNotFoundError), as before
+    raise UntrustedModelError(
+        f"{str(spec)!r} is a Stable-Baselines3 .zip: it holds pickles that can run code when loaded; convert it "
+        f"with tableenvs export {str(spec)} {_npz_name(spec)} (runs no code), or, if you trust the file, pass "
+        "--trust-models (in Python make_policy(..., trust_models=True))"
+    )
+
+
+def _npz_name(spec: Any) -> str:
+    path = Path(spec)
+    return str(path.with_suffix(".npz")) if path.suffix == ".zip" else f"{path}.npz"
+
 
 #: What :func:`make_policy` accepts, for type hints: a name, a ``.zip`` path, a Policy, an SB3 model or a callable.
 PolicySpec = Any
 
 
-def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Policy:
+def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True, trust_models: bool = False) -> Policy:
     """A policy for ``env`` (a raw or wrapped tableenvs env) from ``spec``:
 
     * ``"random"`` or ``"heuristic"`` (the game's built-in heuristic);
@@ -84,7 +115,14 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Po
       :mod:`tableenvs.ismcts`); the bare ``"search"`` is the game's default setting
       (``tableenvs.search.GAME_DEFAULTS``); it searches from ``env``'s current state, so make it with the env it
       will play;
-    * a path to a saved Stable-Baselines3 model (``str`` ending in ``.zip`` or a ``pathlib.Path``), or a loaded
+    * ``"trained"``: the model shipped for the game (``tableenvs/models/<game>.npz``, or ``$TABLEENVS_MODELS``:
+      :func:`tableenvs.numpy_policy.trained_model_path`), ``"trained:path=FILE.npz"`` another file; a one-line error
+      names the games that have one when this game has none;
+    * a path to a numpy policy file (``str`` ending in ``.npz``, or such a ``pathlib.Path``, as ``tableenvs train``
+      and ``tableenvs export`` write): a :class:`tableenvs.numpy_policy.NumpyPolicy`, masked, ``deterministic`` or
+      sampled; needs only numpy and runs no code when loaded;
+    * a path to a saved Stable-Baselines3 model (``str`` ending in ``.zip`` or a ``pathlib.Path``) with
+      ``trust_models=True`` (its pickles can run code; without it :class:`UntrustedModelError`), or a loaded
       model: an :class:`tableenvs.sb3_policy.SB3Policy` with masked prediction, ``deterministic`` (argmax over the
       legal actions) or sampled; needs the ``train`` extra;
     * ``"openspiel:random"``, ``"openspiel:mcts:sims=50"``, ``"openspiel:ismcts:sims=50"``: an OpenSpiel bot playing
@@ -117,18 +155,28 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Po
             from tableenvs.openspiel import make_bot_policy  # needs open_spiel (the openspiel extra)
 
             return make_bot_policy(text, raw)
+        if text == "trained" or text.startswith("trained:"):
+            from tableenvs.numpy_policy import NumpyPolicy, resolve_trained
+
+            return NumpyPolicy(resolve_trained(text, raw.metadata["name"]), raw, deterministic=deterministic)
+        if text.endswith(".npz"):
+            from tableenvs.numpy_policy import NumpyPolicy
+
+            return NumpyPolicy(text, raw, deterministic=deterministic)
         if text.endswith(".pt"):
             from tableenvs.torch_policy import TorchPolicy
 
             return TorchPolicy(text, env=raw, deterministic=deterministic)
         if is_model_path(spec):
+            check_trusted(spec, trust_models)
             from tableenvs.sb3_policy import SB3Policy
 
             return SB3Policy(text, env=raw, deterministic=deterministic)
         raise ValueError(
             f"unknown policy {text!r}; built-in policies: {', '.join(BUILTIN_POLICIES)}; "
             "an OpenSpiel bot (openspiel:random, openspiel:mcts:sims=50, openspiel:ismcts:sims=50; the openspiel "
-            "extra); or give the path of a saved SB3 model (.zip) or of a torch policy file (.pt)"
+            "extra); or give the path of a numpy policy file (.npz), a torch policy file (.pt) or a saved SB3 model "
+            "(.zip, with trust_models)"
         )
     if isinstance(spec, Policy):
         return spec
@@ -140,7 +188,8 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True) -> Po
         return CallablePolicy(spec)
     raise TypeError(
         f"cannot make a policy from {spec!r} ({type(spec).__name__}); expected 'random', 'heuristic', 'search', "
-        "a .zip path, an SB3 model, an object with act(observation, action_mask, rng) or such a callable"
+        "'trained', a .npz, .pt or .zip path, an SB3 model, an object with act(observation, action_mask, rng) or such "
+        "a callable"
     )
 
 

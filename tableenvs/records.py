@@ -320,10 +320,12 @@ def record_game(
     seed: int = 0,
     options: dict[str, Any] | None = None,
     rng: np.random.Generator | int | None = None,
+    trust_models: bool = False,
 ) -> GameRecord:
     """Play one game of ``game`` (one policy per seat, or one for all) and return its record.
 
     ``seed`` deals the game; ``rng`` (default: ``seed``) drives the policies. ``options`` go to the game.
+    ``trust_models`` lets SB3 ``.zip`` policies load (:func:`tableenvs.policies.make_policy`).
     """
     from tableenvs.policies import make_policy, play_game
     from tableenvs.registry import make_raw
@@ -339,7 +341,7 @@ def record_game(
     names = [spec if isinstance(spec, str) else getattr(spec, "name", type(spec).__name__) for spec in specs]
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(seed if rng is None else rng)
     recorder = Recorder(game, options, seed, names)
-    seats = [_RecordingSeat(make_policy(spec, raw_env), raw_env, recorder) for spec in specs]
+    seats = [_RecordingSeat(make_policy(spec, raw_env, trust_models=trust_models), raw_env, recorder) for spec in specs]
     play_game(raw_env, seats, seed=seed, rng=generator)
     return recorder.finish(raw_env)
 
@@ -363,6 +365,7 @@ def record_tournament(
     *,
     games: Sequence[int] | Any = None,
     deterministic: bool = True,
+    trust_models: bool = False,
 ) -> list[Path]:
     """Write a record of games of a finished tournament (:func:`tableenvs.evaluation.evaluate`) under ``directory``.
 
@@ -371,7 +374,7 @@ def record_tournament(
     recorded (else :class:`RecordError`). ``specs``: the policies as given to ``evaluate`` (the candidates, then
     the opponents of a gauntlet); ``games``: game indices, or a predicate on the tournament's per-game result
     (``result.records[i]``, e.g. ``lambda g: set(g.entrants) == {0, 2}``), default all. Files are
-    ``game_00012.json``; returns their paths.
+    ``game_00012.json``; returns their paths. ``trust_models`` as in ``evaluate``.
     """
     from tableenvs.evaluation.models import labels
     from tableenvs.evaluation.playing import SeatRng, build_policies, game_seeds
@@ -392,7 +395,7 @@ def record_tournament(
     directory.mkdir(parents=True, exist_ok=True)
     options = {**result.options, "num_players": result.num_players}
     raw_env = make_raw(result.env, **options)
-    policies = build_policies(list(specs), raw_env, deterministic, 1)
+    policies = build_policies(list(specs), raw_env, deterministic, 1, trust_models=trust_models)
     names = labels(list(specs))
     plan = result.plan
     paths = []

@@ -70,11 +70,11 @@ class TableMultiAgentEnv(MultiAgentEnv):
     def __init__(self, config: Mapping[str, Any] | None = None):
         super().__init__()
         config = dict(config or {})
-        unknown = sorted(set(config) - {"env", "options", "learners", "opponents", "seed"})
+        unknown = sorted(set(config) - {"env", "options", "learners", "opponents", "seed", "trust_models"})
         if unknown or "env" not in config:
             raise ValueError(
                 "TableMultiAgentEnv config needs 'env' (a game name) and takes only 'options', 'learners', "
-                f"'opponents' and 'seed'; got {sorted(config)}"
+                f"'opponents' and 'seed' (and 'trust_models', to load a .zip opponent); got {sorted(config)}"
             )
         self.raw = make_raw(config["env"], **dict(config.get("options") or {}))
         seats = range(self.raw.num_players)
@@ -86,7 +86,9 @@ class TableMultiAgentEnv(MultiAgentEnv):
         self.agents = list(self.possible_agents)
         opponents = config.get("opponents", "random")
         self._opponents = {
-            names[seat]: make_policy(opponents, self.raw) for seat in seats if names[seat] not in self.agents
+            names[seat]: make_policy(opponents, self.raw, trust_models=bool(config.get("trust_models")))
+            for seat in seats
+            if names[seat] not in self.agents
         }
         agent = names[0]
         mask_size = int(self.raw.action_space(agent).n)
@@ -188,6 +190,7 @@ def ppo_config(
     policies: str = "shared",
     learners: Sequence[int] | None = None,
     opponents: Any = "random",
+    trust_models: bool = False,
     env_runners: int = 1,
     hidden: Sequence[int] = DEFAULT_HIDDEN,
     train_batch_size: int = 2000,
@@ -199,7 +202,13 @@ def ppo_config(
     """RLlib's PPO (new API stack) on ``env`` with :class:`MaskedRLModule` (see :func:`train` for the arguments)."""
     if policies not in POLICY_MODES:
         raise ValueError(f"policies must be one of {', '.join(POLICY_MODES)}, got {policies!r}")
-    env_config = {"env": env, "options": dict(options or {}), "learners": learners, "opponents": opponents}
+    env_config = {
+        "env": env,
+        "options": dict(options or {}),
+        "learners": learners,
+        "opponents": opponents,
+        "trust_models": bool(trust_models),
+    }
     probe = TableMultiAgentEnv(env_config)  # bad names, options and seats fail here, not in a remote worker
     module_ids, mapping = _policy_mapping(policies, probe.possible_agents)
     spec = RLModuleSpec(module_class=MaskedRLModule, model_config={"hidden": [int(size) for size in hidden]})
@@ -231,7 +240,8 @@ def train(
 
     ``settings`` are :func:`ppo_config`'s keyword arguments: ``options`` (game options), ``policies``,
     ``learners`` (the seats RLlib plays, default all; the others play ``opponents`` inside the env: a built-in
-    name or a saved ``.zip``/``.pt``, e.g. an earlier export, self-play against a frozen copy), ``env_runners``
+    name or a saved ``.npz``/``.pt``, or a ``.zip`` with ``trust_models=True``, e.g. an earlier export, self-play
+    against a frozen copy), ``env_runners``
     (sampling workers; 0: sample in this process), ``hidden``, ``train_batch_size`` (env steps per iteration),
     ``minibatch_size``, ``num_epochs``, ``lr``, ``seed``. ``ray_address`` goes to ``ray.init`` when Ray is not
     initialised yet (None: ``RAY_ADDRESS`` or a local Ray; ``"auto"`` or ``"ray://HEAD:10001"`` a cluster).

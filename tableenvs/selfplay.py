@@ -14,7 +14,9 @@ Every ``snapshot_every`` learner steps :class:`SelfPlayCallback` saves the model
 a new pool: the starting members (``keep``, default the envs' current members, e.g. ``"random"``) followed
 by the ``pool_size`` most recent snapshots. From their next episode, each opponent seat plays the newest
 snapshot with probability ``latest_prob`` and an older member (uniformly) otherwise. Snapshots play by
-sampling from their masked policy unless ``deterministic=True``. See ``examples/self_play.py``.
+sampling from their masked policy unless ``deterministic=True``. See ``examples/self_play.py``. The pool marks the
+snapshots as ``trusted`` (this callback wrote them), so the envs load them without ``trust_models``; a ``.zip`` in
+``keep`` still needs the envs' ``trust_models=True``.
 """
 
 from __future__ import annotations
@@ -74,10 +76,12 @@ class SelfPlayCallback(BaseCallback):
         with atomic_output(path, "wb") as handle:
             self.model.save(handle)
         self.snapshots.append(path)
+        recent = [str(p) for p in self.snapshots[-self.pool_size :]]
         pool = OpponentPool(
-            [*self.keep, *(str(p) for p in self.snapshots[-self.pool_size :])],
+            [*self.keep, *recent],
             latest_prob=self.latest_prob,
             deterministic=self.deterministic,
+            trusted=recent,  # written by this callback: loaded without the envs' trust_models (SB3 .zip pickles)
         )
         self.training_env.env_method("set_opponents", pool)
         if self.verbose:

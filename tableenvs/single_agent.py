@@ -15,8 +15,10 @@ Seat                   ``seat=k`` (fixed), ``"rotate"`` (0, 1, 2, ... one per ep
 Opponents              one spec for every other seat, a list of ``num_players - 1`` specs (the first sits to the
                        learner's left, i.e. the next seat, and so on round the table), or an
                        :class:`OpponentPool` sampled every episode. A spec is anything
-                       :func:`tableenvs.policies.make_policy` accepts: ``"random"``, ``"heuristic"``, a saved
-                       SB3 model (``.zip``), a :class:`~tableenvs.policies.Policy` or a callable
+                       :func:`tableenvs.policies.make_policy` accepts: ``"random"``, ``"heuristic"``,
+                       ``"trained"``, a numpy policy (``.npz``), a saved SB3 model (``.zip``, only with
+                       ``trust_models=True``: its pickles can run code), a :class:`~tableenvs.policies.Policy` or a
+                       callable
 Illegal action         ``illegal_action="raise"`` (default): :class:`tableenvs.aec.IllegalActionError` naming the
                        legal actions (use masks); ``"lose"``: the episode ends at once (``terminated``) with
                        reward ``illegal_reward`` (default -1.0) for that step, as PettingZoo classic's wrapper
@@ -62,7 +64,7 @@ SEAT_MODES = ("rotate", "random")
 #: What an illegal (in range, masked out) learner action does; see the module docstring.
 ILLEGAL_ACTION_MODES = ("raise", "lose", "random")
 #: The wrapper's own keyword options; every other keyword goes to the game.
-WRAPPER_OPTIONS = ("opponents", "seat", "render_mode", "illegal_action", "illegal_reward")
+WRAPPER_OPTIONS = ("opponents", "seat", "render_mode", "illegal_action", "illegal_reward", "trust_models")
 _MAX_REDEALS = 1000
 
 
@@ -74,11 +76,14 @@ class OpponentPool:
     self-play learner), otherwise a uniformly chosen earlier member. Members are policy specs (names or
     ``.zip`` paths are best: they pickle cheaply to subprocess workers and are loaded once per worker).
     Saved models in the pool predict ``deterministic``-ally or by sampling (default: sampling, for variety).
+    ``trusted`` lists the members the pool's maker wrote itself (a self-play run's snapshots), loaded even where the
+    env has no ``trust_models``.
     """
 
     members: list[PolicySpec] = field(default_factory=lambda: ["random"])
     latest_prob: float = 0.5
     deterministic: bool = False
+    trusted: list[str] = field(default_factory=list)
 
     def __post_init__(self):
         if not self.members:
@@ -111,6 +116,7 @@ class SingleAgentEnv(gymnasium.Env):
         render_mode: str | None = None,
         illegal_action: str = "raise",
         illegal_reward: float = -1.0,
+        trust_models: bool = False,
         **options: Any,
     ):
         if not isinstance(illegal_action, str) or illegal_action not in ILLEGAL_ACTION_MODES:
@@ -123,6 +129,7 @@ class SingleAgentEnv(gymnasium.Env):
             raise ValueError(f"illegal_reward must be finite, got {illegal_reward!r}")
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
+        self.trust_models = bool(trust_models)  # SB3 .zip opponents (pickles) load only with it
         if render_mode not in (None, *RENDER_MODES):
             # A TypeError, not a ValueError: SB3's make_vec_env first tries render_mode="rgb_array" and retries
             # without it on TypeError only.
@@ -177,7 +184,7 @@ class SingleAgentEnv(gymnasium.Env):
         if isinstance(opponents, OpponentPool):
             keys = {self._policy_key(spec, opponents.deterministic) for spec in opponents.members}
             for spec in opponents.members:
-                self._policy(spec, opponents.deterministic)
+                self._policy(spec, opponents.deterministic, str(spec) in opponents.trusted)
         else:
             specs = opponents if isinstance(opponents, list) else [opponents]
             keys = {self._policy_key(spec, True) for spec in specs}
@@ -191,11 +198,12 @@ class SingleAgentEnv(gymnasium.Env):
     def _policy_key(spec: PolicySpec, deterministic: bool) -> tuple[Any, bool]:
         return (spec, deterministic) if isinstance(spec, (str, Path)) else (id(spec), deterministic)
 
-    def _policy(self, spec: PolicySpec, deterministic: bool) -> Policy:
+    def _policy(self, spec: PolicySpec, deterministic: bool, trusted: bool = False) -> Policy:
         key = self._policy_key(spec, deterministic)
         policy = self._policy_cache.get(key)
         if policy is None:
-            policy = make_policy(spec, self.game, deterministic=deterministic)
+            trust = self.trust_models or trusted
+            policy = make_policy(spec, self.game, deterministic=deterministic, trust_models=trust)
             self._policy_cache[key] = policy
         return policy
 

@@ -20,14 +20,19 @@ Where you are: shared training plumbing (needs the ``train`` extra), used by ``t
    budget: steps already trained are not run again (a rollout cut short by the signal is discarded, not counted). With
    ``self_play_every``, the opponents are an :class:`~tableenvs.single_agent.OpponentPool` fed by
    :class:`~tableenvs.selfplay.SelfPlayCallback` snapshots (``out/pool``), and the pool is part of the checkpoint;
-3. save ``model.zip``, ``curve.png`` (the learning curve), ``results.json`` (strict JSON); play the final
-   evaluation and print the table: the trained agent, a random agent and the heuristic each in every seat on the
+3. save ``model.zip``, ``model.npz`` (the actor as a numpy policy, :mod:`tableenvs.numpy_policy`: plays without
+   torch and runs no code when loaded), ``curve.png`` (the learning curve), ``results.json`` (strict JSON); play the
+   final evaluation and print the table: the trained agent, a random agent and the heuristic each in every seat on the
    same deals (a duplicate-deal gauntlet of :func:`tableenvs.evaluation.evaluate`), against random and against
    heuristic opponents: win rate, mean reward and mean final score per game with 95% intervals, and a paired
    test of each other agent against the trained one over the same deals.
 
 Every evaluation here goes through :func:`tableenvs.evaluation.evaluate` (:func:`evaluate_agent`): one
 evaluator, one rule for winners (:meth:`tableenvs.aec.TableEnv.outcome`).
+
+Trust: opponents given as SB3 ``.zip`` files (pickles, which can run code) need ``trust_models=True``; the self-play
+snapshots this run writes are loaded without it. ``resume`` loads the run's own checkpoint (a ``.zip`` with the
+optimizer state): resume only runs you made.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ import numpy as np
 
 from tableenvs.evaluation import EvaluationResult, evaluate, strict_json
 from tableenvs.paths import atomic_output, write_text_atomic
-from tableenvs.policies import PolicySpec
+from tableenvs.policies import PolicySpec, check_trusted
 from tableenvs.registry import make_raw
 from tableenvs.registry import spec as game_spec
 from tableenvs.single_agent import ILLEGAL_ACTION_MODES, OpponentPool, SingleAgentEnv
@@ -130,9 +135,12 @@ class TrainConfig:
     log_formats: list[str] = field(default_factory=list)  # more SB3 logger formats, written to out/logs
     progress_bar: bool = True
     verbose: bool = True
+    trust_models: bool = False  # load SB3 .zip opponents (pickles, which can run code)
 
     def __post_init__(self):
         game_spec(self.env)  # unknown name -> ValueError listing the valid ones
+        for spec in self.opponents if isinstance(self.opponents, (list, tuple)) else [self.opponents]:
+            check_trusted(spec, self.trust_models)
         for name in ("timesteps", "num_envs", "eval_every", "eval_games"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -218,7 +226,14 @@ def evaluate_agent(config: TrainConfig, agents: list[PolicySpec], games: int, se
     """A gauntlet of :func:`tableenvs.evaluation.evaluate`: each of ``agents`` in turn in every seat against the
     training opponents, on duplicate deals (every agent plays the same cards from the same seats)."""
     return evaluate(
-        config.env, agents, games, opponents=config.opponents, options=config.options, seed=seed, duplicate=True
+        config.env,
+        agents,
+        games,
+        opponents=config.opponents,
+        options=config.options,
+        seed=seed,
+        duplicate=True,
+        trust_models=config.trust_models,
     )
 
 
@@ -259,6 +274,7 @@ def _env_factory(config: TrainConfig):
             opponents=OpponentPool([config.opponents]) if config.self_play_every else config.opponents,
             seat=config.seat,
             illegal_action=config.illegal_action,
+            trust_models=config.trust_models,
             **config.options,
         )
 
@@ -514,6 +530,7 @@ class _Run:
                 "members": _json_safe(opponents.members),
                 "latest_prob": opponents.latest_prob,
                 "deterministic": opponents.deterministic,
+                "trusted": list(opponents.trusted),
             }
             saved.append(f"opponent pool ({len(opponents.members)})")
         write_text_atomic(fresh / STATE_FILE, strict_json(state))
@@ -543,8 +560,8 @@ def read_checkpoint(run_dir: str | Path) -> dict[str, Any]:
 
 def resume(run_dir: str | Path, **changes: Any) -> TrainResult:
     """Continue the run saved in ``run_dir`` to its budget with its saved configuration. ``changes`` may set only
-    what does not change the run: ``progress_bar``, ``verbose``, ``tensorboard``, ``log_formats``."""
-    allowed = {"progress_bar", "verbose", "tensorboard", "log_formats"}
+    what does not change the run: ``progress_bar``, ``verbose``, ``tensorboard``, ``log_formats``, ``trust_models``."""
+    allowed = {"progress_bar", "verbose", "tensorboard", "log_formats", "trust_models"}
     if set(changes) - allowed:
         raise ValueError(
             f"a resumed run keeps its saved configuration; only {', '.join(sorted(allowed))} may change, "
@@ -577,6 +594,7 @@ class TrainResult:
     interrupted: str | None = None
     timesteps: int = 0
     checkpoint_path: Path | None = None
+    numpy_model_path: Path | None = None  #: ``model.npz``, the actor as a numpy policy (None if not expressible)
 
 
 def _configure_logger(model: Any, config: TrainConfig, resumes: int) -> None:
@@ -653,6 +671,8 @@ def train(config: TrainConfig, *, _resume_state: dict[str, Any] | None = None) -
             model.load_replay_buffer(buffer)
         pool = _resume_state.get("opponent_pool")
         if pool is not None:
+            # the run's own snapshots (all but the starting opponents; a checkpoint before "trusted" was kept says so)
+            pool = {"trusted": [str(member) for member in pool["members"][1:]], **pool}
             vec_env.env_method("set_opponents", OpponentPool(**pool))
     _configure_logger(model, config, run.resumes)
     if run.baseline is None:
@@ -713,6 +733,7 @@ def train(config: TrainConfig, *, _resume_state: dict[str, Any] | None = None) -
     model_path = out / "model.zip"
     with atomic_output(model_path, "wb") as handle:
         model.save(handle)
+    numpy_path = export_numpy(model, config, out / "model.npz", run.trained_steps, say_print)
     curve_path = out / "curve.png"
     plot_curve(
         run.history,
@@ -721,8 +742,9 @@ def train(config: TrainConfig, *, _resume_state: dict[str, Any] | None = None) -
         baseline=run.baseline,
         score_name=make_raw(config.env, **config.options).score_name,
     )
+    also = f" and {numpy_path} (plays without torch, runs no code when loaded)" if numpy_path is not None else ""
     say_print(
-        f"trained {run.trained_steps:,} steps in {train_seconds:.0f} s; model saved to {model_path}, "
+        f"trained {run.trained_steps:,} steps in {train_seconds:.0f} s; model saved to {model_path}{also}, "
         f"learning curve to {curve_path}"
     )
 
@@ -762,7 +784,34 @@ def train(config: TrainConfig, *, _resume_state: dict[str, Any] | None = None) -
         eval_seconds,
         timesteps=run.trained_steps,
         checkpoint_path=run.directory,
+        numpy_model_path=numpy_path,
     )
+
+
+def export_numpy(model: Any, config: TrainConfig, path: Path, steps: int, say: Any) -> Path | None:
+    """Write ``model``'s actor as a numpy policy file (``model.npz``) with the run's recipe in its ``meta``; None
+    (and a printed note) if the network is one the format cannot express."""
+    from tableenvs.sb3_policy import export_sb3
+
+    recipe = {
+        "recipe": {
+            "algo": config.algo,
+            "opponents": _json_safe(config.opponents),
+            "seat": config.seat,
+            "seed": config.seed,
+            "timesteps": steps,
+            "hyperparameters": _json_safe_dict(config.settings),
+        }
+    }
+    try:
+        return export_sb3(model, path, make_raw(config.env, **config.options), meta=recipe)
+    except ValueError as error:
+        say(f"note: no model.npz written ({error})")
+        return None
+
+
+def _json_safe_dict(values: dict[str, Any]) -> dict[str, Any]:
+    return {key: value if isinstance(value, (bool, type(None))) else _json_safe(value) for key, value in values.items()}
 
 
 def _json_safe(value: Any) -> Any:
@@ -790,6 +839,7 @@ def final_table(config: TrainConfig, model: Any) -> list[dict[str, Any]]:
             options=config.options,
             seed=20_000_000 + config.seed,
             duplicate=True,
+            trust_models=config.trust_models,
         )
         paired = {row["opponent"]: row for row in result.paired if row["policy"] == result.labels[0]}
         for index, (name, _) in enumerate(agents):

@@ -325,13 +325,13 @@ def _saved_model(tmp_path, env_name, num_players):
 
 def test_model_for_another_game_or_player_count_is_refused_and_a_matching_one_plays(tmp_path, monkeypatch):
     model = _saved_model(tmp_path, "pilipili_v0", 3)
-    result = evaluate("pilipili_v0", ["random", model, "heuristic"], games=6)  # matching: plays
+    result = evaluate("pilipili_v0", ["random", model, "heuristic"], games=6, trust_models=True)  # matching: plays
     assert result.labels == ["random", "pilipili_v0_3p", "heuristic"] and result.games == 6
     monkeypatch.setattr(evaluation, "run_batches", lambda *a, **k: pytest.fail("games were started"))
     with pytest.raises(ValueError, match=r"policy #2 \(pilipili_v0_3p\).*was it trained on another game"):
-        evaluate("pilipili_v0", ["random", model], games=2)  # 2 players: other observation size
+        evaluate("pilipili_v0", ["random", model], games=2, trust_models=True)  # 2 players: other observation size
     with pytest.raises(ValueError, match="was it trained on another game or player count"):
-        evaluate("llama_party_v0", ["random", model, "heuristic"], games=2)
+        evaluate("llama_party_v0", ["random", model, "heuristic"], games=2, trust_models=True)
 
 
 def test_training_record_beside_the_model_catches_a_player_count_the_sizes_cannot(tmp_path, no_games):
@@ -339,10 +339,10 @@ def test_training_record_beside_the_model_catches_a_player_count_the_sizes_canno
     record = tmp_path / "results.json"
     record.write_text(json.dumps({"config": {"env": "llama_party_v0", "options": {}}}))  # default: 4 players
     with pytest.raises(ValueError, match=r"policy #2 .*trained with 4 players; this tournament has 2"):
-        evaluate("llama_party_v0", ["random", model], games=2, num_players=2)
+        evaluate("llama_party_v0", ["random", model], games=2, num_players=2, trust_models=True)
     record.write_text(json.dumps({"config": {"env": "rummikub_v0", "options": {"num_players": 2}}}))
     with pytest.raises(ValueError, match="trained on rummikub_v0, not llama_party_v0"):
-        evaluate("llama_party_v0", ["random", model], games=2)
+        evaluate("llama_party_v0", ["random", model], games=2, trust_models=True)
 
 
 # ---------------------------------------------------------------------------------------------- statistics
@@ -519,7 +519,7 @@ def test_eval_takes_the_player_count_from_a_models_training_record_and_labels_it
     (run / "results.json").write_text(json.dumps({"config": {"env": "llama_party_v0", "options": {"num_players": 3}}}))
     del model
     code = main(["eval", "llama_party_v0", "--policies", f"random,{run / 'model.zip'}", "--games", "2"]
-                + ["--no-progress", "--no-plot", "--out", str(tmp_path / "eval")])  # fmt: skip
+                + ["--no-progress", "--no-plot", "--trust-models", "--out", str(tmp_path / "eval")])  # fmt: skip
     printed = capsys.readouterr().out
     assert code == 0 and "3 players, as the training record of quick says" in printed
     assert "llama_party_v0: 3 players" in printed and "\nquick " in printed

@@ -21,7 +21,8 @@ from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
 from stable_baselines3.common.vec_env import SubprocVecEnv  # noqa: E402
 
 import tableenvs  # noqa: E402
-from tableenvs.policies import make_policy  # noqa: E402
+from tableenvs.numpy_policy import NumpyPolicy  # noqa: E402
+from tableenvs.policies import UntrustedModelError, make_policy  # noqa: E402
 from tableenvs.registry import GameSpec  # noqa: E402
 from tableenvs.sb3_policy import SB3Policy  # noqa: E402
 from tableenvs.selfplay import SelfPlayCallback  # noqa: E402
@@ -82,7 +83,9 @@ def test_saved_model_plays_as_a_policy_and_as_an_opponent(tmp_path):
     path = tmp_path / "m.zip"
     model.save(path)
     raw = tableenvs.make_raw("nim_gym_v0", num_players=2, pile=7)
-    policy = make_policy(str(path), raw)
+    with pytest.raises(UntrustedModelError, match="holds pickles that can run code"):
+        make_policy(str(path), raw)  # an SB3 .zip loads only when trusted
+    policy = make_policy(str(path), raw, trust_models=True)
     assert isinstance(policy, SB3Policy)
     rng = np.random.default_rng(0)
     raw.reset(seed=0)
@@ -94,7 +97,7 @@ def test_saved_model_plays_as_a_policy_and_as_an_opponent(tmp_path):
     draws = {sampled.act(observation["observation"], np.array([1, 1, 0], np.int8), rng) for _ in range(200)}
     assert draws <= {0, 1}
     # as an opponent, by path, and as an in-memory model
-    versus = SingleAgentEnv("nim_gym_v0", num_players=2, pile=7, opponents=str(path))
+    versus = SingleAgentEnv("nim_gym_v0", num_players=2, pile=7, opponents=str(path), trust_models=True)
     versus.reset(seed=1)
     assert isinstance(next(iter(versus._seat_policies.values())), SB3Policy)
     assert isinstance(make_policy(model, raw), SB3Policy)
@@ -105,7 +108,7 @@ def test_model_for_another_player_count_is_refused(tmp_path):
     path = tmp_path / "two.zip"
     model.save(path)
     with pytest.raises(ValueError, match=r"trained on another game or player count"):
-        SingleAgentEnv("nim_gym_v0", num_players=3, opponents=str(path))
+        SingleAgentEnv("nim_gym_v0", num_players=3, opponents=str(path), trust_models=True)
 
 
 def test_self_play_snapshots_feed_the_opponent_pool(tmp_path):
@@ -158,8 +161,12 @@ def test_training_job_writes_model_curve_and_results(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "final evaluation: 20 games per row" in printed and "trained" in printed
     assert json.loads(result.results_path.read_text(), parse_constant=lambda name: pytest.fail(f"{name} in JSON"))
-    # the saved model reloads as a policy for the same game
-    assert isinstance(make_policy(str(result.model_path), tableenvs.make_raw("nim_gym_v0", pile=6)), SB3Policy)
+    # the saved model reloads as a policy for the same game, and model.npz beside it plays the same
+    raw = tableenvs.make_raw("nim_gym_v0", pile=6)
+    assert isinstance(make_policy(str(result.model_path), raw, trust_models=True), SB3Policy)
+    assert result.numpy_model_path == result.model_path.with_name("model.npz")
+    assert isinstance(make_policy(str(result.numpy_model_path), raw), NumpyPolicy)
+    assert "model.npz (plays without torch" in printed
 
 
 def test_train_config_errors():
@@ -203,7 +210,7 @@ def test_cli_train_runs_the_job(tmp_path, capsys):
     assert code == 0
     saved = json.loads((out / "results.json").read_text())
     assert saved["config"]["options"] == {"pile": 5, "num_players": 3}
-    assert (out / "model.zip").is_file() and (out / "curve.png").is_file()
+    assert (out / "model.zip").is_file() and (out / "model.npz").is_file() and (out / "curve.png").is_file()
     assert main(["train", "nim_gym_v0", "--option", "pile"]) == 2
     assert "--option expects KEY=VALUE" in capsys.readouterr().err
 
@@ -241,9 +248,14 @@ def test_unmasked_algorithms_train_with_random_replacement_and_play_as_policies(
     assert saved["timesteps"] == config.steps_to_run() and 0.0 <= saved["illegal_action_rate"] <= 1.0
     assert result.history[0]["illegal_rate"] is None and all(h["illegal_rate"] is not None for h in result.history[1:])
     # the saved model plays (masked) as a policy, DQN through its Q-values
-    policy = make_policy(str(result.model_path), tableenvs.make_raw("nim_gym_v0", pile=6))
+    policy = make_policy(str(result.model_path), tableenvs.make_raw("nim_gym_v0", pile=6), trust_models=True)
     assert isinstance(policy, SB3Policy)
     assert policy.act(np.array([6, 1, 1, 0], np.float32), np.array([0, 1, 0], np.int8), np.random.default_rng()) == 1
+    # and its model.npz (DQN's Q-network, the others' actor) gives the same logits up to a shift
+    numpy = make_policy(str(result.numpy_model_path), tableenvs.make_raw("nim_gym_v0", pile=6))
+    observation = np.array([6, 1, 1, 0], np.float32)
+    difference = numpy._logits(observation) - policy._logits(observation)
+    assert np.allclose(difference, difference[0], atol=1e-5)
 
 
 def test_sb3_evaluate_policy_works_with_a_non_raising_mode():
@@ -309,7 +321,9 @@ def test_interrupted_run_saves_a_checkpoint_and_resumes_to_its_budget(tmp_path, 
     assert [h["timesteps"] for h in saved["history"]] == [0, 128, 256, 384, 512]
     with pytest.raises(ValueError, match="is complete"):
         train_module.resume(config.out)
-    with pytest.raises(ValueError, match="only log_formats, progress_bar, tensorboard, verbose may change"):
+    with pytest.raises(
+        ValueError, match="only log_formats, progress_bar, tensorboard, trust_models, verbose may change"
+    ):
         train_module.resume(config.out, timesteps=10)
     with pytest.raises(ValueError, match="no checkpoint to resume"):
         train_module.resume(tmp_path / "nowhere")

@@ -98,6 +98,7 @@ def evaluate(
     torch_threads: int = 1,
     progress: bool | Callable[[int], None] = False,
     finished: Iterable[GameRecord] = (),
+    trust_models: bool = False,
     on_games: Callable[[list[GameRecord]], None] | None = None,
 ) -> EvaluationResult:
     """Play at least ``games`` games of ``env`` between ``policies`` and return an :class:`EvaluationResult`.
@@ -112,6 +113,8 @@ def evaluate(
     small policy networks). ``progress``: True shows a tqdm bar, a callable receives the number of games just
     finished. ``finished``: games already played by an earlier run with the same arguments (not played again);
     ``on_games(records)`` is called in this process with each batch of games as it finishes (module docstring).
+    ``trust_models``: load SB3 ``.zip`` policies (pickles, which can run code; refused without it, here and in the
+    workers, which get the flag with their games).
 
     Everything is checked before the first game: the env name and options, every policy (built against the env,
     so a saved model with another observation or action size fails here, and so does one whose training record
@@ -162,7 +165,7 @@ def evaluate(
     for index, spec in enumerate(specs):
         what = f"policy #{index + 1}" if index < len(candidates) else f"opponent #{index - len(candidates) + 1}"
         try:
-            make_policy(spec, raw_env, deterministic=deterministic)
+            make_policy(spec, raw_env, deterministic=deterministic, trust_models=trust_models)
             check_training_record(spec, raw_env)
         except (ValueError, TypeError, FileNotFoundError) as error:
             raise type(error)(f"{what} ({label(spec)}): {error}") from None
@@ -189,7 +192,9 @@ def evaluate(
     todo = [g for g in range(total) if g not in played]
 
     def batch(games: Sequence[int]) -> Batch:
-        return Batch(env, options, tuple(specs), deterministic, torch_threads, seed, duplicate, plan, tuple(games))
+        return Batch(
+            env, options, tuple(specs), deterministic, torch_threads, seed, duplicate, plan, tuple(games), trust_models
+        )
 
     if backend == "local" and workers == 1 and _setup_key(batch(())) is not None:
         batch_size = 1  # in this process, with the setup reused: every game is reported (and logged) as it ends
@@ -306,7 +311,7 @@ def _choose_players(
     if "num_players" in options:
         return "given"
     env_class = game_spec(env).raw_env_class()
-    trained = {(trained_players(spec, env_class), label(spec)) for spec in candidates}
+    trained = {(trained_players(spec, env_class, env), label(spec)) for spec in candidates}
     trained = {(players, name) for players, name in trained if players is not None}
     counts = {players for players, _ in trained}
     if len(counts) > 1:

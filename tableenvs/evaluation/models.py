@@ -3,7 +3,7 @@
 Where you are: the evaluation package's knowledge of what ``tableenvs train`` writes. A ``.zip`` does not name its
 game; ``tableenvs train`` writes ``results.json`` (``config.env``, ``config.options``) beside ``model.zip`` (and
 ``--backend rllib`` beside ``policy.pt``), and when it is there it says which game and player count the model
-was trained for.
+was trained for. A numpy policy (``.npz``, and the ``trained`` policy) says so in its own header.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def label(spec: Any) -> str:
         if not is_model_path(spec):
             return text
         path = Path(text)
-        if path.name in ("model.zip", "policy.pt") and path.resolve().parent.name:
+        if path.name in ("model.zip", "model.npz", "policy.pt") and path.resolve().parent.name:
             return path.resolve().parent.name
         return path.stem
     return str(getattr(spec, "name", None) or getattr(spec, "__name__", None) or type(spec).__name__)
@@ -41,8 +41,19 @@ def labels(specs: Sequence[Any]) -> list[str]:
     return result
 
 
-def training_config(spec: Any) -> tuple[Path, dict[str, Any]] | None:
-    """``(path of results.json, its "config")`` for a model path with a readable training record beside it."""
+def training_config(spec: Any, game: str | None = None) -> tuple[Path, dict[str, Any]] | None:
+    """``(path of results.json, its "config")`` for a model path with a readable training record beside it; for a
+    numpy policy (a ``.npz`` path; ``"trained"`` when ``game`` is given) ``(its file, its header's game and
+    options)``."""
+    numpy_file = _numpy_file(spec, game)
+    if numpy_file is not None:
+        from tableenvs.numpy_policy import read_header
+
+        try:
+            header = read_header(numpy_file)
+        except (OSError, ValueError):
+            return None  # make_policy says what is wrong with it
+        return numpy_file, {"env": header["game"], "options": header["options"]}
     if not is_model_path(spec):
         return None
     record = Path(spec).with_name("results.json")
@@ -55,10 +66,10 @@ def training_config(spec: Any) -> tuple[Path, dict[str, Any]] | None:
         return None
 
 
-def trained_players(spec: Any, env_class: type | None = None) -> int | None:
+def trained_players(spec: Any, env_class: type | None = None, game: str | None = None) -> int | None:
     """The player count a model was trained with, from its training record (the env's default if the record
-    names none and ``env_class`` is given); None without a record."""
-    found = training_config(spec)
+    names none and ``env_class`` is given); None without a record. ``game`` resolves ``"trained"``."""
+    found = training_config(spec, game)
     if found is None:
         return None
     players = dict(found[1].get("options") or {}).get("num_players")
@@ -74,15 +85,29 @@ def check_training_record(spec: Any, raw_env: Any) -> None:
     :class:`~tableenvs.sb3_policy.SB3Policy` checks the observation and action sizes, but Llama Party's and
     Rummikub's sizes do not depend on the player count; the record catches what the sizes cannot.
     """
-    found = training_config(spec)
+    name = raw_env.metadata["name"]
+    found = training_config(spec, name)
     if found is None:
         return
     record, config = found
-    name = raw_env.metadata["name"]
     if config["env"] != name:
         raise ValueError(f"{record} says this model was trained on {config['env']}, not {name}")
-    players = trained_players(spec, type(raw_env))
+    players = trained_players(spec, type(raw_env), name)
     if players is not None and players != raw_env.num_players:
         raise ValueError(
             f"{record} says this model was trained with {players} players; this tournament has {raw_env.num_players}"
         )
+
+
+def _numpy_file(spec: Any, game: str | None) -> Path | None:
+    """The numpy policy file a spec names (a ``.npz`` path; ``"trained"``: the shipped model of ``game``), or None."""
+    from tableenvs.numpy_policy import is_trained_spec, resolve_trained
+
+    if isinstance(spec, (str, Path)) and str(spec).endswith(".npz"):
+        return Path(spec)
+    if is_trained_spec(spec) and (game is not None or spec != "trained"):
+        try:
+            return resolve_trained(spec, game or "")
+        except ValueError:
+            return None
+    return None

@@ -108,6 +108,7 @@ class Batch:
     duplicate: bool
     plan: SeatingPlan
     games: tuple[int, ...]
+    trust_models: bool = False  # load SB3 .zip policies (pickles) in the worker too
 
 
 #: ``(key, raw env, policies)`` of the last batch this process played, reused by the next batch with the same key.
@@ -122,7 +123,9 @@ def play_batch(batch: Batch) -> list[GameRecord]:
         _, raw_env, policies = _LAST_SETUP
     else:
         raw_env = make_raw(batch.env, **batch.options)
-        policies = build_policies(batch.specs, raw_env, batch.deterministic, batch.torch_threads)
+        policies = build_policies(
+            batch.specs, raw_env, batch.deterministic, batch.torch_threads, trust_models=batch.trust_models
+        )
         _LAST_SETUP = None if key is None else (key, raw_env, policies)
     limit_torch_threads(batch.torch_threads)
     return [play_planned_game(raw_env, policies, batch.plan, g, batch.seed, batch.duplicate) for g in batch.games]
@@ -134,20 +137,22 @@ def limit_torch_threads(threads: int) -> None:
     Small policy networks evaluated one observation at a time gain nothing from more threads, and on a busy
     machine extra threads cost far more than they give (see ``docs/benchmarks.md``, Evaluation).
     """
-    if "torch" in sys.modules:
-        torch = sys.modules["torch"]
-        if torch.get_num_threads() != threads:
-            torch.set_num_threads(threads)
+    torch = sys.modules.get("torch")  # None: torch was never imported (or its import is blocked)
+    if torch is not None and torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
 
 
-def build_policies(specs: Sequence[Any], raw_env: Any, deterministic: bool, torch_threads: int) -> list[Any]:
-    """One policy per spec (specs equal by name or path, or the same object, share one policy)."""
+def build_policies(
+    specs: Sequence[Any], raw_env: Any, deterministic: bool, torch_threads: int, *, trust_models: bool = False
+) -> list[Any]:
+    """One policy per spec (specs equal by name or path, or the same object, share one policy); SB3 ``.zip`` files
+    only with ``trust_models`` (:func:`tableenvs.policies.make_policy`)."""
     built: dict[Any, Any] = {}
     policies = []
     for spec in specs:
         key = str(spec) if isinstance(spec, (str, Path)) else id(spec)
         if key not in built:
-            built[key] = make_policy(spec, raw_env, deterministic=deterministic)
+            built[key] = make_policy(spec, raw_env, deterministic=deterministic, trust_models=trust_models)
             limit_torch_threads(torch_threads)
         policies.append(built[key])
     return policies
@@ -173,4 +178,4 @@ def _setup_key(batch: Batch) -> Any:
         options = json.dumps(batch.options, sort_keys=True)
     except (TypeError, ValueError):
         return None
-    return (batch.env, options, tuple(map(str, batch.specs)), tuple(files), batch.deterministic)
+    return (batch.env, options, tuple(map(str, batch.specs)), tuple(files), batch.deterministic, batch.trust_models)

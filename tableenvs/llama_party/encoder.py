@@ -108,6 +108,9 @@ class Encoder:
     is dealt or scored, is cached per seat under ``game.version`` and copied in as one slice.
     """
 
+    #: Raise when an observation entry changes meaning (saved models record it; tableenvs.layout.layout_version).
+    LAYOUT_VERSION = 1
+
     def __init__(self, deck: Deck, num_players: int):
         self.deck = deck
         self.num_players = num_players

@@ -149,6 +149,9 @@ def mission_vector(mission: Mission) -> np.ndarray:
 class Encoder:
     """Action ids and observations for ``num_players`` seats."""
 
+    #: Raise when an observation entry changes meaning (saved models record it; tableenvs.layout.layout_version).
+    LAYOUT_VERSION = 1
+
     def __init__(self, num_players: int):
         n = self.n = num_players
         self.seat_size = len(SEAT_FIELDS) + n

@@ -72,6 +72,9 @@ def observation_bounds(games_per_episode: int) -> tuple[np.ndarray, np.ndarray]:
 class Encoder:
     """Writes observations of a :class:`Rummikub` game; one per env (one compiled call, no per-step objects)."""
 
+    #: Raise when an observation entry changes meaning (saved models record it; tableenvs.layout.layout_version).
+    LAYOUT_VERSION = 1
+
     def __init__(self, num_players: int, games_per_episode: int = 1):
         self.num_players = num_players
         self.size = OBSERVATION_SIZE

@@ -14,6 +14,7 @@ import math
 import sys
 from pathlib import Path
 
+from tableenvs.policies import check_trusted
 from tableenvs.web.tables import ServerConfig
 
 WEB_MODULES = ("starlette", "uvicorn")
@@ -34,7 +35,13 @@ def add_parser(commands) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=PATH",
-        help="offer a saved model (.zip or .pt) as the seat model:NAME; repeat for several",
+        help="offer a saved model (.npz, .pt, or .zip with --trust-models) as the seat model:NAME; repeat for several",
+    )
+    serve.add_argument(
+        "--trust-models",
+        action="store_true",
+        help="let --model load SB3 .zip files: their pickles can run any code, so only for files you trust "
+        "(tableenvs export MODEL.zip MODEL.npz converts one without running it)",
     )
     serve.add_argument(
         "--max-games", type=int, default=defaults.max_games, help=f"live games at once (default {defaults.max_games})"
@@ -93,8 +100,12 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         if name in models:
             raise ValueError(f"--model {name!r} given twice")
         file = Path(path).expanduser()
-        if not file.is_file() or file.suffix not in (".zip", ".pt"):
-            raise ValueError(f"--model {text!r}: no saved model file (.zip or .pt) at {path!r}")
+        if not file.is_file() or file.suffix not in (".zip", ".pt", ".npz"):
+            raise ValueError(f"--model {text!r}: no saved model file (.npz, .pt or .zip) at {path!r}")
+        try:
+            check_trusted(file, args.trust_models)
+        except ValueError as error:
+            raise ValueError(f"--model {text!r}: {error}") from None
         models[name] = str(file.resolve())
     return ServerConfig(
         max_games=args.max_games,
@@ -104,6 +115,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         max_search_sims=args.max_search_sims,
         max_search_ms=args.max_search_ms,
         models=models,
+        trust_models=args.trust_models,
     )
 
 

@@ -6,8 +6,9 @@ Where you are: part of :mod:`tableenvs.web`. A seat is named by text, checked be
 * ``random``, ``heuristic`` — the built-in policies (:func:`tableenvs.policies.make_policy`);
 * ``search`` / ``search:sims=N:...`` — the built-in search, its budget capped by the server (``max_search_sims``
   simulations, ``max_search_ms`` milliseconds per decision) so no request can start an endless search;
-* ``model:NAME`` — a saved model (``.zip`` or ``.pt``) the server was started with (``--model NAME=PATH``): a request
-  names the model, never a path, so no request makes the server read a file it chooses.
+* ``model:NAME`` — a saved model (``.npz``, ``.pt``, or a ``.zip`` with ``--trust-models``) the server was started
+  with (``--model NAME=PATH``): a request names the model, never a path, so no request makes the server read a file
+  it chooses. The server's configuration refused a ``.zip`` unless trusted, so a model seat loads as trusted.
 
 :func:`think` computes one agent action from copies (the observation arrays; for ``search`` a clone of the env, with
 the policy made for that clone), so it can run in a worker thread while the live game is read by requests.
@@ -93,7 +94,8 @@ def build_policy(seat: Seat, env: Any) -> Any:
     clone, see :func:`think`)."""
     if seat.human or seat.kind == "search":
         return None
-    return make_policy(seat.policy_spec, env)
+    # a model seat's file is one the operator gave (ServerConfig refused an SB3 .zip without trust_models)
+    return make_policy(seat.policy_spec, env, trust_models=seat.kind == "model")
 
 
 def think(seat: Seat, policy: Any, clone: Any, observation: np.ndarray, mask: np.ndarray, rng: np.random.Generator):

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from tableenvs.policies import check_trusted
 from tableenvs.records import GameRecord, Recorder
 from tableenvs.registry import make_raw, names
 from tableenvs.registry import spec as game_spec
@@ -51,6 +52,11 @@ class ServerConfig:
     wait_seconds: float = 20.0  #: the longest a ``GET ...?wait=V`` holds the request waiting for a change
     moves_shown: int = 60  #: the last moves listed in a view
     models: dict[str, str] = field(default_factory=dict)  #: model seats, ``model:NAME`` -> saved model path
+    trust_models: bool = False  #: let ``models`` hold SB3 ``.zip`` files (pickles, which can run code)
+
+    def __post_init__(self):
+        for path in self.models.values():
+            check_trusted(path, self.trust_models)  # a .zip only with trust_models: model seats then load as trusted
 
     def limits(self) -> dict[str, Any]:
         """The limits as the catalog shows them (the model paths are not shown)."""

@@ -211,7 +211,7 @@ def test_an_unforeseen_missing_dependency_is_one_line_and_exit_code_2(tmp_path):
                     raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
         sys.meta_path.insert(0, Block())
         from tableenvs.cli import main
-        sys.exit(main(["play", "pilipili_v0", "--players", "2", "--policies", "random,{model}"]))
+        sys.exit(main(["play", "pilipili_v0", "--players", "2", "--policies", "random,{model}", "--trust-models"]))
         """,
         capture_output=True,
     )

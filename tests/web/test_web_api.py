@@ -333,9 +333,11 @@ def test_the_serve_flags_are_checked(tmp_path):
     assert (args.host, args.port) == ("127.0.0.1", 8000)
     model = tmp_path / "m.zip"
     model.write_bytes(b"")
-    config = command.config_from_args(parser.parse_args(["serve", "--model", f"best={model}", "--max-games", "3"]))
+    argv = ["serve", "--model", f"best={model}", "--max-games", "3", "--trust-models"]
+    config = command.config_from_args(parser.parse_args(argv))
     assert config.models == {"best": str(model.resolve())} and config.max_games == 3
     for flags, words in (
+        (["--model", f"best={model}"], "holds pickles that can run code"),  # an SB3 .zip only with --trust-models
         (["--model", "best"], "NAME=PATH"),
         (["--model", f"best={tmp_path / 'none.zip'}"], "no saved model"),
         (["--max-games", "0"], "--max-games must be at least 1"),
