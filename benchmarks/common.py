@@ -22,8 +22,9 @@ CLOCK = time.process_time
 
 
 def decision_times(name: str, spec: str, players: int, options: dict, games: int, seed: int) -> dict:
-    """CPU ms of every search decision with a choice over ``games`` games (one search seat, rotating with the game;
-    heuristic elsewhere), used by ``ladder.py`` and ``search_vs_heuristic.py``."""
+    """CPU ms of every decision with a choice of the ``spec`` policy over ``games`` games (one such seat, rotating
+    with the game; heuristic elsewhere), used by ``ladder.py``, ``search_vs_heuristic.py`` and
+    ``trained_vs_heuristic.py``; ``searched_*`` count the decisions that simulated (a search policy's)."""
     times, searched, simulations = [], [], 0
     for game in range(games):
         env = tableenvs.make_raw(name, num_players=players, **options)
@@ -38,8 +39,9 @@ def decision_times(name: str, spec: str, players: int, options: dict, games: int
                 start = CLOCK()
                 action = search.act(seen["observation"], seen["action_mask"], rng)
                 times.append(1000 * (CLOCK() - start))
-                simulations += search.last_simulations
-                if search.last_simulations:
+                simulated = getattr(search, "last_simulations", 0)
+                simulations += simulated
+                if simulated:
                     searched.append(times[-1])
             else:
                 action = heuristic.act(seen["observation"], seen["action_mask"], rng)

@@ -214,6 +214,9 @@ class SearchPolicy:
         self.estimate = estimate  # (world, agent) -> the agent's expected reward for the rest, at a cut-off
         self.heuristic = heuristic if heuristic is not None else rollout_policy  # mode=turns: propose_turns
         self.last_simulations = 0  # simulations of the last decision (benchmarks read it)
+        #: The flat UCB root's statistics of the last decision: (legal ids, visits, mean values), else None
+        #: (distillation reads the visits as a soft target: :mod:`tableenvs.distill`).
+        self.last_root: tuple[list[int], np.ndarray, np.ndarray] | None = None
         self._turn_plan: tuple[list[bytes], list[int], int] | None = None  # mode=turns: the turn under way
 
     def __repr__(self) -> str:
@@ -226,6 +229,7 @@ class SearchPolicy:
         legal = np.flatnonzero(action_mask).tolist()
         if not legal:
             raise ValueError("SearchPolicy.act: the action mask has no legal action")
+        self.last_root = None
         if len(legal) == 1:
             self.last_simulations = 0
             return int(legal[0])
@@ -266,6 +270,7 @@ class SearchPolicy:
             done += 1
         self.last_simulations = done
         means = np.divide(totals, visits, out=np.full(count, -math.inf), where=visits > 0)
+        self.last_root = (legal, visits, means)
         best = max(range(count), key=lambda i: (visits[i], means[i], -i))
         return int(legal[best])
 

@@ -1,0 +1,96 @@
+"""The search-distillation recipe (tableenvs.distill) on a budget of seconds: labels are what search chose,
+labelling is reproducible and resumable, the fit learns the labels, and the export plays legally by numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tableenvs
+from tableenvs import distill
+from tableenvs.policies import make_policy
+
+pytest.importorskip("torch")
+
+GAME = "pilipili_v0"
+OPTIONS = {"num_players": 3}
+SPEC = "search:sims=6"
+
+
+@pytest.fixture(scope="module")
+def labelled(tmp_path_factory):
+    out = tmp_path_factory.mktemp("labels")
+    distill.label_games(GAME, OPTIONS, games=3, out_dir=out, seed=7, search_spec=SPEC, say=lambda line: None)
+    return out
+
+
+def test_labels_are_the_search_root_of_each_multi_choice_decision(labelled):
+    data = distill.read_shards(labelled)
+    assert len(data["action"]) > 20
+    legal = data["mask"] > 0
+    assert (legal.sum(axis=1) > 1).all()  # single-choice decisions are not labelled
+    assert np.allclose(data["target"].sum(axis=1), 1.0)
+    assert (data["target"][~legal] == 0).all()  # no weight on an illegal action
+    # The action played is the one visited most (the flat root's rule).
+    played = data["target"][np.arange(len(data["action"])), data["action"]]
+    assert (played >= data["target"].max(axis=1) - 1e-6).all()
+    # The observation is the acting seat's: replaying game 0 with the recorded actions reproduces it.
+    env = tableenvs.make_raw(GAME, **OPTIONS)
+    env.reset(seed=7)
+    first = data["observation"][data["game"] == 7][0]
+    for agent in env.agent_iter():
+        observation = env.observe(agent)
+        if observation["action_mask"].sum() > 1:
+            assert np.array_equal(observation["observation"].astype(np.float32), first)
+            break
+        env.step(int(np.flatnonzero(observation["action_mask"])[0]))
+
+
+def test_labelling_is_reproducible_and_resumes(labelled, tmp_path):
+    distill.label_games(GAME, OPTIONS, games=2, out_dir=tmp_path, seed=7, search_spec=SPEC, say=lambda line: None)
+    again = distill.read_shards(tmp_path)
+    first = distill.read_shards(labelled)
+    rows = np.isin(first["game"], [7, 8])
+    for name in distill.FIELDS:
+        assert np.array_equal(again[name], first[name][rows]), name
+    # A second call finds both games done and labels nothing new.
+    assert (
+        distill.label_games(GAME, OPTIONS, games=2, out_dir=tmp_path, seed=7, search_spec=SPEC, say=lambda line: None)
+        == 0
+    )
+
+
+def test_bad_arguments_are_named(tmp_path):
+    with pytest.raises(ValueError, match="games must be >= 1, got 0"):
+        distill.label_games(GAME, OPTIONS, games=0, out_dir=tmp_path)
+    with pytest.raises(FileNotFoundError, match="no labelled games"):
+        distill.read_shards(tmp_path)
+
+
+def test_fit_learns_the_labels_and_the_export_plays_by_numpy(labelled, tmp_path):
+    data = distill.read_shards(labelled)
+    result = distill.fit(
+        data, hidden=(32,), epochs=60, lr=3e-3, validation=0.34, seed=0, threads=1, say=lambda line: None
+    )
+    assert result.history[-1]["train_loss"] < result.history[0]["train_loss"] * 0.8
+    # Inputs are scaled by the largest magnitude in the training rows: finite, positive, some feature at 1.
+    assert np.isfinite(result.input_scale).all() and (result.input_scale > 0).all()
+    assert np.isclose(np.abs(data["observation"] * result.input_scale).max(), 1.0) or (
+        np.abs(data["observation"] * result.input_scale).max() > 1.0
+    )
+    path = distill.export(result, tmp_path / "model.npz", GAME, OPTIONS, {"test": True})
+    env = tableenvs.make_raw(GAME, **OPTIONS)
+    policy = make_policy(str(path), env)
+    rng = np.random.default_rng(0)
+    env.reset(seed=3)
+    steps = 0
+    for _agent in env.agent_iter():
+        observation, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        action = policy.act(observation["observation"], observation["action_mask"], rng)
+        assert observation["action_mask"][action] == 1
+        env.step(action)
+        steps += 1
+    assert steps > 20
