@@ -1,15 +1,16 @@
 """Search distillation: label positions with the ``search`` policy, fit a masked MLP to its choices, export it.
 
-Where you are: the ``strong`` training recipe (issue 28), beside :mod:`tableenvs.train` (the SB3 job). The
+Where you are: a training recipe in progress (issue 28), beside :mod:`tableenvs.train` (the SB3 job). The
 ``search`` policy beats the heuristic (docs/agents.md) but costs ~100 ms a decision; a network that imitates it
 costs microseconds. The recipe is one step of expert iteration:
 
 1. :func:`label_games` — play whole games with every seat searching (``make_policy(search_spec, env)``) and keep
    each decision that had more than one legal action: the acting seat's observation (float32), its action mask,
-   the search's root visit counts as a soft target (the flat UCB root, :attr:`SearchPolicy.last_root`) and the
-   action played. Games run in worker processes; each finished game is appended to a shard file so a fault loses
-   at most the games under way (:func:`read_shards` reads them all back).
-2. :func:`fit` — a ReLU MLP trained with Adam on the cross-entropy between the masked softmax and the soft targets
+   the search's root visit counts as a soft target (the flat UCB root, :attr:`SearchPolicy.last_root`), the root's
+   mean value of each visited action (``value``, the seat's reward until the rollout's end; 0 where unvisited: a
+   Q-target for a later fit) and the action played. Games run in worker processes; each finished game is written
+   to its own file, so a fault loses at most the games under way (:func:`read_shards` reads them all back).
+2. :func:`fit` — a ReLU MLP trained with AdamW on the cross-entropy between the masked softmax and the soft targets
    (torch, the ``train`` extra), inputs scaled by each feature's largest magnitude in the data.
 3. The fitted weights are exported with :func:`tableenvs.numpy_policy.save_numpy_policy`, so the shipped model is
    played by numpy alone (``make_policy("trained", env)``).
@@ -42,7 +43,7 @@ import tableenvs
 from tableenvs.policies import make_policy
 
 #: What one shard row holds, by array name.
-FIELDS = ("observation", "mask", "target", "action", "game")
+FIELDS = ("observation", "mask", "target", "value", "action", "game")
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def _label_one_game(env: Any, search: Any, deal_seed: int, rng: np.random.Genera
     """Every multi-choice decision of one game played by ``search`` at every seat, as shard arrays."""
     env.reset(seed=deal_seed)
     num_actions = env.action_space(env.possible_agents[0]).n
-    observations, masks, targets, actions = [], [], [], []
+    observations, masks, targets, values, actions = [], [], [], [], []
     for _agent in env.agent_iter():
         observation, _, terminated, truncated, _ = env.last()
         if terminated or truncated:
@@ -73,14 +74,17 @@ def _label_one_game(env: Any, search: Any, deal_seed: int, rng: np.random.Genera
         root = getattr(search, "last_root", None)
         if root is not None or mask.sum() > 1:
             target = np.zeros(num_actions, dtype=np.float32)
-            if root is not None:  # a search policy's root visits
-                legal, visits, _ = root
+            value = np.zeros(num_actions, dtype=np.float32)
+            if root is not None:  # a search policy's root visits and mean values
+                legal, visits, means = root
                 target[legal] = visits / visits.sum()
+                value[legal] = np.where(visits > 0, means, 0.0)
             else:  # any other policy: its choice
                 target[action] = 1.0
             observations.append(np.asarray(observation["observation"], dtype=np.float32))
             masks.append(np.asarray(mask, dtype=np.int8))
             targets.append(target)
+            values.append(value)
             actions.append(action)
         env.step(action)
     count = len(actions)
@@ -88,6 +92,7 @@ def _label_one_game(env: Any, search: Any, deal_seed: int, rng: np.random.Genera
         "observation": np.asarray(observations, dtype=np.float32).reshape(count, -1),
         "mask": np.asarray(masks, dtype=np.int8).reshape(count, num_actions),
         "target": np.asarray(targets, dtype=np.float32).reshape(count, num_actions),
+        "value": np.asarray(values, dtype=np.float32).reshape(count, num_actions),
         "action": np.asarray(actions, dtype=np.int16),
         "game": np.full(count, deal_seed, dtype=np.int64),
     }
@@ -164,6 +169,9 @@ def read_shards(directory: str | Path) -> dict[str, np.ndarray]:
     parts: dict[str, list[np.ndarray]] = {name: [] for name in FIELDS}
     for path in paths:
         with np.load(path, allow_pickle=False) as data:
+            missing = [name for name in FIELDS if name not in data.files]
+            if missing:
+                raise ValueError(f"labels {str(path)!r} have no {', '.join(missing)} (made by an older version?)")
             for name in FIELDS:
                 parts[name].append(data[name])
     return {name: np.concatenate(arrays) for name, arrays in parts.items()}

@@ -31,6 +31,8 @@ def test_labels_are_the_search_root_of_each_multi_choice_decision(labelled):
     assert (legal.sum(axis=1) > 1).all()  # single-choice decisions are not labelled
     assert np.allclose(data["target"].sum(axis=1), 1.0)
     assert (data["target"][~legal] == 0).all()  # no weight on an illegal action
+    assert (data["value"][~legal] == 0).all()
+    assert (data["value"][data["target"] > 0] != 0).any()  # visited actions carry their mean rollout value
     # The action played is the one visited most (the flat root's rule).
     played = data["target"][np.arange(len(data["action"])), data["action"]]
     assert (played >= data["target"].max(axis=1) - 1e-6).all()
@@ -58,6 +60,12 @@ def test_labelling_is_reproducible_and_resumes(labelled, tmp_path):
         distill.label_games(GAME, OPTIONS, games=2, out_dir=tmp_path, seed=7, search_spec=SPEC, say=lambda line: None)
         == 0
     )
+
+
+def test_labels_of_an_older_version_are_refused_by_name(tmp_path):
+    np.savez(tmp_path / "game-000000.npz", observation=np.zeros((1, 2)), mask=np.zeros((1, 2)))
+    with pytest.raises(ValueError, match="have no target, value, action, game"):
+        distill.read_shards(tmp_path)
 
 
 def test_bad_arguments_are_named(tmp_path):
