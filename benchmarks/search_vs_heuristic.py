@@ -119,14 +119,16 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def write_docs(out: Path) -> None:
+def write_docs(out: Path, begin: str = BEGIN, end: str = END, make_table=None) -> None:
+    """Rewrite the ``begin`` ... ``end`` block of docs/agents.md with ``make_table`` (default :func:`table`) of every
+    row saved under ``out`` (also used by ``trained_vs_heuristic.py`` with its own block and table)."""
     rows = [json.loads(path.read_text()) for path in sorted(out.glob("*.json"))]
     text = DOCS.read_text()
-    if BEGIN not in text or END not in text:
-        sys.exit(f"{DOCS} has no {BEGIN!r} ... {END!r} block")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    DOCS.write_text(f"{head}{BEGIN}\n{table(rows)}\n{END}{tail}")
+    if begin not in text or end not in text:
+        sys.exit(f"{DOCS} has no {begin!r} ... {end!r} block")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    DOCS.write_text(f"{head}{begin}\n{(make_table or table)(rows)}\n{end}{tail}")
     print(f"wrote {len(rows)} rows into {DOCS}")
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 from pathlib import Path
 
 import search_vs_heuristic
@@ -55,17 +54,6 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def write_docs(out: Path) -> None:
-    rows = [json.loads(path.read_text()) for path in sorted(out.glob("*.json"))]
-    text = DOCS.read_text()
-    if BEGIN not in text or END not in text:
-        sys.exit(f"{DOCS} has no {BEGIN!r} ... {END!r} block")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    DOCS.write_text(f"{head}{BEGIN}\n{table(rows)}\n{END}{tail}")
-    print(f"wrote {len(rows)} rows into {DOCS}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", action="append", choices=sorted(GAMES), help="a game (repeat; default all)")
@@ -91,7 +79,7 @@ def main() -> None:
             (args.out / f"{name}__{slug}__{row['games']}__s{args.seed}.json").write_text(json.dumps(row, indent=1))
             print(table([row]), flush=True)
     if args.write_docs or args.docs_only:
-        write_docs(args.out)
+        search_vs_heuristic.write_docs(args.out, BEGIN, END, table)
 
 
 if __name__ == "__main__":
