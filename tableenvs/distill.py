@@ -298,21 +298,10 @@ def fit(
 
 def export(result: FitResult, path: str | Path, game: str, options: dict[str, Any], meta: dict[str, Any]) -> Path:
     """Write ``result`` as a numpy policy file for ``game`` with ``options`` (the env's full option set)."""
-    from tableenvs.layout import layout_version
-    from tableenvs.numpy_policy import model_options, save_numpy_policy
+    from tableenvs.numpy_policy import save_for_env
 
     env = tableenvs.make_raw(game, **options)
-    save_numpy_policy(
-        path,
-        game=game,
-        options=model_options(env),
-        layout_version=layout_version(env),
-        weights=result.weights,
-        activation="relu",
-        input_scale=result.input_scale,
-        meta=meta,
-    )
-    return Path(path)
+    return save_for_env(path, env, weights=result.weights, activation="relu", input_scale=result.input_scale, meta=meta)
 
 
 def strong(

@@ -357,6 +357,30 @@ def save_numpy_policy(
 # ---------------------------------------------------------------------------------------------- envs and models
 
 
+def save_for_env(
+    path: str | os.PathLike,
+    env: Any,
+    *,
+    weights: Sequence[tuple[np.ndarray, np.ndarray]],
+    activation: str,
+    input_scale: np.ndarray | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> Path:
+    """:func:`save_numpy_policy` for a model that plays ``env`` (raw or wrapped): the header's game, options and
+    layout version are ``env``'s (:func:`model_options`, :func:`tableenvs.layout.layout_version`)."""
+    raw = getattr(env, "unwrapped", env)
+    return save_numpy_policy(
+        path,
+        game=raw.metadata["name"],
+        options=model_options(raw),
+        layout_version=layout_version(raw),
+        weights=weights,
+        activation=activation,
+        input_scale=input_scale,
+        meta=meta,
+    )
+
+
 def model_options(env: Any) -> dict[str, Any]:
     """``env``'s options as a model records them: the state API's ``options`` (constructor options but
     ``render_mode``, as plain JSON), or just the player count for a game without the state API."""
@@ -499,15 +523,7 @@ def random_numpy_policy(
     weights = [
         (rng.normal(0.0, np.sqrt(2.0 / (a + b)), (a, b)), np.zeros(b)) for a, b in zip(sizes, sizes[1:], strict=False)
     ]
-    return save_numpy_policy(
-        path,
-        game=raw.metadata["name"],
-        options=model_options(raw),
-        layout_version=layout_version(raw),
-        weights=weights,
-        activation=activation,
-        meta=meta,
-    )
+    return save_for_env(path, raw, weights=weights, activation=activation, meta=meta)
 
 
 # ---------------------------------------------------------------------------------------------- shipped models

@@ -298,8 +298,7 @@ def export_sb3(
 
     from tableenvs import __version__
     from tableenvs.aec import TableEnv
-    from tableenvs.layout import layout_version
-    from tableenvs.numpy_policy import model_options, save_numpy_policy
+    from tableenvs.numpy_policy import save_for_env
     from tableenvs.registry import make_raw
 
     if isinstance(env_or_game, str):
@@ -345,12 +344,4 @@ def export_sb3(
         "tableenvs": __version__,
         **dict(meta or {}),
     }
-    return save_numpy_policy(
-        out_npz,
-        game=raw.metadata["name"],
-        options=model_options(raw),
-        layout_version=layout_version(raw),
-        weights=layers,
-        activation=activation,
-        meta=record,
-    )
+    return save_for_env(out_npz, raw, weights=layers, activation=activation, meta=record)
