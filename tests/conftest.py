@@ -28,3 +28,19 @@ def cli(capsys):
         return code, captured.out, captured.err
 
     return run
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the slow subprocess scenarios of the selected tests that can run beside the suite (today the
+    solver-kernel cache tests, each a fresh ~25 CPU-s compile) in a background thread, so their compiles use the core
+    the test process leaves idle; each such test then waits for its own result. Nothing starts under --collect-only.
+    """
+    if session.config.option.collectonly:
+        return
+    early: dict[object, list[str]] = {}
+    for item in session.items:
+        module = getattr(item, "module", None)
+        if module is not None and hasattr(module, "start_early"):
+            early.setdefault(module, []).append(item.originalname)
+    for module, names in early.items():
+        module.start_early(names)

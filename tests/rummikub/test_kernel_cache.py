@@ -6,19 +6,24 @@ pure-Python wheel installs), made read-only, then a whole random Rummikub game i
 unwritable ``HOME`` and no ``NUMBA_CACHE_DIR``. As root (CI runs as root, and root ignores file modes) the child
 runs as ``nobody`` through ``setpriv``, keeping only ``CAP_DAC_READ_SEARCH`` (read and search anywhere, write
 nowhere it has no permission: the interpreter may live under ``/root``); as another user it runs as that user.
-Each test starts a fresh interpreter that compiles the kernels (about 25 CPU-s each), but the second process of
-the temporary-cache test, which loads them.
+Each scenario starts a fresh interpreter that compiles the kernels (about 25 CPU-s each), but the second process of
+the temporary-cache scenario, which loads them; the scenarios run in a background thread from the end of
+collection (see ``start_early``), and each test asserts on its scenario's result.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import metadata
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -122,13 +127,15 @@ def _cache_files(path: Path) -> list[Path]:
     return [p for p in path.rglob("*") if p.suffix in (".nbi", ".nbc")]
 
 
-@pytest.fixture
-def work():
+@contextlib.contextmanager
+def _work() -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(prefix="tableenvs-cache-"))
     os.chmod(path, 0o755)  # an unprivileged child must reach the install inside
-    yield path
-    _unfreeze(path)
-    shutil.rmtree(path, ignore_errors=True)
+    try:
+        yield path
+    finally:
+        _unfreeze(path)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _unprivileged(command: list[str]) -> list[str]:
@@ -154,36 +161,113 @@ def _read_only_setup(work: Path) -> tuple[Path, str, Path, Path]:
     return site, how, home, script
 
 
-def test_read_only_install_plays_a_whole_game_where_nothing_is_writable(work):
-    site, how, home, script = _read_only_setup(work)
-    temporary = work / "tmp"
-    temporary.mkdir()
-    _freeze(work)
-    env = _clean_env(HOME=str(home), PYTHONPATH=str(site), TMPDIR=str(temporary))
-    done = _run(_unprivileged([sys.executable, str(script), str(site), str(temporary)]), env, cwd=work)
-    assert done.returncode == 0, f"install by {how}\n{done.stdout}\n{done.stderr}"
+# Each scenario below sets up its install, runs its child interpreters and returns what the test asserts on (the
+# children's outputs and what they left on disk), then removes its directory. The scenarios run one at a time in a
+# background thread started when collection ends (``start_early``, called from tests/conftest.py), so their
+# compiles use the core the test process leaves idle; each test waits for its own scenario's result.
+
+
+def _nothing_writable() -> SimpleNamespace:
+    with _work() as work:
+        site, how, home, script = _read_only_setup(work)
+        temporary = work / "tmp"
+        temporary.mkdir()
+        _freeze(work)
+        env = _clean_env(HOME=str(home), PYTHONPATH=str(site), TMPDIR=str(temporary))
+        done = _run(_unprivileged([sys.executable, str(script), str(site), str(temporary)]), env, cwd=work)
+        return SimpleNamespace(how=how, done=done, cache_written=bool(_cache_files(work)))
+
+
+def _private_temporary_cache() -> SimpleNamespace:
+    with _work() as work:
+        site, how, home, script = _read_only_setup(work)
+        temporary = work / "tmp"
+        temporary.mkdir()
+        _freeze(work)
+        os.chmod(temporary, 0o1777)  # as /tmp is: writable by all, sticky
+        env = _clean_env(HOME=str(home), PYTHONPATH=str(site), TMPDIR=str(temporary))
+        command = _unprivileged([sys.executable, str(script), str(site)])
+        first = _run(command, env, cwd=work)
+        entries = [(p, p.stat().st_mode & 0o777, bool(_cache_files(p))) for p in temporary.iterdir()]
+        in_site = bool(_cache_files(site))
+        second = _run(command, env, cwd=work)
+        return SimpleNamespace(how=how, first=first, entries=entries, in_site=in_site, second=second)
+
+
+def _user_cache_directory() -> SimpleNamespace:
+    with _work() as work:
+        site = work / "site"
+        _install(site, work)  # writable, as an editable install's source tree is
+        cache = work / "xdg"
+        script = work / "probe.py"
+        script.write_text(PROBE)
+        env = _clean_env(HOME=str(work / "home"), XDG_CACHE_HOME=str(cache), PYTHONPATH=str(site))
+        done = _run([sys.executable, str(script), str(site)], env)
+        return SimpleNamespace(
+            done=done, in_cache=bool(_cache_files(cache / "tableenvs" / "numba")), in_site=bool(_cache_files(site))
+        )
+
+
+def _user_set_numba_cache_dir() -> SimpleNamespace:
+    with _work() as work:
+        site = work / "site"
+        _install(site, work)
+        chosen = work / "chosen"
+        script = work / "probe.py"
+        script.write_text(PROBE)
+        env = _clean_env(
+            HOME=str(work / "home"), XDG_CACHE_HOME=str(work / "xdg"), NUMBA_CACHE_DIR=str(chosen), PYTHONPATH=str(site)
+        )
+        done = _run([sys.executable, str(script), str(site)], env)
+        return SimpleNamespace(
+            done=done,
+            in_chosen=bool(_cache_files(chosen)),
+            elsewhere=bool(_cache_files(work / "xdg")) or bool(_cache_files(site)),
+        )
+
+
+#: Test name -> the scenario it asserts on.
+SCENARIOS: dict[str, Callable[[], SimpleNamespace]] = {
+    "test_read_only_install_plays_a_whole_game_where_nothing_is_writable": _nothing_writable,
+    "test_read_only_install_compiles_once_into_a_private_temporary_cache": _private_temporary_cache,
+    "test_cache_goes_to_the_user_cache_directory_not_the_package": _user_cache_directory,
+    "test_a_user_set_numba_cache_dir_wins": _user_set_numba_cache_dir,
+}
+_BACKGROUND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kernel-cache")
+_STARTED: dict[str, Future] = {}
+
+
+def start_early(test_names: list[str]) -> None:
+    """Start the scenarios of the named (selected) tests in the background thread, in order."""
+    for name in test_names:
+        if name in SCENARIOS and name not in _STARTED:
+            _STARTED[name] = _BACKGROUND.submit(SCENARIOS[name])
+
+
+def _result(test_name: str) -> SimpleNamespace:
+    start_early([test_name])  # when collection did not start it (e.g. the test run on its own)
+    return _STARTED[test_name].result(timeout=900)
+
+
+def test_read_only_install_plays_a_whole_game_where_nothing_is_writable():
+    r = _result("test_read_only_install_plays_a_whole_game_where_nothing_is_writable")
+    done = r.done
+    assert done.returncode == 0, f"install by {r.how}\n{done.stdout}\n{done.stderr}"
     assert "end out" in done.stdout or "end lowest_rack" in done.stdout, done.stdout
     assert done.stdout.strip().endswith("cache warnings 1"), done.stdout + done.stderr
     assert "compiling the Rummikub solver" not in done.stderr  # the warning says it instead
-    assert not _cache_files(work), "a cache file was written"
+    assert not r.cache_written, "a cache file was written"
 
 
-def test_read_only_install_compiles_once_into_a_private_temporary_cache(work):
-    site, how, home, script = _read_only_setup(work)
-    temporary = work / "tmp"
-    temporary.mkdir()
-    _freeze(work)
-    os.chmod(temporary, 0o1777)  # as /tmp is: writable by all, sticky
-    env = _clean_env(HOME=str(home), PYTHONPATH=str(site), TMPDIR=str(temporary))
-    command = _unprivileged([sys.executable, str(script), str(site)])
-    first = _run(command, env, cwd=work)
-    assert first.returncode == 0, f"install by {how}\n{first.stdout}\n{first.stderr}"
+def test_read_only_install_compiles_once_into_a_private_temporary_cache():
+    r = _result("test_read_only_install_compiles_once_into_a_private_temporary_cache")
+    first, second = r.first, r.second
+    assert first.returncode == 0, f"install by {r.how}\n{first.stdout}\n{first.stderr}"
     assert first.stdout.strip().endswith("cache warnings 0"), first.stdout + first.stderr
-    (private,) = temporary.iterdir()
-    assert private.name.startswith("tableenvs-numba-") and private.stat().st_mode & 0o777 == 0o700
-    assert _cache_files(private) and not _cache_files(site)
+    ((private, mode, cached),) = r.entries
+    assert private.name.startswith("tableenvs-numba-") and mode == 0o700
+    assert cached and not r.in_site
     assert f"tableenvs: compiling the Rummikub solver, once: about 25 s (cached in {private}" in first.stderr
-    second = _run(command, env, cwd=work)
     assert second.returncode == 0 and second.stdout.strip().endswith("cache warnings 0"), second.stderr
     assert "compiling" not in second.stderr, "the second process compiled again"
 
@@ -202,30 +286,16 @@ def test_a_temporary_cache_that_is_not_this_users_own_is_not_used(tmp_path, monk
     assert kernel.private_temporary_cache() is None
 
 
-def test_cache_goes_to_the_user_cache_directory_not_the_package(work):
-    site = work / "site"
-    _install(site, work)  # writable, as an editable install's source tree is
-    cache = work / "xdg"
-    script = work / "probe.py"
-    script.write_text(PROBE)
-    env = _clean_env(HOME=str(work / "home"), XDG_CACHE_HOME=str(cache), PYTHONPATH=str(site))
-    done = _run([sys.executable, str(script), str(site)], env)
-    assert done.returncode == 0, done.stderr
-    assert "no writable cache directory" not in done.stderr
-    assert _cache_files(cache / "tableenvs" / "numba"), "no cache in $XDG_CACHE_HOME/tableenvs/numba"
-    assert not _cache_files(site), "the kernel was cached in the package directory"
+def test_cache_goes_to_the_user_cache_directory_not_the_package():
+    r = _result("test_cache_goes_to_the_user_cache_directory_not_the_package")
+    assert r.done.returncode == 0, r.done.stderr
+    assert "no writable cache directory" not in r.done.stderr
+    assert r.in_cache, "no cache in $XDG_CACHE_HOME/tableenvs/numba"
+    assert not r.in_site, "the kernel was cached in the package directory"
 
 
-def test_a_user_set_numba_cache_dir_wins(work):
-    site = work / "site"
-    _install(site, work)
-    chosen = work / "chosen"
-    script = work / "probe.py"
-    script.write_text(PROBE)
-    env = _clean_env(
-        HOME=str(work / "home"), XDG_CACHE_HOME=str(work / "xdg"), NUMBA_CACHE_DIR=str(chosen), PYTHONPATH=str(site)
-    )
-    done = _run([sys.executable, str(script), str(site)], env)
-    assert done.returncode == 0, done.stderr
-    assert _cache_files(chosen), "NUMBA_CACHE_DIR was not used"
-    assert not _cache_files(work / "xdg") and not _cache_files(site)
+def test_a_user_set_numba_cache_dir_wins():
+    r = _result("test_a_user_set_numba_cache_dir_wins")
+    assert r.done.returncode == 0, r.done.stderr
+    assert r.in_chosen, "NUMBA_CACHE_DIR was not used"
+    assert not r.elsewhere
