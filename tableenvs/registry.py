@@ -38,6 +38,10 @@ class GameSpec:
     ``player_counts`` lists every ``num_players`` the game accepts (empty: the game has no such option) and
     ``option_sets`` a few option combinations worth testing (``{}`` = the defaults); the conformance suite
     (``tests/test_conformance.py``) plays every player count with every option set.
+
+    The rest declare what the game has beyond the :class:`~tableenvs.aec.TableEnv` basics (:data:`CAPABILITIES`;
+    ``heuristic`` is one too). Tests select games by them (``tableenvs.testing.games("worlds")``), never by name,
+    and each defaults to "not declared": a game registered from outside is assumed to have none of them.
     """
 
     name: str  # tableenvs name, e.g. "pilipili_v0"
@@ -46,6 +50,19 @@ class GameSpec:
     heuristic: str | None = None
     player_counts: tuple[int, ...] = ()
     option_sets: tuple[Mapping[str, Any], ...] = field(default=({},), hash=False)
+    # one of the games tableenvs ships: tests/ runs its game-independent tests on it (with its rows in their tables)
+    builtin: bool = False
+    state: bool = False  # clone(), get_state() / set_state() and TableEnv.from_state
+    worlds: bool = False  # sample_world(agent, rng), which the search policies need (and state, which it builds on)
+    views: bool = False  # render_view(agent) and describe_action_public(action): the table as one seat knows it
+    picture: bool = False  # render_svg(agent) and render_mode="rgb_array": the table drawn (god view and per seat)
+    openspiel: bool = False  # tableenvs.openspiel bridges it, as the pyspiel game "tableenvs_<name>"
+
+    def declares(self, capability: str) -> bool:
+        """Whether the spec declares ``capability`` (one of :data:`CAPABILITIES`; ``ValueError`` naming them if not)."""
+        if capability not in CAPABILITIES:
+            raise ValueError(f"unknown capability {capability!r}; capabilities: {', '.join(CAPABILITIES)}")
+        return bool(getattr(self, capability))
 
     def raw_env_class(self) -> type:
         return importlib.import_module(self.module).raw_env
@@ -55,6 +72,9 @@ class GameSpec:
         params = inspect.signature(self.raw_env_class().__init__).parameters
         return [p for p in params if p != "self"]
 
+
+#: The :class:`GameSpec` fields that declare a capability (``heuristic``: the spec names a heuristic policy).
+CAPABILITIES = ("builtin", "heuristic", "state", "worlds", "views", "picture", "openspiel")
 
 _GAMES: dict[str, GameSpec] = {}
 
@@ -135,7 +155,8 @@ def _register_with_gymnasium(game: GameSpec) -> None:
 
 
 for _game in (
-    # name, module, PettingZoo/Gymnasium id, heuristic policy, player counts, option sets for the conformance suite
+    # name, module, PettingZoo/Gymnasium id, heuristic policy, player counts, option sets for the conformance suite,
+    # then the capabilities the game declares (GameSpec's fields after option_sets)
     GameSpec(
         "pilipili_v0",
         "tableenvs.pilipili.env",
@@ -143,6 +164,12 @@ for _game in (
         "tableenvs.pilipili.agents:HeuristicPolicy",
         player_counts=tuple(range(2, 9)),
         option_sets=({}, {"missions": "none"}, {"expert": False, "reward": "win"}),
+        builtin=True,
+        state=True,
+        worlds=True,
+        views=True,
+        picture=True,
+        openspiel=True,
     ),
     GameSpec(
         "llama_party_v0",
@@ -151,6 +178,12 @@ for _game in (
         "tableenvs.llama_party.agents:HeuristicPolicy",
         player_counts=(2, 3, 4),
         option_sets=({}, {"reward": "win"}),
+        builtin=True,
+        state=True,
+        worlds=True,
+        views=True,
+        picture=True,
+        openspiel=True,
     ),
     GameSpec(
         "rummikub_v0",
@@ -159,6 +192,12 @@ for _game in (
         "tableenvs.rummikub.agents:HeuristicPolicy",
         player_counts=(2, 3, 4),
         option_sets=({}, {"strict_commit": False, "draw_after_play": True, "games_per_episode": 2}),
+        builtin=True,
+        state=True,
+        worlds=True,
+        views=True,
+        picture=True,
+        openspiel=True,
     ),
 ):
     register_game(_game)

@@ -34,6 +34,16 @@ check                       what it asserts
 ==========================  ====================================================================================
 
 ``tests/test_conformance.py`` runs every check on every registered game, one pytest item each (:func:`checks`).
+
+Tests beyond these checks select games by what their specs declare (the capability fields of
+:class:`~tableenvs.registry.GameSpec`), never by a list of names: :func:`games` gives the registered games declaring
+given capabilities, and :func:`per_game` checks that a table of per-game test data has a row for each of them (so a
+new game makes the test fail, naming what to add, instead of being tested less)::
+
+    @pytest.mark.parametrize("name", games("builtin", "worlds"))
+    def test_sampled_worlds_keep_the_observation(name): ...
+
+    SHORT = per_game({"pilipili_v0": {"max_rounds": 1}, ...}, "builtin", "picture")  # options of a short game
 """
 
 from __future__ import annotations
@@ -45,19 +55,49 @@ import io
 import pickle
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 import tableenvs
 from tableenvs.aec import IllegalActionError, TableEnv
+from tableenvs.registry import CAPABILITIES
 
 
 class ConformanceError(AssertionError):
     """A game failed one or more conformance checks; the message names each failed check and why."""
+
+
+Row = TypeVar("Row")
+
+
+def games(*capabilities: str) -> list[str]:
+    """The registered games (sorted) whose :class:`~tableenvs.registry.GameSpec` declares every one of
+    ``capabilities`` (names in :data:`tableenvs.registry.CAPABILITIES`, e.g. ``"builtin"``, ``"heuristic"``,
+    ``"worlds"``); ``games()`` is every registered game. An unknown capability is a ``ValueError`` naming them."""
+    unknown = [c for c in capabilities if c not in CAPABILITIES]
+    if unknown:
+        raise ValueError(f"unknown capability {', '.join(map(repr, unknown))}; capabilities: {', '.join(CAPABILITIES)}")
+    return [name for name in tableenvs.names() if all(tableenvs.spec(name).declares(c) for c in capabilities)]
+
+
+def per_game(table: Mapping[str, Row], *capabilities: str) -> dict[str, Row]:
+    """``table`` (game name -> that game's test data, e.g. its options for a short game) as a dict in the table's
+    order, once checked to have a row for exactly the games of ``games(*capabilities)``; a game missing from it, or
+    one in it that is not registered with those capabilities, is a ``ValueError`` naming the game. (A row may be
+    empty: the game's "nothing to test here", written down.)"""
+    wanted = games(*capabilities)
+    declared = f"capabilities {', '.join(capabilities)}" if capabilities else "any capabilities"
+    missing = [name for name in wanted if name not in table]
+    if missing:
+        raise ValueError(f"the table has no row for {', '.join(missing)} (registered with {declared}): add its data")
+    extra = [name for name in table if name not in wanted]
+    if extra:
+        raise ValueError(f"the table has a row for {', '.join(extra)}, which is not registered with {declared}")
+    return dict(table)
 
 
 @dataclass(frozen=True)

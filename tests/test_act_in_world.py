@@ -9,16 +9,28 @@ import pytest
 
 import tableenvs
 from tableenvs.policies import make_policy
+from tableenvs.testing import per_game
 
-CASES = [
-    ("pilipili_v0", {"num_players": 2}, 6),
-    ("pilipili_v0", {"num_players": 3, "expert": True}, 6),
-    ("pilipili_v0", {"num_players": 5}, 4),
-    ("llama_party_v0", {"num_players": 2}, 3),
-    ("llama_party_v0", {"num_players": 4}, 3),
-    ("rummikub_v0", {"num_players": 2, "max_turns": 80}, 3),
-    ("rummikub_v0", {"num_players": 3, "max_turns": 60}, 2),
-]
+#: (options, games played) of each game whose heuristic the search rolls out with
+RUNS = per_game(
+    {
+        "pilipili_v0": [({"num_players": 2}, 6), ({"num_players": 3, "expert": True}, 6), ({"num_players": 5}, 4)],
+        "llama_party_v0": [({"num_players": 2}, 3), ({"num_players": 4}, 3)],
+        "rummikub_v0": [({"num_players": 2, "max_turns": 80}, 3), ({"num_players": 3, "max_turns": 60}, 2)],
+    },
+    "builtin",
+    "heuristic",
+    "worlds",
+)
+CASES = [(name, *run) for name, runs in RUNS.items() for run in runs]
+#: The options of each game for the sampled worlds (None: not here; the Llama Party heuristic's act_in_world is
+#: checked against its act in tests/llama_party/test_llama_party_agents.py).
+IN_WORLDS = per_game(
+    {"pilipili_v0": {"num_players": 4}, "llama_party_v0": None, "rummikub_v0": {"num_players": 2, "max_turns": 40}},
+    "builtin",
+    "heuristic",
+    "worlds",
+)
 
 
 @pytest.mark.parametrize(("name", "options", "games"), CASES, ids=[f"{c[0]}-{c[1]['num_players']}p" for c in CASES])
@@ -44,7 +56,9 @@ def test_act_in_world_is_act_on_every_decision(name, options, games):
 
 def test_act_in_world_on_sampled_worlds():
     """On sampled worlds (the rollouts' positions) too, for the seat to act, whoever it is."""
-    for name, options in (("pilipili_v0", {"num_players": 4}), ("rummikub_v0", {"num_players": 2, "max_turns": 40})):
+    for name, options in IN_WORLDS.items():
+        if options is None:
+            continue
         env = tableenvs.make_raw(name, **options)
         heuristic = make_policy("heuristic", env)
         fast = make_policy("heuristic", env)

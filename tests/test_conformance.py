@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 import tableenvs
-from tableenvs.testing import checks
+from tableenvs.testing import checks, games
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# The package's own games (the tests register toy games too; whether those are in ``names()`` here depends on
-# the order pytest imports test modules, so they are left out).
-GAMES = [name for name in tableenvs.names() if tableenvs.spec(name).module.startswith("tableenvs.")]
+# The package's own games (GameSpec.builtin; the toy games other test modules register declare nothing, and whether
+# those are in ``names()`` here depends on the order pytest imports test modules).
+GAMES = games("builtin")
 
 
 def _docs_page(name: str) -> Path:

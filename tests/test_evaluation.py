@@ -18,6 +18,7 @@ from tableenvs.cli import main
 from tableenvs.evaluation import EvaluationResult, GameRecord, evaluate, gauntlet_plan, seating_plan
 from tableenvs.evaluation.playing import Batch, _setup_key
 from tableenvs.ratings import competition_ranks, elo_ratings, mean_interval, openskill_ratings, wilson_interval
+from tableenvs.testing import games
 
 
 @pytest.fixture
@@ -430,7 +431,7 @@ def test_engine_winners_and_rewards_add_up_in_finished_games():
     assert sum(row["wins"] for row in result.policies) == pytest.approx(6.0)  # shared wins split
 
 
-@pytest.mark.parametrize("env", ["pilipili_v0", "llama_party_v0", "rummikub_v0"])
+@pytest.mark.parametrize("env", games("builtin"))
 def test_outcome_is_none_while_playing_and_names_scores_and_winners_after(env):
     import tableenvs
     from tableenvs.policies import RandomPolicy, play_game

@@ -10,9 +10,12 @@ import pytest
 import tableenvs
 from tableenvs.aec import TableEnv
 from tableenvs.state import StateError
+from tableenvs.testing import games, per_game
 
-# The package's own games (other test modules register toy games, which have no state API).
-GAMES = [name for name in tableenvs.names() if tableenvs.spec(name).module.startswith("tableenvs.")]
+# The package's own games with the state API (other test modules register toy games, which declare neither).
+GAMES = games("builtin", "state")
+#: The option of each game that may name a deck file (None: the game has none).
+DECK_OPTIONS = per_game({"pilipili_v0": "missions", "llama_party_v0": "deck", "rummikub_v0": None}, "builtin", "state")
 
 
 def record(name: str) -> dict:
@@ -45,7 +48,7 @@ def test_a_bad_option_is_a_state_error(name, change, message):
         TableEnv.from_state(state)
 
 
-@pytest.mark.parametrize(("name", "option"), [("pilipili_v0", "missions"), ("llama_party_v0", "deck")])
+@pytest.mark.parametrize(("name", "option"), [(name, option) for name, option in DECK_OPTIONS.items() if option])
 def test_a_record_never_names_a_deck_file(name, option, tmp_path):
     """The file is not TOML: had it been read, the error would be the deck loader's, not this one."""
     deck = tmp_path / "deck.toml"

@@ -12,13 +12,22 @@ import tableenvs
 from tableenvs.ismcts import ISMCTS
 from tableenvs.policies import make_policy, play_game
 from tableenvs.search import SearchOptions, parse_search_spec
+from tableenvs.testing import per_game
 
-GAMES = [
-    ("pilipili_v0", {"num_players": 3}, "search:mode=ismcts:sims=30"),
-    ("llama_party_v0", {"num_players": 4}, "search:mode=ismcts:sims=20"),
-    ("llama_party_v0", {"num_players": 2}, "search:mode=ismcts:sims=20:rollout=random"),
-    ("rummikub_v0", {"num_players": 2, "max_turns": 30}, "search:mode=ismcts:sims=6:turns=2"),
-]
+#: (options, policy spec) of each game the search can play (tiny budgets)
+RUNS = per_game(
+    {
+        "pilipili_v0": [({"num_players": 3}, "search:mode=ismcts:sims=30")],
+        "llama_party_v0": [
+            ({"num_players": 4}, "search:mode=ismcts:sims=20"),
+            ({"num_players": 2}, "search:mode=ismcts:sims=20:rollout=random"),
+        ],
+        "rummikub_v0": [({"num_players": 2, "max_turns": 30}, "search:mode=ismcts:sims=6:turns=2")],
+    },
+    "builtin",
+    "worlds",
+)
+GAMES = [(name, *run) for name, runs in RUNS.items() for run in runs]
 
 
 def test_ismcts_options_are_parsed_and_checked():

@@ -24,8 +24,10 @@ from tableenvs.numpy_policy import (
     save_numpy_policy,
 )
 from tableenvs.policies import BUILTIN_POLICIES, make_policy, play_game
+from tableenvs.testing import per_game
 
-GAMES = [("pilipili_v0", 4), ("llama_party_v0", 3), ("rummikub_v0", 2)]
+#: (game, a player count) for each of the package's games
+GAMES = list(per_game({"pilipili_v0": 4, "llama_party_v0": 3, "rummikub_v0": 2}, "builtin", "state").items())
 
 
 def observations(raw, count, seed=0):

@@ -20,11 +20,20 @@ pyspiel = pytest.importorskip("pyspiel", reason="OpenSpiel is not installed (pip
 import tableenvs.openspiel as tos  # noqa: E402  (after the skip)
 from tableenvs.registry import make_raw  # noqa: E402
 from tableenvs.registry import spec as game_spec  # noqa: E402
+from tableenvs.testing import per_game  # noqa: E402
 
+#: The parameters of a small game of each bridged game, by its OpenSpiel name.
 SMALL = {
-    "tableenvs_pilipili_v0": {"num_players": 2, "max_rounds": 2, "deal_seeds": 64},
-    "tableenvs_llama_party_v0": {"num_players": 2, "deal_seeds": 64},
-    "tableenvs_rummikub_v0": {"num_players": 2, "max_turns": 30, "deal_seeds": 64},
+    f"tableenvs_{name}": params
+    for name, params in per_game(
+        {
+            "pilipili_v0": {"num_players": 2, "max_rounds": 2, "deal_seeds": 64},
+            "llama_party_v0": {"num_players": 2, "deal_seeds": 64},
+            "rummikub_v0": {"num_players": 2, "max_turns": 30, "deal_seeds": 64},
+        },
+        "builtin",
+        "openspiel",
+    ).items()
 }
 NAMES = sorted(SMALL)
 

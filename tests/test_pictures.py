@@ -20,8 +20,9 @@ import tableenvs
 from tableenvs.llama_party.env import raw_env as llama_env
 from tableenvs.pilipili.env import raw_env as pilipili_env
 from tableenvs.svg import Svg, rasterise
+from tableenvs.testing import games
 
-GAMES = ["pilipili_v0", "llama_party_v0", "rummikub_v0"]
+GAMES = games("builtin", "picture")
 
 
 def play(env, steps, seed=0):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from tableenvs.cli import main
+from tableenvs.testing import per_game
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,14 +37,16 @@ def numbers(seed, high=3):
         yield str(int(rng.integers(1, high + 1)))
 
 
-@pytest.mark.parametrize(
-    "game, policies",
-    [
-        ("pilipili_v0", "human,heuristic,random"),
-        ("llama_party_v0", "heuristic,human"),
-        ("rummikub_v0", "human,heuristic"),
-    ],
+#: The policies of each game's game with a human seat, one a seat
+SEATS = per_game(
+    {"pilipili_v0": "human,heuristic,random", "llama_party_v0": "heuristic,human", "rummikub_v0": "human,heuristic"},
+    "builtin",
+    "heuristic",
+    "views",
 )
+
+
+@pytest.mark.parametrize("game, policies", list(SEATS.items()))
 def test_a_human_plays_a_whole_game_against_built_in_agents(game, policies, monkeypatch, capsys, tmp_path):
     prompts = scripted_input(monkeypatch, numbers(0))
     record = tmp_path / "game.json"

@@ -7,12 +7,19 @@ import pytest
 
 from tableenvs.cli import main
 from tableenvs.records import GameRecord, RecordError, record_game, replay
+from tableenvs.testing import per_game
 
-GAMES = [
-    ("pilipili_v0", {"num_players": 3, "missions": "standard"}),
-    ("llama_party_v0", {"num_players": 3}),
-    ("rummikub_v0", {"num_players": 2}),
-]
+#: The options of each game's recorded game (its first seat plays the heuristic)
+OPTIONS = per_game(
+    {
+        "pilipili_v0": {"num_players": 3, "missions": "standard"},
+        "llama_party_v0": {"num_players": 3},
+        "rummikub_v0": {"num_players": 2},
+    },
+    "builtin",
+    "heuristic",
+)
+GAMES = list(OPTIONS.items())
 
 
 @pytest.mark.parametrize("game, options", GAMES)

@@ -1,5 +1,6 @@
 """Making environments by name: tableenvs' registry, PettingZoo's registry, and the errors for bad names."""
 
+import numpy as np
 import pettingzoo
 import pytest
 
@@ -8,7 +9,7 @@ from tableenvs.aec import TableEnv
 from tableenvs.policies import RandomPolicy, make_policy
 from tableenvs.registry import GameSpec
 
-TOY = GameSpec("nim_v0", "tableenvs.toy_game", "tableenvs/NimTest-v0")
+TOY = GameSpec("nim_v0", "tableenvs.toy_game", "tableenvs/NimTest-v0", picture=True)
 tableenvs.register_game(TOY)
 
 
@@ -84,3 +85,34 @@ def test_play_game_plays_to_the_end_with_one_policy_per_seat():
     assert all(env.terminations.values())
     assert 3 <= decisions <= 7  # 1..3 counters per decision from a pile of 7
     assert sorted(totals.tolist()) == [-1.0, 0.5, 0.5]  # the loser pays -1, the others +1/2
+
+
+def _has(env, capability: str) -> bool:
+    """Whether ``env`` (reset) really does what ``capability`` declares: its calls answer instead of raising
+    NotImplementedError (the base class's answer for a hook the game did not write)."""
+    agent = env.agents[0]
+    calls = {
+        "state": lambda: env.set_state(env.get_state()),
+        "worlds": lambda: env.sample_world(agent, np.random.default_rng(0)),
+        "views": lambda: env.render_view(agent),
+        "picture": lambda: env.render_svg(agent),
+    }
+    try:
+        calls[capability]()
+    except NotImplementedError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", tableenvs.names())
+def test_declared_capabilities_are_what_the_game_does(name):
+    """A spec that claims a capability its game lacks, or leaves out one it has (its game then tested less), fails."""
+    from tableenvs import openspiel
+
+    spec = tableenvs.spec(name)
+    env = tableenvs.make_raw(name)
+    env.reset(seed=0)
+    for capability in ("state", "worlds", "views", "picture"):
+        assert spec.declares(capability) == _has(env, capability), f"{name}: {capability}"
+    assert spec.declares("openspiel") == (f"tableenvs_{name}" in openspiel.TITLES), f"{name}: openspiel"
+    assert spec.declares("heuristic") == (spec.heuristic is not None)

@@ -16,15 +16,22 @@ from tableenvs.evaluation import evaluate
 from tableenvs.policies import BUILTIN_POLICIES, make_policy, play_game
 from tableenvs.search import SearchOptions, SearchPolicy, parse_search_spec
 from tableenvs.single_agent import SingleAgentEnv
+from tableenvs.testing import per_game
 
-GAMES = [
-    ("pilipili_v0", {"num_players": 3}),
-    ("llama_party_v0", {"num_players": 2}),
-    ("rummikub_v0", {"num_players": 2, "max_turns": 30}),
-]
-#: Small budgets per game for the reproducibility test (heuristic rollouts where they are cheap).
-SPECS = {"pilipili_v0": "search:sims=12", "llama_party_v0": "search:sims=12:rollout=random",
-         "rummikub_v0": "search:sims=12:rollout=random:depth=20"}  # fmt: skip
+#: (options, a small budget for the reproducibility test, whether test_search_plays_whole_games plays it) of each
+#: game the search can play (heuristic rollouts where they are cheap).
+RUNS = per_game(
+    {
+        "pilipili_v0": ({"num_players": 3}, "search:sims=12", True),
+        "llama_party_v0": ({"num_players": 2}, "search:sims=12:rollout=random", True),
+        "rummikub_v0": ({"num_players": 2, "max_turns": 30}, "search:sims=12:rollout=random:depth=20", False),
+    },
+    "builtin",
+    "worlds",
+)
+GAMES = [(name, options) for name, (options, _, _) in RUNS.items()]
+SPECS = {name: spec for name, (_, spec, _) in RUNS.items()}
+WHOLE_GAMES = [(name, options) for name, (options, _, whole) in RUNS.items() if whole]
 
 
 def test_search_is_a_builtin_policy():
@@ -111,7 +118,7 @@ def test_search_refuses_an_observation_of_another_env():
         make_policy("search:sims=5", env).act(seen["observation"], seen["action_mask"], np.random.default_rng(0))
 
 
-@pytest.mark.parametrize(("name", "options"), GAMES[:2], ids=[name for name, _ in GAMES[:2]])
+@pytest.mark.parametrize(("name", "options"), WHOLE_GAMES, ids=[name for name, _ in WHOLE_GAMES])
 def test_search_plays_whole_games(name, options):
     env = tableenvs.make_raw(name, **options)
     seats = [make_policy("search:sims=4:rollout=random", env)] + [make_policy("heuristic", env)] * (env.num_players - 1)

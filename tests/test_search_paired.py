@@ -13,6 +13,18 @@ from test_search import play_until_choice
 import tableenvs
 from tableenvs.policies import make_policy, play_game
 from tableenvs.search import SearchOptions, SearchPolicy, parse_search_spec
+from tableenvs.testing import per_game
+
+#: (options, policy spec) of each game the search can play (tiny budgets)
+PAIRED = per_game(
+    {
+        "pilipili_v0": ({"num_players": 3}, "search:sims=12:root=paired"),
+        "llama_party_v0": ({"num_players": 4}, "search:sims=12:root=paired:z=1"),
+        "rummikub_v0": ({"num_players": 2, "max_turns": 30}, "search:sims=8:root=paired:z=1:depth=6"),
+    },
+    "builtin",
+    "worlds",
+)
 
 
 def test_paired_options_are_parsed_and_checked():
@@ -29,14 +41,7 @@ def test_paired_options_are_parsed_and_checked():
             parse_search_spec(text)
 
 
-@pytest.mark.parametrize(
-    ("name", "options", "spec"),
-    [
-        ("pilipili_v0", {"num_players": 3}, "search:sims=12:root=paired"),
-        ("llama_party_v0", {"num_players": 4}, "search:sims=12:root=paired:z=1"),
-        ("rummikub_v0", {"num_players": 2, "max_turns": 30}, "search:sims=8:root=paired:z=1:depth=6"),
-    ],
-)
+@pytest.mark.parametrize(("name", "options", "spec"), [(name, *run) for name, run in PAIRED.items()])
 def test_paired_search_is_legal_reproducible_and_simulates_every_action_on_each_world(name, options, spec):
     env = tableenvs.make_raw(name, **options)
     policy = make_policy(spec, env)

@@ -1,10 +1,9 @@
 """The Gymnasium single-agent view (tableenvs.single_agent), the Gymnasium ids and make_policy's specs.
 
 Plumbing is tested on the toy Nim game (tableenvs/toy_game.py) so nothing here depends on a real game; the
-real games are checked by Gymnasium's env checker at the end, for each game whose module is importable.
+real games are checked by Gymnasium's env checker at the end, each of the package's games (GameSpec.builtin).
 """
 
-import importlib.util
 import warnings
 
 import gymnasium
@@ -17,6 +16,7 @@ from tableenvs.aec import IllegalActionError
 from tableenvs.policies import CallablePolicy, RandomPolicy, make_policy
 from tableenvs.registry import GameSpec
 from tableenvs.single_agent import OpponentPool, SingleAgentEnv
+from tableenvs.testing import games
 
 # The toy Nim game under its own name (tests/test_registry.py registers "nim_gym_v0"; test files may run in any order).
 if "nim_gym_v0" not in tableenvs.names():
@@ -199,16 +199,8 @@ def test_render_passes_through():
     assert "pile" in env.render()
 
 
-def _importable(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
-
-
-# Each real game once its module has landed (the registry lists games before their code is merged).
-BUILT_IN = [name for name in tableenvs.names() if not name.startswith("nim")]  # not the tests' toy games
-REAL_GAMES = [name for name in BUILT_IN if _importable(tableenvs.spec(name).module)]
+BUILT_IN = games("builtin")  # the package's games, not the tests' toy games
+REAL_GAMES = games("builtin", "heuristic")  # played against the heuristic below
 
 
 def test_real_games_are_registered_in_gymnasium():
@@ -305,7 +297,7 @@ def test_random_replacement_is_reproducible():
     assert run(4) == run(4)
 
 
-@pytest.mark.parametrize("name", ["pilipili_v0", "llama_party_v0", "rummikub_v0"])
+@pytest.mark.parametrize("name", BUILT_IN)
 def test_gymnasium_and_sb3_env_checkers_pass_with_a_non_raising_mode(name):
     pytest.importorskip("stable_baselines3", reason="needs the train extra")
     from stable_baselines3.common.env_checker import check_env as sb3_check_env

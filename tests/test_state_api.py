@@ -20,34 +20,56 @@ import pytest
 import tableenvs
 from tableenvs.aec import TableEnv
 from tableenvs.state import StateError
+from tableenvs.testing import games, per_game
 
 ROOT = Path(__file__).resolve().parents[1]
 
-CONFIGS = [
-    ("pilipili_v0", {"num_players": 2}),
-    ("pilipili_v0", {"num_players": 5}),
-    ("pilipili_v0", {"num_players": 8}),
-    ("pilipili_v0", {"num_players": 4, "missions": "none", "reward": "win"}),
-    ("pilipili_v0", {"num_players": 3, "expert": False, "max_rounds": 2}),
-    ("llama_party_v0", {"num_players": 2}),
-    ("llama_party_v0", {"num_players": 3, "reward": "win"}),
-    ("llama_party_v0", {"num_players": 4}),
-    ("rummikub_v0", {"num_players": 2, "max_turns": 60}),
-    ("rummikub_v0", {"num_players": 4, "max_turns": 40}),
-    (
-        "rummikub_v0",
-        {
-            "num_players": 3,
-            "strict_commit": False,
-            "draw_after_play": True,
-            "games_per_episode": 2,
-            "min_initial": 0,
-            "end_on_empty_pool": True,
-            "pool_exhausted": "draw",
-            "max_turns": 200,
-        },
-    ),
-]
+#: The option sets each game's random games are played with.
+OPTION_SETS = per_game(
+    {
+        "pilipili_v0": [
+            {"num_players": 2},
+            {"num_players": 5},
+            {"num_players": 8},
+            {"num_players": 4, "missions": "none", "reward": "win"},
+            {"num_players": 3, "expert": False, "max_rounds": 2},
+        ],
+        "llama_party_v0": [{"num_players": 2}, {"num_players": 3, "reward": "win"}, {"num_players": 4}],
+        "rummikub_v0": [
+            {"num_players": 2, "max_turns": 60},
+            {"num_players": 4, "max_turns": 40},
+            {
+                "num_players": 3,
+                "strict_commit": False,
+                "draw_after_play": True,
+                "games_per_episode": 2,
+                "min_initial": 0,
+                "end_on_empty_pool": True,
+                "pool_exhausted": "draw",
+                "max_turns": 200,
+            },
+        ],
+    },
+    "builtin",
+    "state",
+)
+CONFIGS = [(name, options) for name, option_sets in OPTION_SETS.items() for options in option_sets]
+#: The options of each game's game restored in another process.
+RESTORED = per_game(
+    {
+        "pilipili_v0": {"num_players": 5},
+        "llama_party_v0": {"num_players": 3},
+        "rummikub_v0": {"num_players": 2, "max_turns": 40},
+    },
+    "builtin",
+    "state",
+)
+#: The options of each game's game that bad records must leave as it was.
+BAD_RECORDS = per_game(
+    {"pilipili_v0": {"num_players": 4}, "llama_party_v0": {"num_players": 4}, "rummikub_v0": {"num_players": 3}},
+    "builtin",
+    "state",
+)
 IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in options.items())}" for name, options in CONFIGS]
 
 
@@ -232,11 +254,7 @@ print(json.dumps({"trace": trace, "scores": env.outcome().scores, "log": env.eve
 
 def test_restore_in_another_process(tmp_path):
     results = {}
-    for name, options in (
-        ("pilipili_v0", {"num_players": 5}),
-        ("llama_party_v0", {"num_players": 3}),
-        ("rummikub_v0", {"num_players": 2, "max_turns": 40}),
-    ):
+    for name, options in RESTORED.items():
         env = played(name, options, 4, 35)
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps(env.get_state()))
@@ -305,10 +323,7 @@ def _bad_records(record: dict) -> list[tuple[object, str]]:
     ]
 
 
-@pytest.mark.parametrize(
-    ("name", "options"),
-    [("pilipili_v0", {"num_players": 4}), ("llama_party_v0", {"num_players": 4}), ("rummikub_v0", {"num_players": 3})],
-)
+@pytest.mark.parametrize(("name", "options"), list(BAD_RECORDS.items()))
 def test_bad_records_are_refused_and_change_nothing(name, options):
     env = played(name, options, 1, 12)
     record = env.get_state()
@@ -323,7 +338,7 @@ def test_bad_records_are_refused_and_change_nothing(name, options):
             fresh.set_state(bad)
         with pytest.raises(RuntimeError, match="reset"):
             fresh.observe("player_0")  # still never started
-    others = [n for n in ("pilipili_v0", "llama_party_v0", "rummikub_v0") if n != name]
+    others = [n for n in games("builtin", "state") if n != name]
     for other in others:
         foreign = played(other, {}, 1, 3).get_state()
         with pytest.raises(ValueError, match=f"record is of game '{other}'; this env is {name}"):
@@ -392,7 +407,7 @@ def test_rummikub_sample_world_keeps_what_the_agent_knows(options):
 
 
 def test_sample_world_checks_its_arguments():
-    for name in ("rummikub_v0", "pilipili_v0", "llama_party_v0"):
+    for name in games("builtin", "worlds"):
         env = played(name, {"num_players": 2}, 0, 3)
         with pytest.raises(ValueError, match="unknown agent"):
             env.sample_world("player_7", np.random.default_rng(0))

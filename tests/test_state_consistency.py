@@ -14,6 +14,7 @@ import pytest
 import tableenvs
 from benchmarks import state_mutation_fuzz as fuzz
 from tableenvs.state import StateError
+from tableenvs.testing import games
 
 
 def played(name: str, options: dict, seed: int, steps: int):
@@ -78,7 +79,7 @@ def test_rummikub_truncated_mid_game_and_huge_turn():
         tableenvs.make_raw("rummikub_v0", max_turns=2**63)
 
 
-@pytest.mark.parametrize("name", ["pilipili_v0", "llama_party_v0", "rummikub_v0"])
+@pytest.mark.parametrize("name", games("builtin", "state"))
 def test_non_finite_rewards_deep_nesting_and_huge_lists(name):
     env = played(name, {"num_players": 2}, 3, 5)
     record = env.get_state()

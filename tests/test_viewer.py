@@ -18,14 +18,23 @@ from browser import page_or_skip
 import tableenvs
 from tableenvs.cli import main
 from tableenvs.records import GameRecord, RecordError, record_game
+from tableenvs.testing import per_game
 from tableenvs.viewer import viewer_html, write_html
 
-#: Short games: (game, options, policies).
-GAMES = [
-    ("pilipili_v0", {"num_players": 3, "max_rounds": 1}, ["heuristic", "random", "heuristic"]),
-    ("llama_party_v0", {"num_players": 2}, ["heuristic", "random"]),
-    ("rummikub_v0", {"num_players": 2}, ["heuristic", "heuristic"]),
-]
+#: Short games: (options, policies) of each game.
+SHORT = per_game(
+    {
+        "pilipili_v0": ({"num_players": 3, "max_rounds": 1}, ["heuristic", "random", "heuristic"]),
+        "llama_party_v0": ({"num_players": 2}, ["heuristic", "random"]),
+        "rummikub_v0": ({"num_players": 2}, ["heuristic", "heuristic"]),
+    },
+    "builtin",
+    "heuristic",
+    "state",
+    "views",
+    "picture",
+)
+GAMES = [(game, options, policies) for game, (options, policies) in SHORT.items()]
 
 
 @pytest.fixture(scope="module")

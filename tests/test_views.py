@@ -32,6 +32,7 @@ from tableenvs.llama_party.env import raw_env as llama_env  # noqa: E402
 from tableenvs.pilipili.env import raw_env as pilipili_env  # noqa: E402
 from tableenvs.pilipili.rules import WILD, card_name  # noqa: E402
 from tableenvs.rummikub.encoder import COMMIT  # noqa: E402
+from tableenvs.testing import games  # noqa: E402
 
 NUM_CARDS = 56
 
@@ -189,7 +190,7 @@ def test_rummikub_view_hides_other_racks_and_the_pool(options, seed):
 # ---------------------------------------------------------------- all games
 
 
-@pytest.mark.parametrize("name", ["pilipili_v0", "llama_party_v0", "rummikub_v0"])
+@pytest.mark.parametrize("name", games("builtin", "views"))
 def test_render_view_on_the_wrapped_env_names_the_seat_and_refuses_unknown_agents(name):
     env = tableenvs.make(name)
     with pytest.raises(RuntimeError, match="reset"):

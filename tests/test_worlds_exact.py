@@ -25,6 +25,7 @@ from tableenvs.aec import TableEnv
 from tableenvs.pilipili.encoder import PICK, PLAY, PLAY_WILD
 from tableenvs.rummikub.rules import FULL_SET, RACK_SIZE
 from tableenvs.rummikub.tiles import TILE_TYPES
+from tableenvs.testing import per_game
 
 
 def _deck(hand_size: int, *effects: dict) -> list[dict]:
@@ -216,8 +217,12 @@ CASES = [
     (Rummi({**RUMMIKUB_FAILED_PLAYS, "max_turns": 400}), "rummikub-3p-failed-plays"),
     (Rummi({"num_players": 4, "max_turns": 400}), "rummikub-4p"),
 ]
-POSITIONS = {"pilipili_v0": 5, "llama_party_v0": 10, "rummikub_v0": 5}
-MAX_STEPS = {"pilipili_v0": 70, "llama_party_v0": 0, "rummikub_v0": 90}
+#: Random positions checked per case of each game, and the most random moves before one (Llama Party's is set in
+#: the test: its first round).
+POSITIONS = per_game({"pilipili_v0": 5, "llama_party_v0": 10, "rummikub_v0": 5}, "builtin", "worlds")
+MAX_STEPS = per_game({"pilipili_v0": 70, "llama_party_v0": 0, "rummikub_v0": 90}, "builtin", "worlds")
+# every game with sampled worlds has its twin games here (a Game subclass: its deal, relabelling and moves)
+assert {case[0].name for case in CASES} == set(POSITIONS), sorted({case[0].name for case in CASES} ^ set(POSITIONS))
 
 
 @pytest.mark.parametrize("game", [case[0] for case in CASES], ids=[case[1] for case in CASES])

@@ -17,6 +17,7 @@ from pettingzoo.utils import wrappers
 
 import tableenvs
 from tableenvs.aec import wrap
+from tableenvs.testing import games
 from tableenvs.toy_game import NimEnv
 
 
@@ -92,8 +93,8 @@ def drive(fast, plain, seed: int, rng, illegal_rate: float) -> int:
     return steps
 
 
-# the three games by name (other test files register toy games in the same registry), and Nim directly
-@pytest.mark.parametrize("name", ["pilipili_v0", "llama_party_v0", "rummikub_v0", "nim"])
+# the package's games by name (other test files register toy games in the same registry), and Nim directly
+@pytest.mark.parametrize("name", [*games("builtin"), "nim"])
 def test_the_one_hop_path_behaves_as_pettingzoos_wrappers(name):
     rng = np.random.default_rng(7)
     steps = illegal_endings = 0

@@ -10,35 +10,43 @@ import pytest
 import tableenvs
 from tableenvs.decks import DeckError
 from tableenvs.single_agent import SingleAgentEnv
+from tableenvs.testing import per_game
 from tests.bad_input.helpers_bad_input import GAMES, assert_clear_error
 
-CONSTRUCTION_CASES = [
-    # (game, options, exception type, words the message must contain)
-    ("pilipili_v0", {"num_players": 9}, ValueError, ["num_players", "2..8", "9"]),
-    ("pilipili_v0", {"num_players": "4"}, ValueError, ["num_players", "'4'", "integer"]),
-    ("pilipili_v0", {"num_players": 4.0}, ValueError, ["num_players", "4.0", "integer"]),
-    ("pilipili_v0", {"num_players": True}, ValueError, ["num_players", "True", "integer"]),
-    ("pilipili_v0", {"missions": "bogus"}, ValueError, ["missions", "'bogus'", "'standard'", "'none'"]),
-    ("pilipili_v0", {"missions": 7}, ValueError, ["missions", "7", "'standard'", "'none'"]),
-    ("pilipili_v0", {"expert": "yes"}, ValueError, ["expert", "'yes'", "True or False"]),
-    ("pilipili_v0", {"reward": "score"}, ValueError, ["reward", "'score'", "'penalty'", "'win'"]),
-    ("pilipili_v0", {"max_rounds": 0}, ValueError, ["max_rounds", ">= 1", "0"]),
-    ("pilipili_v0", {"max_rounds": 2.5}, ValueError, ["max_rounds", "2.5", "integer"]),
-    ("pilipili_v0", {"render_mode": "rgb"}, ValueError, ["render_mode", "'rgb'", "'ansi'", "'human'"]),
-    ("pilipili_v0", {"players": 4}, TypeError, ["'players'", "num_players", "missions"]),
-    ("llama_party_v0", {"num_players": 5}, ValueError, ["num_players", "2..4", "5"]),
-    ("llama_party_v0", {"num_players": np.float64(3)}, ValueError, ["num_players", "3.0", "integer"]),
-    ("llama_party_v0", {"deck": 42}, DeckError, ["deck", "int", "32 card tables"]),
-    ("llama_party_v0", {"deck": "no/such/deck.toml"}, DeckError, ["no/such/deck.toml", "does not exist"]),
-    ("llama_party_v0", {"reward": "points"}, ValueError, ["reward", "'points'", "'score'", "'win'"]),
-    ("llama_party_v0", {"colour": "red"}, TypeError, ["'colour'", "num_players", "deck"]),
-    ("rummikub_v0", {"num_players": 1}, ValueError, ["num_players", "2..4", "1"]),
-    ("rummikub_v0", {"min_initial": "x"}, ValueError, ["min_initial", "'x'", "integer"]),
-    ("rummikub_v0", {"pool_exhausted": "x"}, ValueError, ["pool_exhausted", "'lowest_rack'", "'draw'"]),
-    ("rummikub_v0", {"games_per_episode": 0}, ValueError, ["games_per_episode", ">= 1", "0"]),
-    ("rummikub_v0", {"max_turns": 0}, ValueError, ["max_turns", ">= 1", "0"]),
-    ("rummikub_v0", {"strict_commit": 1}, ValueError, ["strict_commit", "1", "True or False"]),
-]
+#: Bad constructor options of each game: (options, exception type, words the message must contain).
+BAD_OPTIONS = {
+    "pilipili_v0": [
+        ({"num_players": 9}, ValueError, ["num_players", "2..8", "9"]),
+        ({"num_players": "4"}, ValueError, ["num_players", "'4'", "integer"]),
+        ({"num_players": 4.0}, ValueError, ["num_players", "4.0", "integer"]),
+        ({"num_players": True}, ValueError, ["num_players", "True", "integer"]),
+        ({"missions": "bogus"}, ValueError, ["missions", "'bogus'", "'standard'", "'none'"]),
+        ({"missions": 7}, ValueError, ["missions", "7", "'standard'", "'none'"]),
+        ({"expert": "yes"}, ValueError, ["expert", "'yes'", "True or False"]),
+        ({"reward": "score"}, ValueError, ["reward", "'score'", "'penalty'", "'win'"]),
+        ({"max_rounds": 0}, ValueError, ["max_rounds", ">= 1", "0"]),
+        ({"max_rounds": 2.5}, ValueError, ["max_rounds", "2.5", "integer"]),
+        ({"render_mode": "rgb"}, ValueError, ["render_mode", "'rgb'", "'ansi'", "'human'"]),
+        ({"players": 4}, TypeError, ["'players'", "num_players", "missions"]),
+    ],
+    "llama_party_v0": [
+        ({"num_players": 5}, ValueError, ["num_players", "2..4", "5"]),
+        ({"num_players": np.float64(3)}, ValueError, ["num_players", "3.0", "integer"]),
+        ({"deck": 42}, DeckError, ["deck", "int", "32 card tables"]),
+        ({"deck": "no/such/deck.toml"}, DeckError, ["no/such/deck.toml", "does not exist"]),
+        ({"reward": "points"}, ValueError, ["reward", "'points'", "'score'", "'win'"]),
+        ({"colour": "red"}, TypeError, ["'colour'", "num_players", "deck"]),
+    ],
+    "rummikub_v0": [
+        ({"num_players": 1}, ValueError, ["num_players", "2..4", "1"]),
+        ({"min_initial": "x"}, ValueError, ["min_initial", "'x'", "integer"]),
+        ({"pool_exhausted": "x"}, ValueError, ["pool_exhausted", "'lowest_rack'", "'draw'"]),
+        ({"games_per_episode": 0}, ValueError, ["games_per_episode", ">= 1", "0"]),
+        ({"max_turns": 0}, ValueError, ["max_turns", ">= 1", "0"]),
+        ({"strict_commit": 1}, ValueError, ["strict_commit", "1", "True or False"]),
+    ],
+}
+CONSTRUCTION_CASES = [(game, *case) for game, cases in per_game(BAD_OPTIONS, "builtin").items() for case in cases]
 
 
 @pytest.mark.parametrize(("game", "options", "error", "names"), CONSTRUCTION_CASES)
@@ -70,16 +78,19 @@ def test_bad_single_agent_option(options, error, names):
     assert_clear_error(error, names, lambda: SingleAgentEnv("llama_party_v0", num_players=4, **options))
 
 
-NUMPY_INT_OPTIONS = {
-    "pilipili_v0": {"num_players": np.int64(4), "max_rounds": np.int32(7)},
-    "llama_party_v0": {"num_players": np.int64(3)},
-    "rummikub_v0": {
-        "num_players": np.int64(3),
-        "min_initial": np.int16(20),
-        "games_per_episode": np.int64(2),
-        "max_turns": np.uint16(300),
+NUMPY_INT_OPTIONS = per_game(
+    {
+        "pilipili_v0": {"num_players": np.int64(4), "max_rounds": np.int32(7)},
+        "llama_party_v0": {"num_players": np.int64(3)},
+        "rummikub_v0": {
+            "num_players": np.int64(3),
+            "min_initial": np.int16(20),
+            "games_per_episode": np.int64(2),
+            "max_turns": np.uint16(300),
+        },
     },
-}
+    "builtin",
+)
 
 
 @pytest.mark.parametrize("game", GAMES)

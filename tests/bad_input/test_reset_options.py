@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import tableenvs
+from tableenvs.testing import per_game
 from tests.bad_input.helpers_bad_input import GAMES, assert_clear_error, play_steps
 
 SEED_CASES = [
@@ -24,61 +25,75 @@ SEED_CASES = [
     ([1, 2], ["seed", "[1, 2]", "non-negative integer"]),
 ]
 
-# (game, options, words the ValueError message must contain); pilipili and rummikub have 4 players, llama 4.
-OPTION_CASES = [
-    ("pilipili_v0", {"dealer": 9}, ["dealer", "0..3", "9"]),
-    ("pilipili_v0", {"dealer": "0"}, ["dealer", "'0'", "integer"]),
-    ("pilipili_v0", {"chilis": [1]}, ["chilis", "4", "[1]"]),
-    ("pilipili_v0", {"chilis": [0, 0, 0, 9]}, ["chilis[3]", "0..5", "9"]),
-    ("pilipili_v0", {"chilis": 3}, ["chilis", "3"]),
-    ("pilipili_v0", {"mission": 999}, ["mission", "999", "'none'"]),
-    ("pilipili_v0", {"mission": True}, ["mission", "True", "'none'"]),
-    ("pilipili_v0", {"mission": 5.0}, ["mission", "5.0", "'none'"]),
-    ("pilipili_v0", {"mission": {"id": 1, "hand_size": 5.0, "expert": False, "effects": []}}, ["hand_size", "5.0"]),
-    ("pilipili_v0", {"mission": 0, "hands": [[1], [2], [3], [4]]}, ["hands", "5"]),
-    ("pilipili_v0", {"hands": 5}, ["hands", "5"]),
-    ("pilipili_v0", {"hands": [[1.0, 2, 3, 4, 5]] * 4}, ["hands[0]", "1.0", "integer"]),
-    ("pilipili_v0", {"deck_order": [0] * 56}, ["deck_order", "each exactly once"]),
-    ("pilipili_v0", {"deck_order": "abc"}, ["deck_order", "'abc'"]),
-    ("pilipili_v0", {"deck_order": list(range(55)) + [99]}, ["deck_order[55]", "0..55", "99"]),
-    ("llama_party_v0", {"hands": [[0] * 8] * 4}, ["hands", "every card exactly once"]),
-    ("llama_party_v0", {"hands": "A1"}, ["hands", "'A1'"]),
-    ("llama_party_v0", {"hands": [list(range(8 * i, 8 * i + 8)) for i in range(3)] + [["Z9"] * 8]}, ["'Z9'"]),
-    ("llama_party_v0", {"totals": [1, 2]}, ["totals", "4", "[1, 2]"]),
-    ("llama_party_v0", {"totals": [0, 0, 0, 0.5]}, ["totals[3]", "0.5", "integer"]),
-    ("llama_party_v0", {"round": 9}, ["round", "1..4", "9"]),
-    ("llama_party_v0", {"dummy_feeds": 1}, ["dummy_feeds", "3 players"]),
-    ("rummikub_v0", {"racks": [["red 5"]]}, ["racks", "4", "tile lists"]),
-    ("rummikub_v0", {"racks": [["purple 5"], ["red 1"], ["red 2"], ["red 3"]]}, ["racks[0]", "'purple 5'"]),
-    ("rummikub_v0", {"racks": [[7.0], ["red 1"], ["red 2"], ["red 3"]]}, ["racks[0]", "7.0", "integer"]),
-    ("rummikub_v0", {"table": ["red 1"]}, ["table", "not valid"]),
-    ("rummikub_v0", {"pool": ["red 1"]}, ["pool", "racks"]),
-    ("rummikub_v0", {"first_player": 9}, ["first_player", "0..3", "9"]),
-    ("rummikub_v0", {"opened": [1, 0, 0, 0]}, ["opened[0]", "True or False", "1"]),
-]
-
-#: Bad resets tried on a game in progress and on an ended game (a bad seed, bad options, both together).
-BAD_RESETS = {
+#: Bad reset options of each game: (options, words the ValueError message must contain); every game has 4 players.
+BAD_OPTIONS = {
     "pilipili_v0": [
-        {"seed": "x"},
-        {"seed": 3, "options": {"hands": [[1, 2, 3, 4, 5]] * 4}},
-        {"options": {"deck_order": [0] * 56}},
-        {"options": {"mission": 999}},
-        {"options": {"dealer": 1, "chilis": [0, 0, 0, 9]}},
+        ({"dealer": 9}, ["dealer", "0..3", "9"]),
+        ({"dealer": "0"}, ["dealer", "'0'", "integer"]),
+        ({"chilis": [1]}, ["chilis", "4", "[1]"]),
+        ({"chilis": [0, 0, 0, 9]}, ["chilis[3]", "0..5", "9"]),
+        ({"chilis": 3}, ["chilis", "3"]),
+        ({"mission": 999}, ["mission", "999", "'none'"]),
+        ({"mission": True}, ["mission", "True", "'none'"]),
+        ({"mission": 5.0}, ["mission", "5.0", "'none'"]),
+        ({"mission": {"id": 1, "hand_size": 5.0, "expert": False, "effects": []}}, ["hand_size", "5.0"]),
+        ({"mission": 0, "hands": [[1], [2], [3], [4]]}, ["hands", "5"]),
+        ({"hands": 5}, ["hands", "5"]),
+        ({"hands": [[1.0, 2, 3, 4, 5]] * 4}, ["hands[0]", "1.0", "integer"]),
+        ({"deck_order": [0] * 56}, ["deck_order", "each exactly once"]),
+        ({"deck_order": "abc"}, ["deck_order", "'abc'"]),
+        ({"deck_order": list(range(55)) + [99]}, ["deck_order[55]", "0..55", "99"]),
     ],
     "llama_party_v0": [
-        {"seed": -1},
-        {"seed": 3, "options": {"hands": [[0] * 8] * 4}},
-        {"options": {"totals": [0, 0, 0, 0.5]}},
-        {"options": {"round": 2, "dummy_feeds": 1}},
+        ({"hands": [[0] * 8] * 4}, ["hands", "every card exactly once"]),
+        ({"hands": "A1"}, ["hands", "'A1'"]),
+        ({"hands": [list(range(8 * i, 8 * i + 8)) for i in range(3)] + [["Z9"] * 8]}, ["'Z9'"]),
+        ({"totals": [1, 2]}, ["totals", "4", "[1, 2]"]),
+        ({"totals": [0, 0, 0, 0.5]}, ["totals[3]", "0.5", "integer"]),
+        ({"round": 9}, ["round", "1..4", "9"]),
+        ({"dummy_feeds": 1}, ["dummy_feeds", "3 players"]),
     ],
     "rummikub_v0": [
-        {"seed": 1.5},
-        {"seed": 3, "options": {"table": ["red 1"]}},
-        {"options": {"racks": [["red 5"], ["red 1"], ["red 2"], ["joker", "joker", "joker"]]}},
-        {"options": {"first_player": 0, "opened": [1, 0, 0, 0]}},
+        ({"racks": [["red 5"]]}, ["racks", "4", "tile lists"]),
+        ({"racks": [["purple 5"], ["red 1"], ["red 2"], ["red 3"]]}, ["racks[0]", "'purple 5'"]),
+        ({"racks": [[7.0], ["red 1"], ["red 2"], ["red 3"]]}, ["racks[0]", "7.0", "integer"]),
+        ({"table": ["red 1"]}, ["table", "not valid"]),
+        ({"pool": ["red 1"]}, ["pool", "racks"]),
+        ({"first_player": 9}, ["first_player", "0..3", "9"]),
+        ({"opened": [1, 0, 0, 0]}, ["opened[0]", "True or False", "1"]),
     ],
 }
+OPTION_CASES = [(game, *case) for game, cases in per_game(BAD_OPTIONS, "builtin").items() for case in cases]
+
+#: Bad resets tried on a game in progress and on an ended game (a bad seed, bad options, both together).
+BAD_RESETS = per_game(
+    {
+        "pilipili_v0": [
+            {"seed": "x"},
+            {"seed": 3, "options": {"hands": [[1, 2, 3, 4, 5]] * 4}},
+            {"options": {"deck_order": [0] * 56}},
+            {"options": {"mission": 999}},
+            {"options": {"dealer": 1, "chilis": [0, 0, 0, 9]}},
+        ],
+        "llama_party_v0": [
+            {"seed": -1},
+            {"seed": 3, "options": {"hands": [[0] * 8] * 4}},
+            {"options": {"totals": [0, 0, 0, 0.5]}},
+            {"options": {"round": 2, "dummy_feeds": 1}},
+        ],
+        "rummikub_v0": [
+            {"seed": 1.5},
+            {"seed": 3, "options": {"table": ["red 1"]}},
+            {"options": {"racks": [["red 5"], ["red 1"], ["red 2"], ["joker", "joker", "joker"]]}},
+            {"options": {"first_player": 0, "opened": [1, 0, 0, 0]}},
+        ],
+    },
+    "builtin",
+)
+#: Options of a short game: Pili Pili and Rummikub cut short, Llama Party played out.
+SHORT_GAME = per_game(
+    {"pilipili_v0": {"max_rounds": 1}, "llama_party_v0": {}, "rummikub_v0": {"max_turns": 6}}, "builtin"
+)
 
 
 @pytest.mark.parametrize("seed, names", SEED_CASES)
@@ -142,7 +157,7 @@ def _play_on_together(env, twin, steps: int) -> None:
     assert _snapshot(env) == _snapshot(twin)
 
 
-BAD_RESET_CASES = [(game, bad) for game in GAMES for bad in BAD_RESETS[game]]
+BAD_RESET_CASES = [(game, bad) for game, bads in BAD_RESETS.items() for bad in bads]
 
 
 @pytest.mark.parametrize("wrapped", [False, True], ids=["raw", "wrapped"])
@@ -159,9 +174,7 @@ def test_failed_reset_mid_game_leaves_the_env_as_it_was(game, bad, wrapped):
 
 @pytest.mark.parametrize(("game", "bad"), BAD_RESET_CASES)
 def test_failed_reset_after_the_game_ended_keeps_it_ended(game, bad):
-    # a short game: Pili Pili and Rummikub cut short, Llama Party played out
-    options = {"pilipili_v0": {"max_rounds": 1}, "rummikub_v0": {"max_turns": 6}}.get(game, {})
-    env = tableenvs.make_raw(game, num_players=4, **options)
+    env = tableenvs.make_raw(game, num_players=4, **SHORT_GAME[game])
     env.reset(seed=2)
     play_steps(env, 10_000)
     agent = env.agent_selection

@@ -19,9 +19,10 @@ import pytest
 import tableenvs
 from tableenvs.aec import IllegalActionError, InvalidActionError
 from tableenvs.single_agent import SingleAgentEnv
+from tableenvs.testing import per_game
 from tests.bad_input.helpers_bad_input import GAMES, assert_clear_error
 
-NUM_ACTIONS = {"pilipili_v0": 234, "llama_party_v0": 32, "rummikub_v0": 55}
+NUM_ACTIONS = per_game({"pilipili_v0": 234, "llama_party_v0": 32, "rummikub_v0": 55}, "builtin")
 
 BAD_ACTIONS = [
     ("3", "str"),

@@ -17,15 +17,17 @@ import pytest
 
 import tableenvs
 from tableenvs.records import GameRecord, replay
+from tableenvs.testing import per_game
 from tableenvs.web.app import page_html
 from tests.web.helpers_web import client, table_of, wait_for_turn
 
-#: Short games: (game, options).
-SHORT = {
-    "pilipili_v0": {"max_rounds": 1},
-    "llama_party_v0": {},
-    "rummikub_v0": {"max_turns": 16},
-}
+#: Short games: the options of each game.
+SHORT = per_game(
+    {"pilipili_v0": {"max_rounds": 1}, "llama_party_v0": {}, "rummikub_v0": {"max_turns": 16}},
+    "builtin",
+    "views",
+    "picture",
+)
 
 
 def create(test_client, game, seats, seed=5, **extra):

@@ -21,14 +21,22 @@ import numpy as np
 import pytest
 
 import tableenvs
+from tableenvs.testing import per_game
 from tests.browser import page_or_skip
 from tests.web.helpers_web import api, served
 
-GAMES = [
-    ("pilipili_v0", {"max_rounds": 1}, "heuristic"),
-    ("llama_party_v0", {}, "random"),
-    ("rummikub_v0", {"max_turns": 12}, "heuristic"),
-]
+#: (options of a short game, the agent played against) of each game
+OPPONENTS = per_game(
+    {
+        "pilipili_v0": ({"max_rounds": 1}, "heuristic"),
+        "llama_party_v0": ({}, "random"),
+        "rummikub_v0": ({"max_turns": 12}, "heuristic"),
+    },
+    "builtin",
+    "views",
+    "picture",
+)
+GAMES = [(game, *row) for game, row in OPPONENTS.items()]
 #: Moves of the two-tab game: its first round (goal choices, the passes of 4, 3, 2 and 1 cards, the reveals) and a
 #: little of the second; whole games are played in the test above.
 TWO_TAB_MOVES = 30
