@@ -457,6 +457,11 @@ class NumpyPolicy(MaskedLogitsPolicy):
         self._masked = np.empty(model.num_actions, np.float32)
         self._lock = threading.Lock()
 
+    def __repr__(self) -> str:
+        m = self.model
+        shape = "x".join(str(n) for n in (m.observation_size, *m.hidden, m.num_actions))
+        return f"NumpyPolicy({m.name!r}, {m.game}, {shape} {m.activation}, deterministic={self.deterministic})"
+
     def _forward(self, observation: np.ndarray) -> np.ndarray:
         """The logits in this policy's output buffer (valid until the next call; hold the lock)."""
         x = observation = observation if isinstance(observation, np.ndarray) else np.asarray(observation)

@@ -319,3 +319,10 @@ def test_cli_export_reads_the_game_from_the_training_record(trained_sb3, tmp_pat
     assert code == 2 and "another game or player count" in err
     code, _, err = cli(["export", str(run / "model.zip"), str(run / "b.txt"), "--game", "pilipili_v0"])
     assert code == 2 and "OUT must be a .npz file" in err
+
+
+def test_repr_names_the_file_game_and_shape(tmp_path):
+    env = tableenvs.make_raw("pilipili_v0", num_players=3)
+    path = random_numpy_policy(tmp_path / "m.npz", env, hidden=(8,), seed=0)
+    text = repr(NumpyPolicy(path))
+    assert text.startswith("NumpyPolicy('m.npz', pilipili_v0, ") and "x8x" in text and "deterministic=True" in text
