@@ -1,0 +1,67 @@
+"""The ``strong`` recipe (tableenvs/recipe.py) on a seconds budget: the clone is the fine-tuning's start, frozen
+steps leave the policy as cloned, learning moves it, a rerun resumes, and the result plays through make_policy."""
+
+import numpy as np
+import pytest
+
+import tableenvs
+from tableenvs import recipe
+from tableenvs.numpy_policy import load_numpy_policy
+from tableenvs.policies import make_policy
+
+pytest.importorskip("sb3_contrib")
+
+OPTIONS = {"num_players": 3}
+SMALL = {"envs": 2, "chunk": 512, "settings": {"n_steps": 128, "batch_size": 128, "n_epochs": 1}}
+
+
+def _run(out, steps, freeze, say=print):
+    return recipe.strong(
+        "pilipili_v0",
+        out,
+        options=OPTIONS,
+        label_games=4,
+        epochs=2,
+        hidden=(16,),
+        steps=steps,
+        workers=1,
+        fine_tune_options={**SMALL, "freeze": freeze},
+        say=say,
+    )
+
+
+def test_frozen_steps_keep_the_clone_and_learning_moves_it(tmp_path):
+    frozen = load_numpy_policy(_run(tmp_path / "frozen", steps=512, freeze=10_000))
+    clone = load_numpy_policy(tmp_path / "frozen" / "clone.npz")
+    assert frozen.hidden == clone.hidden == (16,)
+    for (w, b), (cw, cb) in zip(frozen.weights, clone.weights, strict=True):
+        assert np.array_equal(w, cw) and np.array_equal(b, cb)
+    assert np.array_equal(frozen.input_scale, clone.input_scale)
+    moved = load_numpy_policy(_run(tmp_path / "moved", steps=512, freeze=0))
+    assert any(not np.array_equal(w, cw) for (w, _), (cw, _) in zip(moved.weights, clone.weights, strict=True))
+    assert moved.meta["steps"] >= 512
+
+
+def test_a_rerun_resumes_from_the_last_export_and_the_model_plays(tmp_path):
+    _run(tmp_path, steps=512, freeze=0)
+    lines: list[str] = []
+    final = _run(tmp_path, steps=1024, freeze=0, say=lines.append)
+    assert any(line.startswith("resuming from") and "model-000000512.npz" in line for line in lines), lines
+    assert load_numpy_policy(final).meta["steps"] >= 1024
+    env = tableenvs.make("pilipili_v0", **OPTIONS)
+    policy = make_policy(str(final), env)
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    for _agent in env.agent_iter():
+        observation, _, terminated, truncated, _ = env.last()
+        action = (
+            None if terminated or truncated else policy.act(observation["observation"], observation["action_mask"], rng)
+        )
+        if action is not None:
+            assert observation["action_mask"][action]
+        env.step(action)
+
+
+def test_bad_budgets_are_named(tmp_path):
+    with pytest.raises(ValueError, match="steps, envs and chunk must be >= 1"):
+        recipe.fine_tune("pilipili_v0", OPTIONS, tmp_path / "x.npz", tmp_path, steps=0)
