@@ -13,7 +13,8 @@ from a copy of the heuristic it only has to find where the heuristic is wrong. T
    initialised from the clone (same layers, same input scale), its value network fitted first with the policy
    frozen for ``freeze`` steps; undiscounted returns (``gamma=1``: the game's score is the objective), a small clip
    range and learning rate so the start is not forgotten. A numpy policy file is exported every ``chunk`` steps
-   (``model-<steps>.npz``, zero-padded) and at the end (``model.npz``); a rerun continues from the last exported file.
+   (``model-<steps>.npz``, zero-padded) and at the end (``model.npz``), and each update's mean episode return is
+   appended to ``progress.jsonl`` (the learning curve); a rerun continues from the last exported file.
 
 The model files are played by :class:`tableenvs.numpy_policy.NumpyPolicy` (numpy alone, no torch).
 Units: steps are the learner's decisions; times are seconds.
@@ -168,6 +169,9 @@ def fine_tune(
                 for p in policy_parameters:
                     p.requires_grad_(True)
             if self.returns:
+                row = {"steps": steps_now, "mean_return": float(np.mean(self.returns)), "games": len(self.returns)}
+                with (out / "progress.jsonl").open("a") as log:  # the learning curve, one line per update
+                    log.write(json.dumps(row) + "\n")
                 say(
                     f"{steps_now} steps, {time.perf_counter() - self.began:.0f} s: mean return "
                     f"{np.mean(self.returns):+.3f} over {len(self.returns)} games"

@@ -1,6 +1,8 @@
 """The ``strong`` recipe (tableenvs/recipe.py) on a seconds budget: the clone is the fine-tuning's start, frozen
 steps leave the policy as cloned, learning moves it, a rerun resumes, and the result plays through make_policy."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -40,6 +42,10 @@ def test_frozen_steps_keep_the_clone_and_learning_moves_it(tmp_path):
     moved = load_numpy_policy(_run(tmp_path / "moved", steps=512, freeze=0))
     assert any(not np.array_equal(w, cw) for (w, _), (cw, _) in zip(moved.weights, clone.weights, strict=True))
     assert moved.meta["steps"] >= 512
+    curve = [
+        json.loads(line) for line in (tmp_path / "moved" / "fine-tune" / "progress.jsonl").read_text().splitlines()
+    ]
+    assert curve and curve[-1]["steps"] == 512 and all(row["games"] > 0 for row in curve)
 
 
 def test_a_rerun_resumes_from_the_last_export_and_the_model_plays(tmp_path):
