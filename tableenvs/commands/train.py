@@ -1,0 +1,154 @@
+"""``tableenvs train``: check the flags and the train extra, then train with Stable-Baselines3 (one seat learning,
+:mod:`tableenvs.train`) or, with ``--backend rllib``, Ray RLlib (every seat learning, :mod:`tableenvs.rllib`).
+
+Where you are: the train sub-command's implementation, called by :mod:`tableenvs.cli` with the parsed flags and the
+train parser's defaults (the parser, and so the defaults, stay in the CLI; ``--resume`` and ``--backend rllib`` refuse
+a flag given that they would not read). Everything is checked before training starts: the extra, the flags, the output
+directory, the game options, seat and opponents (one env is built and closed). User errors are ``ValueError`` (the CLI
+prints them, exit 2); an interrupted run exits 130 (Ctrl-C) or 143 (SIGTERM) after its checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from tableenvs.commands.extras import missing_module
+from tableenvs.commands.flags import parse_option
+from tableenvs.paths import check_model_files, check_output_dir
+
+#: Modules the train extra provides (``tableenvs train`` checks them before anything else).
+TRAIN_MODULES = ("torch", "stable_baselines3", "sb3_contrib", "matplotlib", "tqdm", "rich", "openskill")
+
+#: The flags ``--resume`` takes; any other given is refused (the run keeps its config).
+_RESUME_FLAGS = ("env", "resume", "no_progress", "tensorboard", "log_formats", "trust_models")
+
+#: The train flags ``--backend rllib`` reads; any other given is refused.
+_RLLIB_FLAGS = ("env", "timesteps", "players", "option", "seed", "out", "final_games", "no_progress", "backend")
+_RLLIB_ONLY = ("env_runners", "ray_address", "per_seat")
+
+
+def run(args: argparse.Namespace, defaults: dict[str, object]) -> int:
+    """Train as the flags say; ``defaults`` is the train parser's default of every flag (by argparse dest): with
+    ``--resume`` or ``--backend rllib`` a flag that differs from its default is refused. The exit code: 0 when
+    training ran to its budget, 130 after Ctrl-C, 143 after SIGTERM."""
+    if args.backend == "rllib":
+        return _train_rllib(args, defaults)
+    given = _flags_given(args, _RLLIB_ONLY, defaults)
+    if given:
+        raise ValueError(f"{', '.join(given)} only go with --backend rllib")
+    missing = missing_module(TRAIN_MODULES)
+    if missing is not None:
+        raise ValueError(
+            f"training needs the train extra ({missing} is missing): "
+            'pip install "tableenvs[train]" (from a source checkout: pip install -e ".[train]"; '
+            "docs/training.md says how to get a CPU-only torch)"
+        ) from None
+    from tableenvs.single_agent import SingleAgentEnv
+    from tableenvs.train import TrainConfig, train
+
+    log_formats = [name.strip() for name in args.log_formats.split(",") if name.strip()]
+    if args.resume is not None:
+        from tableenvs.train import read_checkpoint, resume
+
+        given = [
+            "--" + name.replace("_", "-")
+            for name, default in defaults.items()
+            if name not in _RESUME_FLAGS and getattr(args, name, default) != default
+        ]
+        if args.env is not None and args.env != read_checkpoint(args.resume)["config"]["env"]:
+            given.insert(0, f"environment {args.env!r}")
+        if given:
+            raise ValueError(
+                f"--resume continues the run with its saved configuration; drop {', '.join(given)} "
+                "(only --no-progress, --tensorboard, --log-formats and --trust-models may be given)"
+            )
+        changes: dict[str, object] = {"progress_bar": not args.no_progress}
+        if args.tensorboard is not None:
+            changes["tensorboard"] = args.tensorboard
+        if log_formats:
+            changes["log_formats"] = log_formats
+        if args.trust_models:
+            changes["trust_models"] = True
+        return _train_exit_code(resume(args.resume, **changes))
+    if args.env is None:
+        raise ValueError("train needs an environment name (or --resume DIR)")
+    options = dict(parse_option(text) for text in args.option)
+    if args.players is not None:
+        options["num_players"] = args.players
+    opponents = [name.strip() for name in args.opponents.split(",") if name.strip()]
+    if not opponents:
+        raise ValueError(f"--opponents names no policy: {args.opponents!r}")
+    check_model_files(opponents, "--opponents")
+    seat = int(args.seat) if args.seat.lstrip("-").isdigit() else args.seat
+    config = TrainConfig(
+        args.env,
+        out=args.out,
+        timesteps=args.timesteps,
+        opponents=opponents[0] if len(opponents) == 1 else opponents,
+        seat=seat,
+        options=options,
+        num_envs=args.envs,
+        vec_env="subproc" if args.subproc else "dummy",
+        seed=args.seed,
+        eval_every=args.eval_every,
+        eval_games=args.eval_games,
+        final_games=args.final_games,
+        progress_bar=not args.no_progress,
+        algo=args.algo,
+        illegal_action=args.illegal_action,
+        checkpoint_every=args.checkpoint_every,
+        self_play_every=args.self_play_every,
+        tensorboard=args.tensorboard,
+        log_formats=log_formats,
+        trust_models=args.trust_models,
+    )
+    check_output_dir(args.out, "--out")
+    # The game options, seat and opponents (saved models loaded and matched to the game) once, before training.
+    SingleAgentEnv(
+        config.env, opponents=config.opponents, seat=config.seat, trust_models=config.trust_models, **config.options
+    ).close()
+    return _train_exit_code(train(config))
+
+
+def _flags_given(args: argparse.Namespace, flags, defaults: dict[str, object]) -> list[str]:
+    """The train flags among ``flags`` whose value differs from the default, as ``--flag-name``."""
+    return ["--" + name.replace("_", "-") for name in flags if getattr(args, name) != defaults[name]]
+
+
+def _train_rllib(args: argparse.Namespace, defaults: dict[str, object]) -> int:
+    """``tableenvs train --backend rllib``: :func:`tableenvs.rllib.train` with every seat learning."""
+    given = _flags_given(args, [name for name in defaults if name not in _RLLIB_FLAGS + _RLLIB_ONLY], defaults)
+    if given:
+        raise ValueError(f"--backend rllib does not take {', '.join(given)} (see tableenvs train --help)")
+    if args.env is None:
+        raise ValueError("train needs an environment name")
+    if args.env_runners < 0:
+        raise ValueError(f"--env-runners must be an integer >= 0, got {args.env_runners}")
+    check_output_dir(args.out, "--out")
+    options = dict(parse_option(text) for text in args.option)
+    if args.players is not None:
+        options["num_players"] = args.players
+    try:
+        from tableenvs.rllib import train as train_rllib
+    except ImportError as error:
+        raise ValueError(str(error)) from None
+    train_rllib(
+        args.env,
+        out=args.out,
+        timesteps=args.timesteps,
+        options=options,
+        policies="per_seat" if args.per_seat else "shared",
+        env_runners=args.env_runners,
+        seed=args.seed,
+        ray_address=args.ray_address,
+        final_games=args.final_games,
+        progress=None if args.no_progress else print,
+    )
+    return 0
+
+
+def _train_exit_code(result) -> int:
+    """0 when training ran to its budget; 130 after Ctrl-C, 143 after SIGTERM (the checkpoint line was printed)."""
+    if result.interrupted is None:
+        return 0
+    return 143 if result.interrupted == "SIGTERM" else 130
