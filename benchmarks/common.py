@@ -8,8 +8,10 @@ as ``common``. Intervals come from :mod:`tableenvs.ratings` (Wilson, mean ± 1.9
 from __future__ import annotations
 
 import platform
+import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -164,3 +166,14 @@ def parallel_headroom(n: int = 10_000_000) -> float:
         pool.map(burn, [n, n])
         two = time.perf_counter() - start
     return 2 * one / two
+
+
+def replace_block(path: Path, begin: str, end: str, body: str) -> None:
+    """Rewrite the text between the ``begin`` and ``end`` marker lines of ``path`` with ``body`` (exit naming the
+    markers if the file lacks them): how a benchmark writes its measured block into the docs."""
+    text = path.read_text()
+    if begin not in text or end not in text:
+        sys.exit(f"{path} has no {begin!r} ... {end!r} block")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    path.write_text(f"{head}{begin}\n{body}\n{end}{tail}")

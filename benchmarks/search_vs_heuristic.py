@@ -17,11 +17,10 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 import time
 from pathlib import Path
 
-from common import CLOCK, decision_times
+from common import CLOCK, decision_times, replace_block
 
 import tableenvs
 from tableenvs.evaluation import evaluate
@@ -123,12 +122,7 @@ def write_docs(out: Path, begin: str = BEGIN, end: str = END, make_table=None) -
     """Rewrite the ``begin`` ... ``end`` block of docs/agents.md with ``make_table`` (default :func:`table`) of every
     row saved under ``out`` (also used by ``trained_vs_heuristic.py`` with its own block and table)."""
     rows = [json.loads(path.read_text()) for path in sorted(out.glob("*.json"))]
-    text = DOCS.read_text()
-    if begin not in text or end not in text:
-        sys.exit(f"{DOCS} has no {begin!r} ... {end!r} block")
-    head, rest = text.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    DOCS.write_text(f"{head}{begin}\n{(make_table or table)(rows)}\n{end}{tail}")
+    replace_block(DOCS, begin, end, (make_table or table)(rows))
     print(f"wrote {len(rows)} rows into {DOCS}")
 
 

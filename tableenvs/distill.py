@@ -210,7 +210,7 @@ def fit(
     """Fit a ReLU MLP to the soft targets (masked softmax cross-entropy); keeps the epoch of least validation loss.
 
     The validation games (a ``validation`` share of the deals, chosen by ``seed``) are never trained on; each
-    epoch reports the validation loss and how often the network's most likely action is the one search played.
+    epoch reports the validation loss and how often the network's most likely action is the one the labeller played.
     ``prior``: more labelled rows (e.g. the heuristic's own choices, cheap to make) trained on with weight
     ``prior_weight`` each against 1 for a row of ``data``; never validated on.
     """
@@ -284,7 +284,7 @@ def fit(
         history.append(row)
         say(
             f"epoch {epoch}/{epochs}: train {row['train_loss']:.4f}, validation {row['val_loss']:.4f}, "
-            f"agrees with search {agree:.3f}, {row['seconds']:.1f} s"
+            f"agrees with the labels {agree:.3f}, {row['seconds']:.1f} s"
         )
         if best is None or row["val_loss"] < best[0]:
             linear = [m for m in net if isinstance(m, torch.nn.Linear)]
