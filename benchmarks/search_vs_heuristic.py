@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -122,6 +123,8 @@ def write_docs(out: Path, begin: str = BEGIN, end: str = END, make_table=None) -
     """Rewrite the ``begin`` ... ``end`` block of docs/agents.md with ``make_table`` (default :func:`table`) of every
     row saved under ``out`` (also used by ``trained_vs_heuristic.py`` with its own block and table)."""
     rows = [json.loads(path.read_text()) for path in sorted(out.glob("*.json"))]
+    if not rows:
+        sys.exit(f"no saved rows under {out}: the docs block is left as it is (run the benchmark first)")
     replace_block(DOCS, begin, end, (make_table or table)(rows))
     print(f"wrote {len(rows)} rows into {DOCS}")
 
