@@ -4,8 +4,9 @@ For each game chosen: :func:`tableenvs.evaluation.evaluate` of ``heuristic`` aga
 each, every seating, duplicate deals: one deal per block of seatings, so the paired differences over blocks compare
 the two on the same cards), then a timing pass (``--timing-games`` games with one search seat among heuristics,
 every search decision with at least two legal actions timed in CPU time of this process, ``time.process_time``).
-Each row is saved as JSON under ``--out`` (default ``runs/search_vs_heuristic``), and ``--write-docs`` rewrites the
-marked results block of docs/agents.md from every saved row, each with the command that made it.
+Each row is saved as JSON under ``--out`` (default ``benchmarks/results/search_vs_heuristic``, committed), and
+``--write-docs`` rewrites the marked results block of docs/agents.md from every saved row, each with the command
+that made it.
 
 Run: ``python benchmarks/search_vs_heuristic.py --games 400 [--game pilipili_v0 ...] [--spec search:...]
 [--players 4] [--workers 1] [--seed 0] [--timing-games 2] [--write-docs]``; ``--spec`` defaults to ``search`` (the
@@ -138,7 +139,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timing-games", type=int, default=2, help="games of the timing pass (0: none)")
-    parser.add_argument("--out", type=Path, default=ROOT / "runs" / "search_vs_heuristic")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "search_vs_heuristic")
     parser.add_argument("--write-docs", action="store_true", help="rewrite docs/agents.md's block from saved rows")
     parser.add_argument("--docs-only", action="store_true", help="only rewrite the docs from the saved rows")
     args = parser.parse_args()

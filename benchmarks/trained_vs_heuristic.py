@@ -4,8 +4,9 @@ heuristic" (issue 28).
 For each game chosen: :func:`tableenvs.evaluation.evaluate` of ``heuristic`` against a model (``trained``, the
 model shipped in the package, or a ``.npz`` path) with half the seats each, every seating, duplicate deals, as
 ``search_vs_heuristic.py`` does (its ``run`` plays and times the rows), at the game's default player count.
-Rows are saved as JSON under ``--out`` (default ``runs/trained_vs_heuristic``); ``--write-docs`` rewrites the
-marked block of docs/agents.md from every saved row, each with the command that made it.
+Rows are saved as JSON under ``--out`` (default ``benchmarks/results/trained_vs_heuristic``, committed so that the
+docs block can be rewritten on any machine); ``--write-docs`` rewrites the marked block of docs/agents.md from every
+saved row, each with the command that made it.
 
 Run: ``python benchmarks/trained_vs_heuristic.py --games 2000 [--game pilipili_v0 ...] [--spec trained]
 [--workers 2] [--seed 0] [--write-docs]``; ``--docs-only`` rewrites the docs from saved rows.
@@ -24,11 +25,11 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "agents.md"
 BEGIN = "<!-- trained_vs_heuristic: begin (written by benchmarks/trained_vs_heuristic.py --write-docs) -->"
 END = "<!-- trained_vs_heuristic: end -->"
-#: The default player count of each game (the registry's defaults; Rummikub capped at 200 turns as elsewhere).
+#: The default player count and options of each game (what the recipe trains on: a model is refused elsewhere).
 GAMES = {
     "pilipili_v0": {"players": 5, "options": {}},
     "llama_party_v0": {"players": 4, "options": {}},
-    "rummikub_v0": {"players": 4, "options": {"max_turns": 200}},
+    "rummikub_v0": {"players": 4, "options": {}},
 }
 
 
@@ -62,7 +63,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timing-games", type=int, default=2, help="games of the timing pass (0: none)")
-    parser.add_argument("--out", type=Path, default=ROOT / "runs" / "trained_vs_heuristic")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "trained_vs_heuristic")
     parser.add_argument("--write-docs", action="store_true", help="rewrite docs/agents.md's block from saved rows")
     parser.add_argument("--docs-only", action="store_true", help="only rewrite the docs from the saved rows")
     args = parser.parse_args()
