@@ -17,8 +17,10 @@ The format (version 1) is one ``.npz`` archive read with ``np.load(path, allow_p
                        :func:`tableenvs.layout.layout_version`), ``observation_size``, ``num_actions``, ``hidden``
                        (hidden layer sizes, a list, may be empty), ``activation`` (``"relu"`` or ``"tanh"``) and
                        optionally ``meta`` (a free dict: recipe, steps, date, ...)
-``layer<i>.weight``    float32, shape (inputs, outputs), ``i`` = 0 .. ``len(hidden)``: the sizes chain from
-                       ``observation_size`` through ``hidden`` to ``num_actions``
+``layer<i>.weight``    float32 or float16, shape (inputs, outputs), ``i`` = 0 .. ``len(hidden)``: the sizes chain
+                       from ``observation_size`` through ``hidden`` to ``num_actions``; float16 halves the file
+                       (the shipped models), and is widened to float32 once when loaded (a reader from before
+                       float16 was allowed refuses such a file, naming the dtype)
 ``layer<i>.bias``      float32, shape (outputs,)
 ``input.offset``       optional float32 (observation_size,); the network's input is ``(observation - offset) *
 ``input.scale``        scale`` (either may be absent: offset 0, scale 1)
@@ -33,6 +35,8 @@ Nothing else may be in the file, and every number must be finite.
 * :class:`NumpyPolicy` — a model as a :class:`~tableenvs.policies.Policy` for an env: the most likely legal action,
   or a sample from the masked softmax drawn with the caller's ``rng``. A model whose game, options, layout version,
   observation size or action count differ from the env's is refused at once, in one line naming both.
+* :func:`convert_numpy_policy` — rewrite a file with its weight matrices stored in another dtype (float16: half
+  the size; the greedy actions of the shipped models were checked against their float32 originals).
 * :func:`random_numpy_policy` — a file with random weights for an env (tests, benchmarks, a smoke check).
 * :func:`trained_model_path` — the model ``make_policy("trained", env)`` plays: ``<game>.npz`` in the directory named
   by the environment variable ``TABLEENVS_MODELS`` if set, else in :data:`MODELS_DIR` (``tableenvs/models``,
@@ -76,6 +80,8 @@ HEADER_KEYS = (
 )
 OPTIONAL_HEADER_KEYS = ("meta",)
 INPUT_ARRAYS = ("input.offset", "input.scale")
+#: The dtypes a weight matrix may be stored in (biases and the input transform are always float32).
+WEIGHT_DTYPES = ("float32", "float16")
 
 
 @dataclass(frozen=True, eq=False)
@@ -192,16 +198,19 @@ def _array_names(header: dict[str, Any]) -> list[str]:
     return names
 
 
-def _check_array(array: Any, name: str, shape: tuple[int, ...], where: str) -> np.ndarray:
+def _check_array(
+    array: Any, name: str, shape: tuple[int, ...], where: str, dtypes: tuple[str, ...] = ("float32",)
+) -> np.ndarray:
+    """``array`` checked (a numpy array of one of ``dtypes``, of ``shape``, finite), as float32."""
     if not isinstance(array, np.ndarray):
         raise ValueError(f"{where}: {name!r} is not a numpy array (a raw archive member)")
-    if array.dtype != np.float32:
-        raise ValueError(f"{where}: {name!r} has dtype {array.dtype}, not float32")
+    if array.dtype.name not in dtypes:
+        raise ValueError(f"{where}: {name!r} has dtype {array.dtype}, not {' or '.join(dtypes)}")
     if array.shape != shape:
         raise ValueError(f"{where}: {name!r} has shape {array.shape}, expected {shape} (from the header's sizes)")
     if not np.isfinite(array).all():
         raise ValueError(f"{where}: {name!r} holds {int((~np.isfinite(array)).sum())} non-finite value(s)")
-    return array
+    return array.astype(np.float32, copy=False)
 
 
 def _model(header: dict[str, Any], arrays: Mapping[str, Any], where: str, name: str) -> NumpyModel:
@@ -220,7 +229,11 @@ def _model(header: dict[str, Any], arrays: Mapping[str, Any], where: str, name: 
     weights = []
     for index in range(len(sizes) - 1):
         weight = _check_array(
-            arrays[f"layer{index}.weight"], f"layer{index}.weight", (sizes[index], sizes[index + 1]), where
+            arrays[f"layer{index}.weight"],
+            f"layer{index}.weight",
+            (sizes[index], sizes[index + 1]),
+            where,
+            WEIGHT_DTYPES,
         )
         bias = _check_array(arrays[f"layer{index}.bias"], f"layer{index}.bias", (sizes[index + 1],), where)
         weights.append((weight, bias))
@@ -310,19 +323,23 @@ def save_numpy_policy(
     input_offset: np.ndarray | None = None,
     input_scale: np.ndarray | None = None,
     meta: Mapping[str, Any] | None = None,
+    weight_dtype: str = "float32",
 ) -> Path:
     """Write a numpy policy file (atomically: an existing file survives a failed write); return its path.
 
-    ``weights``: ``(W, b)`` per layer, ``W`` of shape (inputs, outputs); converted to float32. ``options`` and ``meta``
-    must be JSON. Everything is checked as :func:`load_numpy_policy` checks it, before anything is written.
+    ``weights``: ``(W, b)`` per layer, ``W`` of shape (inputs, outputs); ``W`` stored as ``weight_dtype`` (one of
+    :data:`WEIGHT_DTYPES`), ``b`` as float32. ``options`` and ``meta`` must be JSON. Everything is checked as
+    :func:`load_numpy_policy` checks it, before anything is written.
     """
     path = Path(path)
     where = f"numpy policy {str(path)!r}"
+    if weight_dtype not in WEIGHT_DTYPES:
+        raise ValueError(f"{where}: weight_dtype must be one of {', '.join(WEIGHT_DTYPES)}, got {weight_dtype!r}")
     if not weights:
         raise ValueError(f"{where}: weights must list at least one (W, b) layer")
     arrays: dict[str, np.ndarray] = {}
     for index, (weight, bias) in enumerate(weights):
-        arrays[f"layer{index}.weight"] = np.ascontiguousarray(weight, dtype=np.float32)
+        arrays[f"layer{index}.weight"] = np.ascontiguousarray(weight, dtype=weight_dtype)
         arrays[f"layer{index}.bias"] = np.ascontiguousarray(bias, dtype=np.float32)
     for key, value in zip(INPUT_ARRAYS, (input_offset, input_scale), strict=True):
         if value is not None:
@@ -352,6 +369,24 @@ def save_numpy_policy(
     with atomic_output(path, "wb") as handle:
         np.savez_compressed(handle, **arrays)
     return path
+
+
+def convert_numpy_policy(source: str | os.PathLike, target: str | os.PathLike, weight_dtype: str = "float16") -> Path:
+    """Rewrite the numpy policy file ``source`` as ``target`` with its weight matrices stored as ``weight_dtype``
+    (same header; ``meta["weight_dtype"]`` records it); return the target's path."""
+    model = load_numpy_policy(source)
+    return save_numpy_policy(
+        target,
+        game=model.game,
+        options=model.options,
+        layout_version=model.layout_version,
+        weights=model.weights,
+        activation=model.activation,
+        input_offset=model.input_offset,
+        input_scale=model.input_scale,
+        meta={**model.meta, "weight_dtype": weight_dtype},
+        weight_dtype=weight_dtype,
+    )
 
 
 # ---------------------------------------------------------------------------------------------- envs and models

@@ -17,6 +17,7 @@ from tableenvs.layout import layout_version
 from tableenvs.numpy_policy import (
     NumpyModel,
     NumpyPolicy,
+    convert_numpy_policy,
     load_numpy_policy,
     model_options,
     random_numpy_policy,
@@ -326,3 +327,42 @@ def test_repr_names_the_file_game_and_shape(tmp_path):
     path = random_numpy_policy(tmp_path / "m.npz", env, hidden=(8,), seed=0)
     text = repr(NumpyPolicy(path))
     assert text.startswith("NumpyPolicy('m.npz', pilipili_v0, ") and "x8x" in text and "deterministic=True" in text
+
+
+# ---------------------------------------------------------------------------------------------- float16 weights
+
+
+def test_float16_weights_halve_the_file_load_as_float32_and_keep_the_greedy_actions(tmp_path):
+    raw = tableenvs.make_raw("pilipili_v0", num_players=5)
+    source = random_numpy_policy(tmp_path / "a.npz", raw, hidden=(256, 256), seed=3)
+    target = convert_numpy_policy(source, tmp_path / "b.npz")
+    assert target.stat().st_size < 0.6 * source.stat().st_size
+    wide, narrow = load_numpy_policy(source), load_numpy_policy(target)
+    assert narrow.meta["weight_dtype"] == "float16"
+    with np.load(target, allow_pickle=False) as archive:
+        assert archive["layer0.weight"].dtype == np.float16 and archive["layer0.bias"].dtype == np.float32
+    for (w32, b32), (w16, b16) in zip(wide.weights, narrow.weights, strict=True):
+        assert w16.dtype == np.float32 and np.array_equal(w16, w32.astype(np.float16).astype(np.float32))
+        assert np.array_equal(b16, b32)
+    first, second = NumpyPolicy(wide, raw), NumpyPolicy(narrow, raw)
+    rng = np.random.default_rng(0)
+    seen = observations(raw, 400)
+    same = sum(first.act(o, m, rng) == second.act(o, m, rng) for o, m in seen)
+    assert same >= 0.98 * len(seen), f"{same}/{len(seen)}"
+
+
+def test_weight_dtypes_other_than_float32_and_float16_are_refused(tmp_path):
+    raw = tableenvs.make_raw("pilipili_v0", num_players=3)
+    model = load_numpy_policy(random_numpy_policy(tmp_path / "a.npz", raw, hidden=(4,), seed=0))
+    fields = dict(
+        game=model.game, options=model.options, layout_version=model.layout_version, activation=model.activation
+    )
+    with pytest.raises(ValueError, match=r"weight_dtype must be one of float32, float16, got 'int8'"):
+        save_numpy_policy(tmp_path / "b.npz", weights=model.weights, weight_dtype="int8", **fields)
+    wide = [(w.astype(np.float64), b) for w, b in model.weights]
+    arrays = {f"layer{i}.{k}": v for i, (w, b) in enumerate(wide) for k, v in (("weight", w), ("bias", b))}
+    with np.load(tmp_path / "a.npz", allow_pickle=False) as archive:
+        arrays["header"] = archive["header"]
+    np.savez(tmp_path / "c.npz", **arrays)
+    with pytest.raises(ValueError, match=r"'layer0.weight' has dtype float64, not float32 or float16"):
+        load_numpy_policy(tmp_path / "c.npz")
