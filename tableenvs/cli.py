@@ -76,6 +76,7 @@ MINIMUM = {
     "eval_games": 1,
     "final_games": 0,
     "record_games": 1,
+    "label_games": 1,
     "seed": 0,
 }
 
@@ -265,6 +266,17 @@ def _add_train_parser(commands) -> dict[str, object]:
         "--log-formats",
         default="",
         help="comma-separated SB3 logger formats written to OUT/logs: stdout, csv, json, log, tensorboard",
+    )
+    train.add_argument(
+        "--recipe",
+        choices=("strong",),
+        default=None,
+        help="strong: clone the heuristic from its own games, then MaskablePPO against heuristic opponents from the "
+        "clone (tableenvs.recipe, docs/training.md 'The strong recipe'); takes --timesteps (PPO steps, default "
+        "1000000 with the recipe), --players, --seed, --out, --label-games; rerun on the same --out to continue",
+    )
+    train.add_argument(
+        "--label-games", type=int, default=1500, help="with --recipe: heuristic games to clone from (default 1500)"
     )
     return {action.dest: action.default for action in train._actions if action.dest != "help"}
 

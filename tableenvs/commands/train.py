@@ -1,5 +1,6 @@
 """``tableenvs train``: check the flags and the train extra, then train with Stable-Baselines3 (one seat learning,
-:mod:`tableenvs.train`) or, with ``--backend rllib``, Ray RLlib (every seat learning, :mod:`tableenvs.rllib`).
+:mod:`tableenvs.train`), with ``--recipe strong`` the strong recipe (:mod:`tableenvs.recipe`), or with ``--backend
+rllib`` Ray RLlib (every seat learning, :mod:`tableenvs.rllib`).
 
 Where you are: the train sub-command's implementation, called by :mod:`tableenvs.cli` with the parsed flags and the
 train parser's defaults (the parser, and so the defaults, stay in the CLI; ``--resume`` and ``--backend rllib`` refuse
@@ -26,11 +27,21 @@ _RESUME_FLAGS = ("env", "resume", "no_progress", "tensorboard", "log_formats", "
 _RLLIB_FLAGS = ("env", "timesteps", "players", "option", "seed", "out", "final_games", "no_progress", "backend")
 _RLLIB_ONLY = ("env_runners", "ray_address", "per_seat")
 
+#: The train flags ``--recipe strong`` reads; any other given is refused.
+_RECIPE_FLAGS = ("env", "timesteps", "players", "seed", "out", "recipe", "label_games")
+#: The recipe's PPO budget when ``--timesteps`` is not given (the plain job's default is much smaller).
+RECIPE_TIMESTEPS = 1_000_000
+
 
 def run(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     """Train as the flags say; ``defaults`` is the train parser's default of every flag (by argparse dest): with
     ``--resume`` or ``--backend rllib`` a flag that differs from its default is refused. The exit code: 0 when
     training ran to its budget, 130 after Ctrl-C, 143 after SIGTERM."""
+    if args.recipe is not None:
+        return _train_recipe(args, defaults)
+    given = _flags_given(args, ("label_games",), defaults)
+    if given:
+        raise ValueError(f"{', '.join(given)} only goes with --recipe strong")
     if args.backend == "rllib":
         return _train_rllib(args, defaults)
     given = _flags_given(args, _RLLIB_ONLY, defaults)
@@ -113,6 +124,31 @@ def run(args: argparse.Namespace, defaults: dict[str, object]) -> int:
 def _flags_given(args: argparse.Namespace, flags, defaults: dict[str, object]) -> list[str]:
     """The train flags among ``flags`` whose value differs from the default, as ``--flag-name``."""
     return ["--" + name.replace("_", "-") for name in flags if getattr(args, name) != defaults[name]]
+
+
+def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
+    """``tableenvs train GAME --recipe strong``: :func:`tableenvs.recipe.strong` under ``--out`` (a rerun on the same
+    directory continues it from its last export)."""
+    given = _flags_given(args, [name for name in defaults if name not in _RECIPE_FLAGS], defaults)
+    if given:
+        raise ValueError(f"--recipe strong does not take {', '.join(given)} (see tableenvs train --help)")
+    if args.env is None:
+        raise ValueError("train --recipe strong needs an environment name")
+    missing = missing_module(TRAIN_MODULES)
+    if missing is not None:
+        raise ValueError(
+            f'the strong recipe needs the train extra ({missing} is missing): pip install "tableenvs[train]"'
+        )
+    check_output_dir(args.out, "--out")
+    options = {} if args.players is None else {"num_players": args.players}
+    from tableenvs.registry import make_raw
+
+    make_raw(args.env, **options).close()  # the game and its player count, checked before anything runs
+    from tableenvs.recipe import strong
+
+    steps = RECIPE_TIMESTEPS if args.timesteps == defaults["timesteps"] else args.timesteps
+    strong(args.env, args.out, options=options, label_games=args.label_games, steps=steps, seed=args.seed)
+    return 0
 
 
 def _train_rllib(args: argparse.Namespace, defaults: dict[str, object]) -> int:

@@ -1,0 +1,74 @@
+"""``tableenvs train GAME --recipe strong``: the flags it does not read are refused before anything runs, and it
+runs the recipe (tableenvs/recipe.py, kept to seconds here) into --out, where a rerun continues."""
+
+import pytest
+
+from tableenvs import recipe
+from tableenvs.cli import main
+from tableenvs.numpy_policy import load_numpy_policy
+
+pytest.importorskip("sb3_contrib")
+
+
+@pytest.mark.parametrize(
+    "flags, named",
+    [
+        (["--opponents", "heuristic"], "--opponents"),
+        (["--algo", "ppo"], "--algo"),
+        (["--backend", "rllib"], "--backend"),
+        (["--envs", "2"], "--envs"),
+        (["--resume", "somewhere"], "--resume"),
+    ],
+)
+def test_flags_the_recipe_does_not_read_are_one_line_errors(flags, named, tmp_path, capsys):
+    code = main(["train", "pilipili_v0", "--recipe", "strong", "--out", str(tmp_path / "r"), *flags])
+    err = capsys.readouterr().err
+    assert code == 2 and named in err and "--recipe strong does not take" in err and err.count("\n") == 1
+    assert not (tmp_path / "r").exists()
+
+
+def test_label_games_without_the_recipe_and_bad_values_are_refused(tmp_path, capsys):
+    assert main(["train", "pilipili_v0", "--label-games", "10", "--out", str(tmp_path)]) == 2
+    assert "--label-games only goes with --recipe strong" in capsys.readouterr().err
+    assert main(["train", "pilipili_v0", "--recipe", "strong", "--label-games", "0", "--out", str(tmp_path)]) == 2
+    assert "--label-games" in capsys.readouterr().err
+    assert main(["train", "pilipili_v0", "--recipe", "strong", "--players", "9", "--out", str(tmp_path / "x")]) == 2
+    assert "num_players" in capsys.readouterr().err
+    assert main(["train", "--recipe", "strong"]) == 2
+    assert "needs an environment name" in capsys.readouterr().err
+
+
+def test_the_recipe_runs_into_out_with_the_flags_given(tmp_path, monkeypatch, capsys):
+    calls = []
+    real = recipe.strong
+
+    def small(game, out, **kwargs):  # the recipe itself on a seconds budget (tests/test_recipe.py tests it)
+        calls.append((game, kwargs))
+        small_ft = {
+            "envs": 2,
+            "chunk": 512,
+            "freeze": 0,
+            "settings": {"n_steps": 128, "batch_size": 128, "n_epochs": 1},
+        }
+        return real(game, out, **kwargs, epochs=2, hidden=(16,), workers=1, fine_tune_options=small_ft)
+
+    monkeypatch.setattr(recipe, "strong", small)
+    out = tmp_path / "run"
+    args = ["train", "pilipili_v0", "--recipe", "strong", "--players", "3", "--timesteps", "512"]
+    assert main([*args, "--label-games", "3", "--seed", "2", "--out", str(out)]) == 0
+    game, kwargs = calls[0]
+    assert game == "pilipili_v0" and kwargs["steps"] == 512 and kwargs["label_games"] == 3 and kwargs["seed"] == 2
+    assert kwargs["options"] == {"num_players": 3}
+    model = load_numpy_policy(out / "fine-tune" / "model.npz")
+    assert model.game == "pilipili_v0" and model.options["num_players"] == 3
+    capsys.readouterr()
+    assert main([*args[:-1], "1024", "--out", str(out)]) == 0  # a rerun continues from the last export
+    assert "resum" in capsys.readouterr().out.lower()
+    assert calls[1][1]["steps"] == 1024
+
+
+def test_the_recipe_budget_defaults_to_a_million_steps(tmp_path, monkeypatch):
+    seen = {}
+    monkeypatch.setattr(recipe, "strong", lambda game, out, **kwargs: seen.update(kwargs))
+    assert main(["train", "llama_party_v0", "--recipe", "strong", "--out", str(tmp_path)]) == 0
+    assert seen["steps"] == 1_000_000 and seen["label_games"] == 1500 and seen["options"] == {}
