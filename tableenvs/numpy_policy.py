@@ -16,18 +16,22 @@ The format (version 1) is one ``.npz`` archive read with ``np.load(path, allow_p
                        :func:`model_options`), ``layout_version`` (the encoder's observation layout,
                        :func:`tableenvs.layout.layout_version`), ``observation_size``, ``num_actions``, ``hidden``
                        (hidden layer sizes, a list, may be empty), ``activation`` (``"relu"`` or ``"tanh"``) and
-                       optionally ``meta`` (a free dict: recipe, steps, date, ...)
-``layer<i>.weight``    float32 or float16, shape (inputs, outputs), ``i`` = 0 .. ``len(hidden)``: the sizes chain
-                       from ``observation_size`` through ``hidden`` to ``num_actions``; float16 halves the file
-                       (the shipped models), and is widened to float32 once when loaded (a reader from before
-                       float16 was allowed refuses such a file, naming the dtype)
-``layer<i>.bias``      float32, shape (outputs,)
-``input.offset``       optional float32 (observation_size,); the network's input is ``(observation - offset) *
-``input.scale``        scale`` (either may be absent: offset 0, scale 1)
+                       optionally ``meta`` (a free dict: recipe, steps, date, ...; ``weight_dtype`` when
+                       :func:`convert_numpy_policy` wrote the file)
+``layer<i>.weight``    float32 or float16 (either, per matrix), shape (inputs, outputs), ``i`` = 0 ..
+                       ``len(hidden)``: the sizes chain from ``observation_size`` through ``hidden`` to
+                       ``num_actions``. float16 halves the file (the shipped models) and is widened to float32 once
+                       when loaded, so the forward pass is the same. Still version 1: a reader from before float16
+                       was allowed refuses such a file in one line (``'layer0.weight' has dtype float16, not
+                       float32``) and reads float32 files as before
+``layer<i>.bias``      float32 only, shape (outputs,)
+``input.offset``       optional, float32 only, (observation_size,); the network's input is ``(observation -
+``input.scale``        offset) * scale`` (either may be absent: offset 0, scale 1)
 =====================  ========================================================================================
 
 The network: ``x = activation(x @ W_i + b_i)`` for every layer but the last, whose output is one logit per action.
-Nothing else may be in the file, and every number must be finite.
+Nothing else may be in the file, and every number must be finite. :func:`save_numpy_policy` writes the archive
+with ``np.savez_compressed`` (``np.load`` reads compressed and uncompressed archives alike).
 
 * :func:`save_numpy_policy` — write a file atomically, checked as :func:`load_numpy_policy` checks it.
 * :func:`load_numpy_policy` — read and check a file into a :class:`NumpyModel`; any problem in it is a one-line
@@ -312,6 +316,34 @@ def load_numpy_policy(path: str | os.PathLike) -> NumpyModel:
     return _model(header, arrays, where, path.name)
 
 
+def _weight_dtype(dtype: Any, where: str) -> str:
+    """``dtype`` (a name, or a numpy dtype or type) as one of :data:`WEIGHT_DTYPES`; a ``ValueError`` otherwise."""
+    try:
+        name = np.dtype(dtype).name if dtype is not None else None
+    except (TypeError, ValueError):
+        name = None
+    if name not in WEIGHT_DTYPES:
+        raise ValueError(
+            f"{where}: dtype (the weights' storage) must be one of {', '.join(WEIGHT_DTYPES)}, got {dtype!r}"
+        )
+    return name
+
+
+def _stored_weight(weight: Any, dtype: str, name: str, where: str) -> np.ndarray:
+    """``weight`` as the contiguous ``dtype`` array the file stores; refused if the cast itself overflows."""
+    with np.errstate(over="ignore"):  # reported below, as a one-line error
+        stored = np.ascontiguousarray(weight, dtype=dtype)
+    if dtype != "float32" and not np.isfinite(stored).all():
+        original = np.asarray(weight, dtype=np.float64)
+        overflow = int((np.isfinite(original) & ~np.isfinite(stored)).sum())
+        if overflow:  # a non-finite input is refused by the usual check, with the usual message
+            raise ValueError(
+                f"{where}: {name!r} has {overflow} value(s) beyond {dtype}'s range (|w| > "
+                f"{float(np.finfo(dtype).max):g}); store it as float32"
+            )
+    return stored
+
+
 def save_numpy_policy(
     path: str | os.PathLike,
     *,
@@ -323,23 +355,22 @@ def save_numpy_policy(
     input_offset: np.ndarray | None = None,
     input_scale: np.ndarray | None = None,
     meta: Mapping[str, Any] | None = None,
-    weight_dtype: str = "float32",
+    dtype: str = "float32",
 ) -> Path:
     """Write a numpy policy file (atomically: an existing file survives a failed write); return its path.
 
-    ``weights``: ``(W, b)`` per layer, ``W`` of shape (inputs, outputs); ``W`` stored as ``weight_dtype`` (one of
-    :data:`WEIGHT_DTYPES`), ``b`` as float32. ``options`` and ``meta`` must be JSON. Everything is checked as
-    :func:`load_numpy_policy` checks it, before anything is written.
+    ``weights``: ``(W, b)`` per layer, ``W`` of shape (inputs, outputs); ``W`` stored as ``dtype`` (one of
+    :data:`WEIGHT_DTYPES`: ``"float16"`` halves the file), ``b`` as float32. ``options`` and ``meta`` must be JSON.
+    Everything is checked as :func:`load_numpy_policy` checks it, before anything is written.
     """
     path = Path(path)
     where = f"numpy policy {str(path)!r}"
-    if weight_dtype not in WEIGHT_DTYPES:
-        raise ValueError(f"{where}: weight_dtype must be one of {', '.join(WEIGHT_DTYPES)}, got {weight_dtype!r}")
+    dtype = _weight_dtype(dtype, where)
     if not weights:
         raise ValueError(f"{where}: weights must list at least one (W, b) layer")
     arrays: dict[str, np.ndarray] = {}
     for index, (weight, bias) in enumerate(weights):
-        arrays[f"layer{index}.weight"] = np.ascontiguousarray(weight, dtype=weight_dtype)
+        arrays[f"layer{index}.weight"] = _stored_weight(weight, dtype, f"layer{index}.weight", where)
         arrays[f"layer{index}.bias"] = np.ascontiguousarray(bias, dtype=np.float32)
     for key, value in zip(INPUT_ARRAYS, (input_offset, input_scale), strict=True):
         if value is not None:
@@ -371,9 +402,12 @@ def save_numpy_policy(
     return path
 
 
-def convert_numpy_policy(source: str | os.PathLike, target: str | os.PathLike, weight_dtype: str = "float16") -> Path:
-    """Rewrite the numpy policy file ``source`` as ``target`` with its weight matrices stored as ``weight_dtype``
-    (same header; ``meta["weight_dtype"]`` records it); return the target's path."""
+def convert_numpy_policy(source: str | os.PathLike, target: str | os.PathLike, dtype: str = "float16") -> Path:
+    """Rewrite the numpy policy file ``source`` as ``target`` with its weight matrices stored as ``dtype`` (one of
+    :data:`WEIGHT_DTYPES`); the header is the same but for ``meta["weight_dtype"]``, which records the storage dtype.
+    Biases and the input transform are copied exactly. ``target`` may be ``source`` (the write is atomic); its path.
+    """
+    dtype = _weight_dtype(dtype, f"numpy policy {str(Path(target))!r}")
     model = load_numpy_policy(source)
     return save_numpy_policy(
         target,
@@ -384,8 +418,8 @@ def convert_numpy_policy(source: str | os.PathLike, target: str | os.PathLike, w
         activation=model.activation,
         input_offset=model.input_offset,
         input_scale=model.input_scale,
-        meta={**model.meta, "weight_dtype": weight_dtype},
-        weight_dtype=weight_dtype,
+        meta={**model.meta, "weight_dtype": dtype},
+        dtype=dtype,
     )
 
 
@@ -400,9 +434,11 @@ def save_for_env(
     activation: str,
     input_scale: np.ndarray | None = None,
     meta: Mapping[str, Any] | None = None,
+    dtype: str = "float32",
 ) -> Path:
     """:func:`save_numpy_policy` for a model that plays ``env`` (raw or wrapped): the header's game, options and
-    layout version are ``env``'s (:func:`model_options`, :func:`tableenvs.layout.layout_version`)."""
+    layout version are ``env``'s (:func:`model_options`, :func:`tableenvs.layout.layout_version`); ``dtype`` is the
+    weight matrices' storage (``"float32"`` or ``"float16"``)."""
     raw = getattr(env, "unwrapped", env)
     return save_numpy_policy(
         path,
@@ -413,6 +449,7 @@ def save_for_env(
         activation=activation,
         input_scale=input_scale,
         meta=meta,
+        dtype=dtype,
     )
 
 
