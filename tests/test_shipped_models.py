@@ -1,0 +1,91 @@
+"""The models shipped in tableenvs/models/ (``make_policy("trained", env)``): each fits its game as the package
+encodes it today, is small, plays without torch, and beats the heuristic on fixed duplicate deals.
+
+The full evidence (2,000 games, every seating) is in docs/agents.md "Trained against the heuristic"; the check here
+is a short, seeded regression guard: a change to a game's rules or observation that the model no longer fits, or a
+file replaced by a weaker one, fails it.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tableenvs
+from tableenvs.evaluation import evaluate
+from tableenvs.numpy_policy import MODELS_DIR, NumpyPolicy, load_numpy_policy, model_options
+from tableenvs.policies import make_policy, play_game
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = sorted(path.stem for path in MODELS_DIR.glob("*.npz"))
+#: At most this many bytes per shipped model file (issue 28: "a few hundred KB each at most").
+MAX_BYTES = 600_000
+
+
+@pytest.fixture(autouse=True)
+def package_models(monkeypatch):
+    monkeypatch.delenv("TABLEENVS_MODELS", raising=False)  # the package's own directory
+
+
+def test_pilipili_has_a_shipped_model():
+    assert "pilipili_v0" in SHIPPED, SHIPPED
+
+
+@pytest.mark.parametrize("game", SHIPPED)
+def test_a_shipped_model_fits_its_games_default_setting_and_is_small(game):
+    path = MODELS_DIR / f"{game}.npz"
+    assert path.stat().st_size <= MAX_BYTES, path.stat().st_size
+    model = load_numpy_policy(path)
+    raw = tableenvs.make_raw(game)
+    assert model.game == game and model.options == model_options(raw)
+    with np.load(path, allow_pickle=False) as archive:
+        assert all(archive[f"layer{i}.weight"].dtype == np.float16 for i in range(len(model.hidden) + 1))
+    policy = make_policy("trained", raw)
+    assert isinstance(policy, NumpyPolicy) and policy.model.name == f"{game}.npz"
+    totals, decisions = play_game(raw, [policy] * raw.num_players, seed=0, rng=np.random.default_rng(0))
+    assert decisions > 0 and raw.outcome() is not None
+
+
+@pytest.mark.parametrize("game", SHIPPED)
+def test_a_shipped_model_beats_the_heuristic_on_fixed_duplicate_deals(game):
+    players = tableenvs.make_raw(game).num_players
+    seats = ["trained", "heuristic"] * players
+    result = evaluate(game, seats[:players], 100, seed=7, progress=False)
+    rows = {row["policy"]: row for row in result.policies}
+    trained, heuristic = rows["trained"]["reward_mean"], rows["heuristic"]["reward_mean"]
+    assert trained > heuristic, (trained, heuristic)
+
+
+def test_trained_plays_a_whole_game_and_an_eval_where_torch_cannot_be_imported(tmp_path):
+    code = f"""
+        import sys
+        sys.modules["torch"] = None  # import torch now raises ImportError
+        import numpy as np
+        import tableenvs
+        from tableenvs.cli import main
+        from tableenvs.policies import make_policy, play_game
+        raw = tableenvs.make_raw("pilipili_v0")
+        seats = [make_policy("trained", raw)] + [make_policy("heuristic", raw)] * (raw.num_players - 1)
+        totals, decisions = play_game(raw, seats, seed=1, rng=np.random.default_rng(1))
+        assert decisions > 0 and raw.outcome() is not None
+        code = main(["eval", "pilipili_v0", "--policies", "trained,heuristic", "--games", "10", "--no-progress",
+                     "--no-plot", "--out", {str(tmp_path / "eval")!r}])
+        assert code == 0, code
+        assert sys.modules["torch"] is None, "torch was imported"
+        print("ok", decisions)
+        """
+    env = {key: value for key, value in os.environ.items() if key != "TABLEENVS_MODELS"}
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env={**env, "PYTHONPATH": str(ROOT)},
+        text=True,
+        capture_output=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert result.stdout.strip().splitlines()[-1].startswith("ok ")
+    assert (tmp_path / "eval" / "results.json").is_file()
