@@ -20,8 +20,9 @@ costs microseconds. The recipe is one step of expert iteration:
 
 Status (issue 28, open): on the label budgets tried so far (about 13,000 search labels of Pili Pili 5p, with or
 without 270,000 heuristic labels) the fitted network still loses to the heuristic head to head; more labels, a
-second round of labels on the network's own games, or fine-tuning with reinforcement are the next steps. Nothing
-here is shipped as ``"trained"`` until ``benchmarks/trained_vs_heuristic.py`` shows it ahead.
+second round of labels on the network's own games, or fine-tuning with reinforcement are the next steps. The
+shipped Pili Pili model comes from :mod:`tableenvs.recipe` instead (a clone of the heuristic, then PPO), which uses
+:func:`label_games` and :func:`fit` from here.
 
 Units: a label is one decision; ``games`` counts whole games; times are seconds.
 """
