@@ -18,7 +18,8 @@ sub-command's counts share, the error policy below, and the dispatch to the sub-
   bar, a printed line per periodic evaluation, checkpoints (periodic and on Ctrl-C/SIGTERM), the saved model, a
   learning-curve PNG and a final table against random and heuristic play; ``tableenvs train --resume DIR``
   continues a run (see :mod:`tableenvs.train`); ``--backend rllib`` trains with Ray RLlib instead, every seat
-  learning, and writes a torch-only ``policy.pt`` that ``eval`` plays (see :mod:`tableenvs.rllib`).
+  learning, and writes a torch-only ``policy.pt`` that ``eval`` plays (see :mod:`tableenvs.rllib`); ``--recipe
+  strong`` runs the strong recipe instead (:mod:`tableenvs.recipe`; a rerun on the same ``--out`` continues it).
 * ``tableenvs serve [--host 127.0.0.1] [--port 8000]`` — play in the browser against any agents, several people
   at one table with a link each (needs the ``web`` extra; :mod:`tableenvs.web`, ``docs/web.md``).
 * ``tableenvs export MODEL.zip OUT.npz [--game ENV] [--players N] [--option K=V]`` — write a Stable-Baselines3
@@ -186,10 +187,10 @@ def _add_train_parser(commands) -> dict[str, object]:
         "a run to its budget.",
     )
     train.add_argument("env", nargs="?", help=f"environment name ({', '.join(names())}); omit with --resume")
-    train.add_argument(
+    train.add_argument(  # None: not given (the plain job's 50000 or the recipe's 1000000, tableenvs.commands.train)
         "--timesteps",
         type=int,
-        default=50_000,
+        default=None,
         help="learner decisions to train (default 50000); the learner runs whole rollouts (MaskablePPO: 512 steps "
         "per env), so at least one, rounded up to whole ones (50000 with 4 envs runs 51200)",
     )
@@ -273,7 +274,8 @@ def _add_train_parser(commands) -> dict[str, object]:
         default=None,
         help="strong: clone the heuristic from its own games, then MaskablePPO against heuristic opponents from the "
         "clone (tableenvs.recipe, docs/training.md 'The strong recipe'); takes --timesteps (PPO steps, default "
-        "1000000 with the recipe), --players, --seed, --out, --label-games; rerun on the same --out to continue",
+        "1000000 with the recipe), --players, --seed, --out, --label-games; rerun it on the same --out to continue it "
+        "(--resume is only for the plain job)",
     )
     train.add_argument(
         "--label-games", type=int, default=1500, help="with --recipe: heuristic games to clone from (default 1500)"

@@ -65,6 +65,15 @@ def test_the_recipe_runs_into_out_with_the_flags_given(tmp_path, monkeypatch, ca
     assert main([*args[:-1], "1024", "--out", str(out)]) == 0  # a rerun continues from the last export
     assert "resum" in capsys.readouterr().out.lower()
     assert calls[1][1]["steps"] == 1024
+    # --resume is the plain job's: on a recipe run it says how to continue it; another game or player count in the
+    # same --out is refused before anything runs
+    assert main(["train", "--resume", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"rerun tableenvs train pilipili_v0 --recipe strong --players 3 --out {out}" in err and err.count("\n") == 1
+    assert main(["train", "pilipili_v0", "--recipe", "strong", "--players", "4", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "holds another recipe run" in err and "num_players" in err and err.count("\n") == 1
+    assert len(calls) == 2
 
 
 def test_the_recipe_budget_defaults_to_a_million_steps(tmp_path, monkeypatch):
@@ -72,3 +81,6 @@ def test_the_recipe_budget_defaults_to_a_million_steps(tmp_path, monkeypatch):
     monkeypatch.setattr(recipe, "strong", lambda game, out, **kwargs: seen.update(kwargs))
     assert main(["train", "llama_party_v0", "--recipe", "strong", "--out", str(tmp_path)]) == 0
     assert seen["steps"] == 1_000_000 and seen["label_games"] == 1500 and seen["options"] == {}
+    # a --timesteps given is the budget, even the plain job's default
+    assert main(["train", "llama_party_v0", "--recipe", "strong", "--timesteps", "50000", "--out", str(tmp_path)]) == 0
+    assert seen["steps"] == 50_000

@@ -12,6 +12,7 @@ prints them, exit 2); an interrupted run exits 130 (Ctrl-C) or 143 (SIGTERM) aft
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from tableenvs.commands.extras import missing_module
 from tableenvs.commands.flags import parse_option
@@ -29,7 +30,9 @@ _RLLIB_ONLY = ("env_runners", "ray_address", "per_seat")
 
 #: The train flags ``--recipe strong`` reads; any other given is refused.
 _RECIPE_FLAGS = ("env", "timesteps", "players", "seed", "out", "recipe", "label_games")
-#: The recipe's PPO budget when ``--timesteps`` is not given (the plain job's default is much smaller).
+#: ``--timesteps`` when not given (the parser's default is None, so that a given 50000 is told from none): the plain
+#: job's (and ``--backend rllib``'s) budget, and the recipe's PPO budget.
+PLAIN_TIMESTEPS = 50_000
 RECIPE_TIMESTEPS = 1_000_000
 
 
@@ -61,6 +64,7 @@ def run(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     if args.resume is not None:
         from tableenvs.train import read_checkpoint, resume
 
+        _refuse_recipe_resume(Path(args.resume))
         given = [
             "--" + name.replace("_", "-")
             for name, default in defaults.items()
@@ -94,7 +98,7 @@ def run(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     config = TrainConfig(
         args.env,
         out=args.out,
-        timesteps=args.timesteps,
+        timesteps=PLAIN_TIMESTEPS if args.timesteps is None else args.timesteps,
         opponents=opponents[0] if len(opponents) == 1 else opponents,
         seat=seat,
         options=options,
@@ -129,6 +133,11 @@ def _flags_given(args: argparse.Namespace, flags, defaults: dict[str, object]) -
 def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     """``tableenvs train GAME --recipe strong``: :func:`tableenvs.recipe.strong` under ``--out`` (a rerun on the same
     directory continues it from its last export)."""
+    if args.resume is not None:
+        raise ValueError(
+            "--recipe strong does not take --resume: rerun the same command (GAME --recipe strong --out DIR) to "
+            "continue a recipe run from its last export"
+        )
     given = _flags_given(args, [name for name in defaults if name not in _RECIPE_FLAGS], defaults)
     if given:
         raise ValueError(f"--recipe strong does not take {', '.join(given)} (see tableenvs train --help)")
@@ -143,12 +152,40 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     options = {} if args.players is None else {"num_players": args.players}
     from tableenvs.registry import make_raw
 
-    make_raw(args.env, **options).close()  # the game and its player count, checked before anything runs
+    env = make_raw(args.env, **options)  # the game and its player count, checked before anything runs
+    try:
+        clone = Path(args.out) / "clone.npz"
+        if clone.exists():  # a rerun continues: the run in --out must be of this game and these options
+            from tableenvs.numpy_policy import check_model_fits, load_numpy_policy
+
+            try:
+                check_model_fits(load_numpy_policy(clone), env)
+            except ValueError as error:
+                raise ValueError(f"--out {args.out!r} holds another recipe run: {error}") from None
+    finally:
+        env.close()
     from tableenvs.recipe import strong
 
-    steps = RECIPE_TIMESTEPS if args.timesteps == defaults["timesteps"] else args.timesteps
+    steps = RECIPE_TIMESTEPS if args.timesteps is None else args.timesteps
     strong(args.env, args.out, options=options, label_games=args.label_games, steps=steps, seed=args.seed)
     return 0
+
+
+def _refuse_recipe_resume(run: Path) -> None:
+    """``--resume DIR`` on a directory the strong recipe wrote (``clone.npz``, no checkpoint): say how to continue."""
+    if not (run / "clone.npz").exists() or (run / "checkpoint").exists():
+        return
+    from tableenvs.numpy_policy import read_header
+
+    try:
+        header = read_header(run / "clone.npz")
+        command = f"{header['game']} --recipe strong --players {header['options'].get('num_players')}"
+    except ValueError:
+        command = "GAME --recipe strong"
+    raise ValueError(
+        f"{str(run)!r} is a --recipe strong run, which --resume does not continue: rerun "
+        f"tableenvs train {command} --out {run}"
+    )
 
 
 def _train_rllib(args: argparse.Namespace, defaults: dict[str, object]) -> int:
@@ -171,7 +208,7 @@ def _train_rllib(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     train_rllib(
         args.env,
         out=args.out,
-        timesteps=args.timesteps,
+        timesteps=PLAIN_TIMESTEPS if args.timesteps is None else args.timesteps,
         options=options,
         policies="per_seat" if args.per_seat else "shared",
         env_runners=args.env_runners,
