@@ -35,6 +35,20 @@ def reference(game: str, options: dict, games: int) -> float:
     return sum(row["reward_mean"] for row in result.policies) / players
 
 
+def clone_vs_heuristic(game: str, options: dict, clone: Path, games: int) -> str:
+    """The clone's paired score difference from the heuristic (half the seats each, duplicate deals), as text."""
+    players = tableenvs.make_raw(game, **options).num_players
+    result = evaluate(game, [str(clone), "heuristic"], games, num_players=players, options=options, progress=False)
+    paired = result.paired[0]
+    sign = -1.0 if paired["policy"] == "heuristic" else 1.0  # the row is a - b: turned into clone - heuristic
+    low, high = sorted(sign * paired[key] for key in ("score_diff_low", "score_diff_high"))
+    better = "more is better" if result.higher_is_better else "fewer is better"
+    return (
+        f"{sign * paired['score_diff']:+.2f} [{low:+.2f}, {high:+.2f}] {result.score_name} a game ({better}; "
+        f"{result.games} games)"
+    )
+
+
 def curve(run: Path, window: int) -> list[tuple[int, float, int]]:
     """``(window end, mean return, games)`` per window of the fine-tuning's progress log."""
     rows = [json.loads(line) for line in (run / "fine-tune" / "progress.jsonl").read_text().splitlines()]
@@ -53,10 +67,12 @@ def table(game: str, run: Path, window: int, reference_games: int) -> str:
     clone = json.loads((run / "clone.json").read_text())
     best = min(clone["history"], key=lambda row: row["val_loss"])
     base = reference(game, labels["options"], reference_games)
+    versus = clone_vs_heuristic(game, labels["options"], run / "clone.npz", reference_games)
     lines = [
         f"**{game}** ({tableenvs.make_raw(game, **labels['options']).num_players} players; `{run.name}`): the clone "
         f"agrees with the heuristic on {best['val_agree']:.1%} of held-out decisions ({clone['meta']['labels']:,} "
-        f"labels). A heuristic in the learner's seat averages {base:+.3f} (mean return, {reference_games} games).",
+        f"labels); head to head, clone − heuristic is {versus}. A heuristic in the learner's seat averages "
+        f"{base:+.3f} (mean return, {reference_games} games).",
         "",
         "| fine-tuning steps | learner's mean return | − heuristic's | games |",
         "|---|---|---|---|",
