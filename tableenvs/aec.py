@@ -53,7 +53,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 import numpy as np
@@ -156,6 +156,8 @@ class TableEnv(AECEnv):
     num_actions: int = 0
     #: Keys accepted in ``reset(options=...)``; unknown keys are warned about and ignored.
     reset_option_keys: tuple[str, ...] = ()
+    #: sample_world's cache: (event log, its length, seat, the log as that seat saw it); set on first use
+    _world_log: tuple[list[str], int, int, list[str]] | None
 
     def __init__(
         self,
@@ -177,6 +179,8 @@ class TableEnv(AECEnv):
             check_choice("render_mode", render_mode, (None, *RENDER_MODES))
         self.render_mode = render_mode
         self.num_players = num_players
+        if observation_size is None:
+            raise TypeError(f"{type(self).__name__}: pass an encoder or an observation_size")
         self.observation_size = observation_size
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
         self.agent_name_mapping = {name: i for i, name in enumerate(self.possible_agents)}
@@ -242,7 +246,7 @@ class TableEnv(AECEnv):
             self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
             self.terminations = dict.fromkeys(self.agents, False)
             self.truncations = dict.fromkeys(self.agents, False)
-            self.infos = {name: {} for name in self.agents}
+            self.infos: dict[str, dict[str, Any]] = {name: {} for name in self.agents}
             self.event_log = []
             self._mask = None
             self._returns = np.zeros(self.num_players)
@@ -259,7 +263,7 @@ class TableEnv(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping.get(agent) if isinstance(agent, str) else None
         if seat is None or not self._has_started:
-            self._seat_of(agent)  # raises naming the agent, or asking for reset()
+            seat = self._seat_of(agent)  # raises naming the agent, or asking for reset()
         observation = np.zeros(self.observation_size, np.float32)
         self._fill_observation(seat, observation)
         # .get: after the dead steps the agents have left these dicts; their masks are all zeros
@@ -425,7 +429,7 @@ class TableEnv(AECEnv):
         d["infos"] = {agent: dict(info) for agent, info in self.infos.items()}
         d["event_log"] = self.event_log[:]
         d["_returns"] = self._returns.copy()
-        d["_rng"] = copy_generator(self._rng)
+        d["_rng"] = copy_generator(self._started_rng())
         self._clone_game(new)
         return new
 
@@ -444,7 +448,7 @@ class TableEnv(AECEnv):
             "version": STATE_VERSION,
             "game": self.metadata["name"],
             "options": self._state_options(),
-            "rng": plain(self._rng.bit_generator.state),
+            "rng": plain(self._started_rng().bit_generator.state),
             "agents": list(self.agents),
             "agent_selection": self.agent_selection,
             "skip_agent_selection": getattr(self, "_skip_agent_selection", None),
@@ -713,6 +717,13 @@ class TableEnv(AECEnv):
         if not self._has_started:
             raise RuntimeError(f"{self.metadata['name']}: {what} before the first reset(); call reset() first")
 
+    def _started_rng(self) -> np.random.Generator:
+        """The env's generator: set by the first ``reset()`` (or ``set_state``), so None here is a bug."""
+        rng = self._rng
+        if rng is None:
+            raise RuntimeError(f"{self.metadata['name']}: no generator yet (call reset() first)")
+        return rng
+
     def _require_agents(self, what: str) -> None:
         """A clear error, not PettingZoo's bare ``KeyError`` on the departed agent, for ``what`` once every agent
         has taken its dead step (``agents`` is empty); the wrapped env's ``step`` warns instead, as PettingZoo's."""
@@ -793,7 +804,14 @@ class _BeforeReset:
         raise AttributeError(f"{name} cannot be accessed before reset")
 
 
-class _ReadsRawState:
+if TYPE_CHECKING:
+    # The mixin only ever sits before a PettingZoo wrapper in the bases, so its super() is one (untyped: Any).
+    from pettingzoo.utils.wrappers import BaseWrapper as _WrapperMixinBase
+else:
+    _WrapperMixinBase = object
+
+
+class _ReadsRawState(_WrapperMixinBase):
     """Mixin for a PettingZoo wrapper: read the raw env's public state in one hop.
 
     PettingZoo's wrappers reach ``agents``, ``agent_selection``, ``rewards``, ... through ``__getattr__``, one
@@ -849,6 +867,11 @@ class _TerminateIllegalWrapper(_ReadsRawState, wrappers.TerminateIllegalWrapper)
     A reset that raises (bad seed or options) leaves this wrapper's own state as it was, like the raw env's.
     """
 
+    # set by TerminateIllegalWrapper (untyped); declared for the type checker
+    _terminated: bool
+    _prev_obs: dict[str, np.ndarray] | None
+    _prev_info: dict[str, Any] | None
+
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         saved = (self._terminated, self._prev_obs, self._prev_info)
         try:
@@ -891,6 +914,9 @@ class _OrderEnforcingWrapper(_ReadsRawState, wrappers.OrderEnforcingWrapper):
     """
 
     refuses_before_reset = True
+    # set by OrderEnforcingWrapper (untyped); declared for the type checker
+    _has_reset: bool
+    _has_updated: bool
 
     def __init__(self, env: AECEnv) -> None:
         super().__init__(env)

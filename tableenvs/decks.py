@@ -106,7 +106,8 @@ def _dispatch_table(all_of: list[Any]) -> tuple[str, dict[str, list[int]]] | Non
     cached = _DISPATCH.get(id(all_of))
     if cached is not None and cached[0] is all_of:
         return cached[1]
-    key, table = None, {}
+    key: str | None = None
+    table: dict[str, list[int]] = {}
     result: tuple[str, dict[str, list[int]]] | None = None
     for index, item in enumerate(all_of):
         condition = item.get("if") if isinstance(item, dict) and set(item) == {"if", "then"} else None

@@ -33,7 +33,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,7 +108,8 @@ def _run_job(job: LabelJob) -> int:
         path = Path(job.out_dir) / f"game-{index:06d}.npz"
         if path.exists():  # done by an earlier, interrupted run
             continue
-        arrays = _label_one_game(env, search, job.seed + index, np.random.default_rng([job.seed, index]))
+        rng = np.random.default_rng([job.seed, index])
+        arrays: dict[str, Any] = _label_one_game(env, search, job.seed + index, rng)  # Any: for savez_compressed
         partial = path.with_suffix(".tmp.npz")
         np.savez_compressed(partial, **arrays)
         os.replace(partial, path)
@@ -141,6 +142,7 @@ def label_games(
     jobs = [LabelJob(game, options, search_spec, first, 1, seed, str(out)) for first in range(games)]
     start = time.perf_counter()
     made = done = 0
+    results: Iterator[int]
     if workers == 1:
         results = map(_run_job, jobs)
         pool = None

@@ -71,7 +71,7 @@ class ISMCTS:
     def search(self, rng: np.random.Generator) -> int:
         opts = self.options
         budget = opts.simulations
-        deadline = None if budget is not None else time.process_time() + opts.ms / 1000.0
+        deadline = math.inf if budget is not None else opts.deadline()  # read only without a simulation budget
         self.low, self.high = math.inf, -math.inf
         while (
             (self.iterations < budget)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -67,6 +67,11 @@ class Layout:
         self.size = start
         self.SIZE = start
 
+    if TYPE_CHECKING:
+        # The upper-case section offsets are set per layout in __init__ (setattr), so the type checker cannot list
+        # them: to it, any other attribute read is an int offset. Type-checking only; no runtime __getattr__.
+        def __getattr__(self, name: str) -> int: ...
+
     def __iter__(self) -> Iterator[Section]:
         return iter(self._sections.values())
 
@@ -98,6 +103,19 @@ class Layout:
             size = " x ".join(map(str, section.shape))
             lines.append(f"| `{section.name}` | {section.start} | {size} | {section.content} |")
         return "\n".join(lines)
+
+
+if TYPE_CHECKING:
+    # The encoders' hot paths write single entries through ``memoryview(array)``. To the type checker a memoryview's
+    # items are ints, and numpy's stubs give ndarray the buffer protocol only from Python 3.12 on; these say what
+    # the view of a float32 observation (float entries) or an int8 mask (int entries) is. At runtime both are
+    # ``memoryview`` itself.
+    def float_entries(array: np.ndarray, /) -> memoryview[float]: ...
+
+    def int_entries(array: np.ndarray, /) -> memoryview[int]: ...
+
+else:
+    float_entries = int_entries = memoryview
 
 
 class Encoder(Protocol):

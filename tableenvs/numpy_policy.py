@@ -368,7 +368,7 @@ def save_numpy_policy(
     dtype = _weight_dtype(dtype, where)
     if not weights:
         raise ValueError(f"{where}: weights must list at least one (W, b) layer")
-    arrays: dict[str, np.ndarray] = {}
+    arrays: dict[str, Any] = {}  # Any: numpy's savez stub also types a keyword allow_pickle
     for index, (weight, bias) in enumerate(weights):
         arrays[f"layer{index}.weight"] = _stored_weight(weight, dtype, f"layer{index}.weight", where)
         arrays[f"layer{index}.bias"] = np.ascontiguousarray(bias, dtype=np.float32)

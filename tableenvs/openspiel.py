@@ -106,6 +106,8 @@ def _llama_round_bounds(deck: tuple) -> tuple[int, int]:
         lo, hi = sum(points[:NUM_SLOTS]), sum(points[-NUM_SLOTS:])
         low = lo if low is None else min(low, lo)
         high = hi if high is None else max(high, hi)
+    if low is None or high is None:
+        raise ValueError("llama_party: the deck allows no 7-card hand's letter counts")
     return int(low), int(high)
 
 
@@ -347,15 +349,24 @@ class _Table:
         self.recall: list[bytes] = []  # per seat: hash of every distinct observation and own move so far
         self.seen: list[bytes] = []  # per seat: its last observation's bytes
 
+    def dealt_env(self) -> TableEnv:
+        """The env, which exists from the deal on (None before it: asking for it then is a bug)."""
+        env = self.env
+        if env is None:
+            raise RuntimeError("the game has not been dealt yet (a chance node)")
+        return env
+
     def observe_all(self, actor: int | None = None, action: int | None = None) -> None:
         """Fold each seat's new observation (and the actor's move) into its recall hash."""
-        env = self.env
+        env = self.dealt_env()
         for seat, agent in enumerate(self.static.agents):
             observation = env.observe(agent)["observation"].tobytes()
             moved = seat == actor
             if observation != self.seen[seat] or moved:
                 digest = hashlib.blake2b(self.recall[seat], digest_size=16)
                 if moved:
+                    if action is None:
+                        raise ValueError("observe_all: the actor's move needs its action")
                     digest.update(b"move %d;" % action)
                 digest.update(observation)
                 self.recall[seat] = digest.digest()
@@ -420,7 +431,7 @@ class TableState(pyspiel.State):
         return table.env.agent_name_mapping[table.env.agent_selection]
 
     def _legal_actions(self, player: int) -> list[int]:
-        return self._table.env.legal_actions()
+        return self._table.dealt_env().legal_actions()
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         """Deal seeds ``0 .. deal_seeds-1``, uniform."""
@@ -451,9 +462,8 @@ class TableState(pyspiel.State):
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
             return f"deal seed {action}"
-        env = self._table.env
         try:
-            return env.describe_action(int(action))
+            return self._table.dealt_env().describe_action(int(action))
         except Exception:  # noqa: BLE001 - an action of another phase cannot always be described now
             return f"action {action}"
 
@@ -488,7 +498,10 @@ class TableState(pyspiel.State):
         env = self._table.env
         if env is None:
             return f"before the deal: chance picks one of {self._table.static.deal_seeds} deal seeds"
-        return env.render()
+        text = env.render()
+        if not isinstance(text, str):  # never: the states' envs render text (render_mode="ansi")
+            raise TypeError(f"a state's env renders text, got {type(text).__name__}")
+        return text
 
 
 # ---------------------------------------------------------------------------------------------- observer

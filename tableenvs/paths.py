@@ -16,11 +16,12 @@ by any script that writes results at the end of a long run.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, Literal, overload
 
 #: The permission bits a plain ``open(path, "w")`` would give a new file (``mkstemp`` alone gives 0600).
 _UMASK = os.umask(0)
@@ -32,8 +33,20 @@ class OutputError(ValueError):
     """A file that could not be written; the message names the path and why. Any earlier file there is intact."""
 
 
+@overload
+def atomic_output(
+    path: str | os.PathLike, mode: Literal["w"] = "w", **open_options: Any
+) -> contextlib.AbstractContextManager[io.TextIOWrapper]: ...
+
+
+@overload
+def atomic_output(
+    path: str | os.PathLike, mode: Literal["wb"], **open_options: Any
+) -> contextlib.AbstractContextManager[io.BufferedWriter]: ...
+
+
 @contextlib.contextmanager
-def atomic_output(path: str | os.PathLike, mode: str = "w", **open_options: Any) -> Iterator[IO]:
+def atomic_output(path: str | os.PathLike, mode: str = "w", **open_options: Any) -> Iterator[Any]:
     """Open a temporary file beside ``path`` for writing; on a clean exit rename it over ``path``.
 
     ``mode`` is ``"w"`` (text; ``encoding`` defaults to UTF-8) or ``"wb"``; ``open_options`` go to ``open`` (e.g.

@@ -53,6 +53,8 @@ FINE_TUNE = {
 class ScaledObservation(gymnasium.ObservationWrapper):
     """``SingleAgentEnv`` with its observation multiplied by a fixed per-feature scale (the clone's input scale)."""
 
+    env: SingleAgentEnv
+
     def __init__(self, env: SingleAgentEnv, scale: np.ndarray):
         super().__init__(env)
         self.scale = np.asarray(scale, np.float32)

@@ -64,7 +64,7 @@ class GameSpec:
             raise ValueError(f"unknown capability {capability!r}; capabilities: {', '.join(CAPABILITIES)}")
         return bool(getattr(self, capability))
 
-    def raw_env_class(self) -> type:
+    def raw_env_class(self) -> type[Any]:
         return importlib.import_module(self.module).raw_env
 
     def option_names(self) -> list[str]:

@@ -29,7 +29,7 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -109,14 +109,14 @@ class TableMultiAgentEnv(MultiAgentEnv):
         self.agents = list(self.possible_agents)
         # Rewards of opponents' moves before the first learner's turn are not passed on: none of these games scores
         # anything before every seat has acted.
-        self._play_opponents(dict.fromkeys(self.possible_agents, 0.0))
+        self._play_opponents(dict.fromkeys(self._learner_agents, 0.0))
         return {self.raw.agent_selection: self._observe(self.raw.agent_selection)}, {}
 
-    def step(self, action_dict: Mapping[str, Any]):
+    def step(self, action_dict: Mapping[Any, Any]):  # keyed by our agent names (RLlib's AgentID: any hashable)
         agent = self.raw.agent_selection
         if set(action_dict) != {agent}:
             raise ValueError(f"it is {agent}'s turn alone; got actions for {sorted(action_dict)}")
-        rewards = dict.fromkeys(self.possible_agents, 0.0)
+        rewards = dict.fromkeys(self._learner_agents, 0.0)
         self.raw.step(int(action_dict[agent]))
         self._add_rewards(rewards)
         self._play_opponents(rewards)
@@ -127,8 +127,14 @@ class TableMultiAgentEnv(MultiAgentEnv):
         done = dict.fromkeys(self.possible_agents, True) | {"__all__": True}
         not_done = dict.fromkeys(self.possible_agents, False) | {"__all__": False}
         self.agents = []
-        observations = {name: self._observe(name) for name in self.possible_agents}
+        observations = {name: self._observe(name) for name in self._learner_agents}
         return observations, rewards, not_done if truncated else done, done if truncated else not_done, {}
+
+    @property
+    def _learner_agents(self) -> list[str]:
+        """``possible_agents`` (the learners' agent names) as the strings they are: RLlib types an AgentID as any
+        hashable."""
+        return cast("list[str]", self.possible_agents)
 
     def _observe(self, agent: str) -> dict[str, np.ndarray]:
         observation = self.raw.observe(agent)
@@ -210,7 +216,7 @@ def ppo_config(
         "trust_models": bool(trust_models),
     }
     probe = TableMultiAgentEnv(env_config)  # bad names, options and seats fail here, not in a remote worker
-    module_ids, mapping = _policy_mapping(policies, probe.possible_agents)
+    module_ids, mapping = _policy_mapping(policies, probe._learner_agents)
     spec = RLModuleSpec(module_class=MaskedRLModule, model_config={"hidden": [int(size) for size in hidden]})
     return (
         PPOConfig()
@@ -271,7 +277,8 @@ def train(
     start = time.process_time(), time.perf_counter()
     algo = config.build_algo()
     setup_seconds = time.perf_counter() - start[1]
-    iterations, steps, empty = [], 0, 0
+    iterations: list[dict[str, Any]] = []
+    steps, empty = 0, 0
     try:
         while steps < timesteps:
             result = algo.train()
@@ -289,7 +296,7 @@ def train(
             empty = 0
             steps = int(runners["num_env_steps_sampled_lifetime"])
             returns = runners.get("agent_episode_returns_mean", {})
-            row = {
+            row: dict[str, Any] = {
                 "iteration": len(iterations) + 1,
                 "env_steps": steps,
                 "games": int(runners.get("num_episodes_lifetime", 0)),
@@ -307,7 +314,7 @@ def train(
     finally:
         algo.stop()
     seconds = time.perf_counter() - start[1]
-    record = {
+    record: dict[str, Any] = {
         "config": {
             "env": env,
             "backend": "rllib",

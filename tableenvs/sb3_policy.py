@@ -31,11 +31,14 @@ import re
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tableenvs.torch_policy import MaskedLogitsPolicy, set_torch_threads
+
+if TYPE_CHECKING:
+    from stable_baselines3.common.base_class import BaseAlgorithm
 
 #: Algorithms a saved model may come from, by name (classes are imported on demand).
 ALGORITHMS = ("MaskablePPO", "PPO", "A2C", "DQN")
@@ -50,6 +53,7 @@ def load_model(path: str | Path, algorithm: str = "auto") -> Any:
         algorithm = _detect_algorithm(path)
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be 'auto' or one of {', '.join(ALGORITHMS)}; got {algorithm!r}")
+    cls: type[BaseAlgorithm]
     if algorithm == "MaskablePPO":
         from sb3_contrib import MaskablePPO as cls
     elif algorithm == "PPO":
@@ -213,7 +217,7 @@ def _actor_from_model(model: Any, where: str) -> tuple[str, str, dict[str, np.nd
     from stable_baselines3.common.torch_layers import FlattenExtractor
     from torch import nn
 
-    policy = getattr(model, "policy", None)
+    policy: Any = getattr(model, "policy", None)  # any object until the checks below
     if hasattr(policy, "q_net"):
         kind, extractors, sequential = "dqn", [policy.q_net.features_extractor], policy.q_net.q_net
     elif hasattr(policy, "mlp_extractor") and isinstance(getattr(policy, "action_net", None), nn.Linear):
@@ -266,7 +270,7 @@ def _layers(kind: str, state: Mapping[str, np.ndarray], where: str) -> list[tupl
         pairs.append((state["action_net.weight"], state["action_net.bias"]))
     if not pairs:
         raise ValueError(f"{where}: no policy layers found")
-    layers = []
+    layers: list[tuple[np.ndarray, np.ndarray]] = []
     for weight, bias in pairs:
         if (
             weight.ndim != 2
@@ -315,6 +319,7 @@ def export_sb3(
         if not path.is_file():
             raise FileNotFoundError(f"no saved SB3 model at {str(path)!r}")
         algorithm = _detect_algorithm(path)
+        steps: int | None
         if trust:
             loaded = load_model(path)
             kind, activation, state = _actor_from_model(loaded, where)

@@ -132,6 +132,12 @@ class SearchOptions:
         """The simulation budget (None when the budget is in milliseconds)."""
         return self.sims if self.sims is not None else (None if self.ms is not None else DEFAULT_SIMS)
 
+    def deadline(self) -> float:
+        """The ``time.process_time()`` at which a budget of ``ms`` milliseconds started now runs out."""
+        if self.ms is None:
+            raise ValueError("search: this budget is in simulations, not in ms (no deadline)")
+        return time.process_time() + self.ms / 1000.0
+
 
 def parse_search_spec(text: str) -> SearchOptions:
     """``"search"`` or ``"search:key=value:key=value"`` as :class:`SearchOptions`; ``ValueError`` naming the problem."""
@@ -249,7 +255,7 @@ class SearchPolicy:
     def _search(self, env: TableEnv, agent: str, legal: list[int], rng: np.random.Generator) -> int:
         opts = self.options
         budget = opts.simulations
-        deadline = None if budget is not None else time.process_time() + opts.ms / 1000.0
+        deadline = math.inf if budget is not None else opts.deadline()  # read only without a simulation budget
         count = len(legal)
         visits = np.zeros(count)
         totals = np.zeros(count)
@@ -291,7 +297,7 @@ class SearchPolicy:
         if opts.z > 0 and self.rollout_policy is not None:
             default = legal.index(self.rollout_policy.act(observation, action_mask, rng))
         budget = opts.simulations
-        deadline = None if budget is not None else time.process_time() + opts.ms / 1000.0
+        deadline = math.inf if budget is not None else opts.deadline()  # read only without a simulation budget
         rows: list[list[float]] = []
         while len(rows) < 2 or (  # at least two worlds, so that a paired spread exists
             (len(rows) * count < budget) if budget is not None else (time.process_time() < deadline)
@@ -367,7 +373,7 @@ class SearchPolicy:
         opts = self.options
         count = len(turns)
         budget = opts.simulations
-        deadline = None if budget is not None else time.process_time() + opts.ms / 1000.0
+        deadline = math.inf if budget is not None else opts.deadline()  # read only without a simulation budget
         cut_after = opts.turns if opts.turns is not None else env.num_players + 1
         rows: list[list[float]] = []
         while len(rows) < 2 or (

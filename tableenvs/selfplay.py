@@ -77,6 +77,8 @@ class SelfPlayCallback(BaseCallback):
             self.model.save(handle)
         self.snapshots.append(path)
         recent = [str(p) for p in self.snapshots[-self.pool_size :]]
+        if self.keep is None:  # set when training starts
+            raise RuntimeError("SelfPlayCallback.snapshot: training has not started (no starting members yet)")
         pool = OpponentPool(
             [*self.keep, *recent],
             latest_prob=self.latest_prob,

@@ -149,7 +149,7 @@ class SingleAgentEnv(gymnasium.Env):
         self.num_players = self.game.num_players
         agent = self.game.possible_agents[0]
         self.observation_space = self.game.observation_space(agent)["observation"]
-        self.action_space = spaces.Discrete(self.game.num_actions)
+        self.action_space: spaces.Discrete = spaces.Discrete(self.game.num_actions)
         self.seat_mode = self._check_seat(seat)
         self._policy_cache: dict[Any, Policy] = {}
         self.set_opponents(opponents)
@@ -229,8 +229,10 @@ class SingleAgentEnv(gymnasium.Env):
                 self.learner_seat = self._episodes % self.num_players
             elif self.seat_mode == "random":
                 self.learner_seat = int(rng.integers(self.num_players))
-            else:
+            elif isinstance(self.seat_mode, int):
                 self.learner_seat = self.seat_mode
+            else:  # never: _check_seat let it through
+                raise ValueError(f"seat must be a seat index, 'rotate' or 'random'; got {self.seat_mode!r}")
             self._episodes += 1
             self._seat_policies = self._choose_opponents(rng)
             # The game's own generator is seeded from ours, so one seed fixes deals, seats and opponents.
@@ -293,7 +295,10 @@ class SingleAgentEnv(gymnasium.Env):
         return self.game.action_masks()
 
     def render(self) -> str | None:
-        return self.game.render()
+        text = self.game.render()
+        if isinstance(text, np.ndarray):  # never: render_mode is None, "ansi" or "human"
+            raise TypeError("SingleAgentEnv renders text only")
+        return text
 
     def close(self) -> None:
         self.game.close()

@@ -43,7 +43,8 @@ class _ConstantSeed(ISeedSequence):
         return np.ones(n_words, dtype)
 
 
-_CONSTANT_SEED = _ConstantSeed()
+# Any: numpy's stubs type a BitGenerator's seed as a SeedSequence, where numpy takes any ISeedSequence.
+_CONSTANT_SEED: Any = _ConstantSeed()
 
 
 def copy_generator(rng: np.random.Generator) -> np.random.Generator:
@@ -195,11 +196,11 @@ def check_bounds(record: Any, where: str = "the record", items: int = MAX_ITEMS,
     size of a container is checked before its items are looked at, so a huge or deep record is refused at once.
     """
     total = 0
-    level = [record] if isinstance(record, _CONTAINERS) else []
+    level: list[Any] = [record] if isinstance(record, _CONTAINERS) else []
     for _ in range(depth + 1):
         if not level:
             return
-        below = []
+        below: list[Any] = []
         for value in level:
             total += len(value)
             if total > items:

@@ -269,6 +269,8 @@ def _env_factory(config: TrainConfig):
             # A SubprocVecEnv worker: Ctrl-C in a terminal reaches the whole process group; the main process
             # handles it (checkpoint, then closing the workers), so a worker must not die of it first.
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if config.illegal_action is None:  # never: TrainConfig.__post_init__ chooses one
+            raise ValueError("TrainConfig.illegal_action is not set")
         return SingleAgentEnv(
             config.env,
             opponents=OpponentPool([config.opponents]) if config.self_play_every else config.opponents,
@@ -341,7 +343,7 @@ class _Stop:
     """Ctrl-C / SIGTERM during training: the first sets ``signal`` (training stops at the next step, then a
     checkpoint is saved); a second Ctrl-C raises KeyboardInterrupt at once."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.signal: str | None = None
         self._previous: dict[int, Any] = {}
 
@@ -433,7 +435,9 @@ class _TrainingCallback:
                     self.bar = None
 
             def _evaluate(self) -> None:
-                result = summary(evaluate_agent(config, [self.model], config.eval_games, 10_000_000 + config.seed))
+                result: dict[str, Any] = summary(
+                    evaluate_agent(config, [self.model], config.eval_games, 10_000_000 + config.seed)
+                )
                 recent = run.episode_rewards[-200:]
                 result["timesteps"] = run.trained_steps
                 result["train_episode_reward"] = float(np.mean(recent)) if recent else math.nan
@@ -600,8 +604,8 @@ class TrainResult:
 def _configure_logger(model: Any, config: TrainConfig, resumes: int) -> None:
     outputs = []
     if config.log_formats:
-        folder = Path(config.out) / ("logs" if not resumes else f"logs.resume{resumes}")
-        outputs.append((str(folder), [f for f in config.log_formats if f != "tensorboard" or not config.tensorboard]))
+        logs = Path(config.out) / ("logs" if not resumes else f"logs.resume{resumes}")
+        outputs.append((str(logs), [f for f in config.log_formats if f != "tensorboard" or not config.tensorboard]))
     if config.tensorboard:
         outputs.append((str(config.tensorboard), ["tensorboard"]))
     from stable_baselines3.common.logger import Logger, make_output_format
@@ -843,7 +847,7 @@ def final_table(config: TrainConfig, model: Any) -> list[dict[str, Any]]:
         )
         paired = {row["opponent"]: row for row in result.paired if row["policy"] == result.labels[0]}
         for index, (name, _) in enumerate(agents):
-            row = {"opponents": opponents, "agent": name, "score_name": result.score_name}
+            row: dict[str, Any] = {"opponents": opponents, "agent": name, "score_name": result.score_name}
             row.update(higher_is_better=result.higher_is_better, **summary(result, index))
             if index:
                 versus = paired[result.labels[index]]

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 from tableenvs import __version__
 
 #: The eval flags that decide the games (argparse dest: default): saved in tournament.json, compared by --resume.
-EVAL_DEFAULTS = {
+EVAL_DEFAULTS: dict[str, Any] = {
     "env": None,
     "policies": None,
     "players": None,

@@ -23,7 +23,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from tableenvs.paths import OutputError, write_text_atomic
 
@@ -57,7 +57,8 @@ def record_from_json(data: Any) -> GameRecord:
         number = (int, float) if name in ("rewards", "scores") else int
         if not isinstance(value, list) or not all(isinstance(x, number) and not isinstance(x, bool) for x in value):
             raise ValueError(f"{name} must be a list of numbers, got {value!r}")
-    return GameRecord(**{name: tuple(data[name]) if name in _TUPLES else data[name] for name in _FIELDS})
+    fields: dict[str, Any] = {name: tuple(data[name]) if name in _TUPLES else data[name] for name in _FIELDS}
+    return GameRecord(**fields)
 
 
 def read_tournament(directory: str | Path) -> dict[str, Any]:
@@ -112,7 +113,7 @@ class GameLog:
         self.directory = Path(directory)
         self.tournament = {"format": FORMAT, **tournament}
         self.resume = resume
-        self._handle = None
+        self._handle: TextIO | None = None
         self.games = 0  # appended by this object
 
     @property
@@ -124,20 +125,20 @@ class GameLog:
         if not records:
             return
         try:
-            if self._handle is None:
-                self._open()
-            self._handle.write("".join(record_to_json(r) + "\n" for r in records))
-            self._handle.flush()
+            handle = self._handle if self._handle is not None else self._open()
+            handle.write("".join(record_to_json(r) + "\n" for r in records))
+            handle.flush()
         except OSError as error:
             raise OutputError(f"cannot write {str(self.path)!r}: {error.strerror or error}") from error
         self.games += len(records)
 
-    def _open(self) -> None:
+    def _open(self) -> TextIO:
+        """Open the log for appending (creating it, or resuming it); the handle, also kept in ``_handle``."""
         self.directory.mkdir(parents=True, exist_ok=True)
         if not self.resume:
             write_text_atomic(self.directory / TOURNAMENT_FILE, json.dumps(self.tournament, indent=2) + "\n")
             self._handle = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - kept open while games finish
-            return
+            return self._handle
         with open(self.path, "ab+") as handle:  # cut off a last line that a crash left without its newline
             size = handle.seek(0, os.SEEK_END)
             if size:
@@ -146,6 +147,7 @@ class GameLog:
                 if not tail.endswith(b"\n"):
                     handle.truncate(size - len(tail) + tail.rfind(b"\n") + 1)
         self._handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
+        return self._handle
 
     def close(self) -> None:
         """Sync the log to disk and close it (errors ignored: what was flushed is in the file either way)."""

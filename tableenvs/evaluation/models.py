@@ -33,7 +33,8 @@ def label(spec: Any) -> str:
 
 def labels(specs: Sequence[Any]) -> list[str]:
     """:func:`label` of each spec, repeated ones numbered (``random``, ``random#2``)."""
-    result, seen = [], {}
+    result: list[str] = []
+    seen: dict[str, int] = {}
     for spec in specs:
         base = label(spec)
         seen[base] = seen.get(base, 0) + 1
@@ -66,7 +67,7 @@ def training_config(spec: Any, game: str | None = None) -> tuple[Path, dict[str,
         return None
 
 
-def trained_players(spec: Any, env_class: type | None = None, game: str | None = None) -> int | None:
+def trained_players(spec: Any, env_class: type[Any] | None = None, game: str | None = None) -> int | None:
     """The player count a model was trained with, from its training record (the env's default if the record
     names none and ``env_class`` is given); None without a record. ``game`` resolves ``"trained"``."""
     found = training_config(spec, game)

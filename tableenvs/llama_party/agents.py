@@ -32,7 +32,7 @@ from tableenvs.llama_party.rules import NUM_SLOTS
 class GoalTable:
     """Vectorised scoring of a letter-count vector under every card of a deck as a goal."""
 
-    def __init__(self, deck):
+    def __init__(self, deck: Deck) -> None:
         self.letters = np.array([card.letter for card in deck], np.int64)
         # letter rules are linear: one (cards x letters) weight matrix holds them all
         self.letter_points = np.array([card.letter_points for card in deck], np.int64)

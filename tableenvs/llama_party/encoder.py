@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from tableenvs import layout
+from tableenvs.layout import float_entries
 from tableenvs.llama_party.cards import DECK_SIZE, NUM_LETTERS, Card, Deck
 from tableenvs.llama_party.rules import (
     DEAL_SIZE,
@@ -134,7 +135,7 @@ class Encoder:
 
     def fill(self, game: LlamaParty, seat: int, out: np.ndarray) -> None:
         """Write ``seat``'s observation into ``out``, a zeroed, contiguous float32 vector."""
-        view = memoryview(out)  # item writes through a memoryview are cheaper than numpy scalar writes
+        view = float_entries(out)  # item writes through a memoryview are cheaper than numpy scalar writes
         hand = game.hands[seat]
         letters = self.letters
         counts = [0] * NUM_LETTERS
@@ -166,7 +167,8 @@ class Encoder:
         block = self._table_blocks[seat]
         if block is None:
             block = self._table_blocks[seat] = self._table_block(game, seat)
-        view[LAYOUT.ROUND :] = block
+        # numpy's stubs give ndarray the buffer protocol only from Python 3.12 on (the write is a plain buffer copy)
+        view[LAYOUT.ROUND :] = block  # type: ignore[call-overload]
 
     fill_observation = fill  # the name the Encoder protocol (tableenvs.layout) gives it
 

@@ -175,7 +175,7 @@ class LlamaPartyEnv(TableEnv):
     # ------------------------------------------------------------------ state API hooks (see TableEnv.clone)
 
     def _clone_game(self, new: TableEnv) -> None:
-        new.game = self.game.copy(new._rng)
+        new.game = self.game.copy(new._started_rng())
         new.encoder = copy.copy(self.encoder)  # __getstate__: the version-keyed table cache starts empty
 
     def _resample_hidden(self, world: TableEnv, seat: int, rng: np.random.Generator) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -84,6 +85,15 @@ def hand_score(hand: Sequence[int], goals: Sequence[int], deck: Deck) -> int:
     return sum(goal_points(deck[goal], counts) for goal in goals)
 
 
+class Draws(Protocol):
+    """What the engine draws from: a ``numpy.random.Generator``, or the recorded draws of a round being replayed
+    (:class:`tableenvs.llama_party.worlds.ScriptedDraws`)."""
+
+    def integers(self, high: int, /) -> Any: ...
+
+    def permutation(self, n: int, /) -> np.ndarray: ...
+
+
 # ---------------------------------------------------------------------------------------------- seating
 
 
@@ -108,7 +118,7 @@ def place_goals(
     goal_of_slot: Sequence[int],
     num_players: int,
     totals: Sequence[int],
-    rng: np.random.Generator,
+    rng: Draws,
 ) -> list[int]:
     """Goal cards by display position 0..3 (0 is revealed first).
 
@@ -123,7 +133,7 @@ def place_goals(
     return [goal_of_slot[slot] for slot in seats + dummies]
 
 
-def lowest_total_seat(totals: Sequence[int], rng: np.random.Generator) -> int:
+def lowest_total_seat(totals: Sequence[int], rng: Draws) -> int:
     """The seat with the lowest total; ties broken uniformly at random.
 
     Always exactly one draw from ``rng``, tie or not, so later deals do not depend on how play went (duplicate
@@ -177,7 +187,7 @@ class LlamaParty:
 
     def start(
         self,
-        rng: np.random.Generator,
+        rng: Draws,
         *,
         hands: Sequence[Sequence[int]] | None = None,
         totals: Sequence[int] | None = None,
@@ -214,7 +224,7 @@ class LlamaParty:
                     dummy_feeds = int(rng.integers(3))
                 else:
                     dummy_feeds = lowest_total_seat(self.totals, rng)
-            self.dummy_feeds = dummy_feeds
+            self.dummy_feeds: int | None = dummy_feeds  # the seat the dummy feeds (3 players only)
         else:
             self.dummy_feeds = None
         self.ring = passing_ring(n, self.dummy_feeds)

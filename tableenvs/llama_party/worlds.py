@@ -362,16 +362,16 @@ def _try_round(game: LlamaParty, seat: int, rng: _Uniforms, dealt: list[int]) ->
         return None
     label.update(zip(left, [unseen[i] for i in rng.pick(len(unseen), len(unseen))], strict=True))
 
-    def cards(group: list[list[int]]) -> list[list[int]]:
+    def relabelled(group: list[list[int]]) -> list[list[int]]:
         return [[label.get(x, x) for x in items] for items in group]
 
     goal = [label.get(x, x) for x in goal]
     state = {
-        "hands": cards(hands),
+        "hands": relabelled(hands),
         "goal_of_slot": goal,
         "display": [goal[slot] for slot in slots],
-        "staged": cards(staged),
-        "passed": cards(passed),
-        "received": cards(received),
+        "staged": relabelled(staged),
+        "passed": relabelled(passed),
+        "received": relabelled(received),
     }
-    return RoundHistory(cards(deal), draws, [label.get(x, x) for x in actions], state)
+    return RoundHistory(relabelled(deal), draws, [label.get(x, x) for x in actions], state)

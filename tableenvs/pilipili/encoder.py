@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from tableenvs import layout
+from tableenvs.layout import float_entries, int_entries
 from tableenvs.pilipili import rules
 from tableenvs.pilipili.missions import EFFECTS, MAX_HAND_SIZE, Mission
 from tableenvs.pilipili.rules import MAX_WILD_VALUE, NUM_CARDS, NUM_PHASES, WILD, PiliPiliGame, card_name
@@ -234,7 +235,7 @@ class Encoder:
         Hot path: single entries are written through a ``memoryview`` (cheaper than numpy scalar writes).
         """
         phase = game.phase
-        v = memoryview(mask)
+        v = int_entries(mask)
         if phase == rules.PLAY:
             if game.mission.memorise:
                 for p in game.legal_positions():
@@ -330,7 +331,7 @@ class Encoder:
         Hot path: entries are written one by one through a ``memoryview`` (cheaper than numpy scalar
         writes or fancy indexing for the few dozen nonzero entries), plus one slice copy for the mission.
         """
-        v = memoryview(out)
+        v = float_entries(out)
         n = self.n
         phase = game.phase
         rel = self._absolute[seat]  # absolute seat of each relative seat

@@ -134,8 +134,15 @@ class PiliPiliEnv(TableEnv):
             f"(no mission) or a mission table; got {mission!r} ({type(mission).__name__})"
         )
 
-    def _apply(self, action: int):
+    def _started_game(self) -> PiliPiliGame:
+        """The game of the last ``reset()``. TableEnv runs no hook before the first one, so None here is a bug."""
         game = self.game
+        if game is None:
+            raise RuntimeError("pilipili_v0: no game yet (call reset() first)")
+        return game
+
+    def _apply(self, action: int):
+        game = self._started_game()
         self.encoder.apply(game, action)
         self._drain_log()
         if not game.round_scored:
@@ -148,19 +155,20 @@ class PiliPiliEnv(TableEnv):
         return None
 
     def _is_over(self) -> bool:
-        return self.game.over and not self.game.truncated
+        game = self._started_game()
+        return game.over and not game.truncated
 
     def _is_truncated(self) -> bool:
-        return self.game.truncated
+        return self._started_game().truncated
 
     score_name = "chilis"
     higher_is_better = False
 
     def _final_scores(self) -> list[float]:
-        return [float(x) for x in self.game.chilis]
+        return [float(x) for x in self._started_game().chilis]
 
     def _render_text(self) -> str:
-        game = self.game
+        game = self._started_game()
         m = game.mission
         lines = [
             f"round {game.rounds_completed + (0 if game.over else 1)} | mission {m.id} "
@@ -186,7 +194,7 @@ class PiliPiliEnv(TableEnv):
     # ------------------------------------------------------------------ state API hooks (see TableEnv.clone)
 
     def _clone_game(self, new: TableEnv) -> None:
-        new.game = self.game.copy(new._rng, [])
+        new.game = self._started_game().copy(new._started_rng(), [])
         new.encoder = self.encoder.copy()
 
     def _resample_hidden(self, world: TableEnv, seat: int, rng: np.random.Generator) -> None:
@@ -195,7 +203,7 @@ class PiliPiliEnv(TableEnv):
         resample_hidden(world.game, seat, rng)
 
     def _world_event_log(self, seat: int) -> list[str]:
-        return world_event_log(self.game, self.event_log, seat)
+        return world_event_log(self._started_game(), self.event_log, seat)
 
     def _state_options(self) -> dict[str, Any]:
         if self.missions is None:
@@ -213,7 +221,7 @@ class PiliPiliEnv(TableEnv):
         }
 
     def _rules_state(self) -> dict[str, Any]:
-        return self.game.to_record()
+        return self._started_game().to_record()
 
     def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
         game = PiliPiliGame.from_record(
@@ -229,7 +237,7 @@ class PiliPiliEnv(TableEnv):
     def _describe_action_public(self, action: int) -> str:
         """Bids, plays (face down under simultaneous play), names, declines and ready are public; which card is
         passed or given is not, nor (to the others) the value a memorised wild is declared as."""
-        game = self.game
+        game = self._started_game()
         text = self.encoder.describe(game, action)
         if game.phase in (Phase.PASS, Phase.SWAP_GIVE):
             return f"{text.split()[0]} a card"
@@ -244,7 +252,7 @@ class PiliPiliEnv(TableEnv):
 
     def _public_ending_lines(self) -> list[str]:
         """The previous round's summary and the result: public, the same in the god view and every seat's view."""
-        game, lines = self.game, []
+        game, lines = self._started_game(), []
         summary = game.last_scored
         if summary is not None:
             seats = "; ".join(
@@ -270,7 +278,7 @@ class PiliPiliEnv(TableEnv):
         in the current trick stay face down; everything public (bids, tricks, chilis, hand sizes, played cards,
         the mission, the previous round) as in ``render()``.
         """
-        game = self.game
+        game = self._started_game()
         m = game.mission
         phase = game.phase
         if phase == Phase.DECLARE and seat != game.to_act:

@@ -616,6 +616,7 @@ class PiliPiliGame:
         def get(key: str):
             return state.field(record, key, where)
 
+        value: int  # a bool for the flags
         for key in _SCALARS:
             if key in ("revealed", "truncated", "round_scored"):
                 value = state.as_bool(get(key), f"{where}.{key}")
@@ -662,11 +663,15 @@ class PiliPiliGame:
         summary = get("last_scored")
         if summary is not None:
             bids, won, taken, discarded, last_trick, last_winner = state.as_list(summary, f"{where}.last_scored", 6)
+            bid_list, won_list, taken_list, discarded_list = (
+                state.int_list(x, f"{where}.last_scored.{name}", 0, 4 * NUM_CARDS, n)
+                for name, x in (("bids", bids), ("tricks_won", won), ("taken", taken), ("discarded", discarded))
+            )
             summary = RoundSummary(
-                *(
-                    state.int_list(x, f"{where}.last_scored.{name}", 0, 4 * NUM_CARDS, n)
-                    for name, x in (("bids", bids), ("tricks_won", won), ("taken", taken), ("discarded", discarded))
-                ),
+                bid_list,
+                won_list,
+                taken_list,
+                discarded_list,
                 _plays(last_trick, f"{where}.last_scored.last_trick", n),
                 state.as_int(last_winner, f"{where}.last_scored.last_winner", 0, n - 1),
             )

@@ -39,6 +39,7 @@ import stat
 import sys
 import tempfile
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -1433,8 +1434,9 @@ def private_temporary_cache() -> str | None:
 
 def _cached_jit(function, numba, directory: str | None):
     """``numba.njit(cache=True)`` with the cache in ``directory`` (or numba's choice), or ``None`` if unwritable."""
-    from numba.core import config
+    from numba.core import config as numba_config
 
+    config: Any = numba_config  # numba sets its settings (CACHE_DIR, ...) at import time: its types do not list them
     saved = config.CACHE_DIR
     if directory is not None:
         config.CACHE_DIR = directory  # read only while the cache locator is chosen, below

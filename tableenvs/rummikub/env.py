@@ -171,7 +171,7 @@ class RummikubEnv(TableEnv):
     # ------------------------------------------------------------------ state API hooks (see TableEnv.clone)
 
     def _clone_game(self, new: TableEnv) -> None:
-        new.game = self.game.copy(new._rng)  # the encoder keeps no per-state cache: shared
+        new.game = self.game.copy(new._started_rng())  # the encoder keeps no per-state cache: shared
 
     def _state_options(self) -> dict[str, Any]:
         game = self.game
@@ -197,9 +197,9 @@ class RummikubEnv(TableEnv):
         return world_event_log(self.game, self.event_log, seat)
 
     def _infos_state(self) -> dict[str, Any]:
-        infos = {}
+        infos: dict[str, dict[str, Any]] = {}
         for agent, info in self.infos.items():
-            entry = {}
+            entry: dict[str, Any] = {}
             if "game_result" in info:
                 entry["game_result"] = result_record(info["game_result"])
             if "arrangement" in info:
@@ -242,7 +242,7 @@ class RummikubEnv(TableEnv):
 
 
 def _tiles_text(counts: np.ndarray) -> str:
-    return ", ".join(tile_name(t) for t in np.repeat(np.arange(TILE_TYPES), counts)) or "-"
+    return ", ".join(tile_name(t) for t in np.repeat(np.arange(TILE_TYPES), counts).tolist()) or "-"
 
 
 raw_env = RummikubEnv

@@ -55,7 +55,7 @@ def table_svg(env, seat: int | None = None) -> str:
     passes = f", {game.passes} pass(es) in a row" if game.passes else ""
     picture.text(12, 46, f"turn {game.turn}: {env._status_text()}; pool {game.pool_size} tiles{passes}", 13)
 
-    y = 58
+    y: float = 58
     picture.text(12, y + 18, f"table: {len(game.arrangement)} melds, {int(game.table.sum())} tiles", 14, bold=True)
     y += 28
     x = 12

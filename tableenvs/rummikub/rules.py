@@ -244,6 +244,8 @@ class Rummikub:
     def _deal(self, racks, table, pool_order, first_player, opened) -> None:
         """Start the next game of the episode (scripted parts given, the rest from the rng)."""
         rng = self._rng
+        if rng is None:
+            raise RuntimeError("Rummikub: no generator to deal with (start() sets it)")
         n = self.num_players
         self.game_number += 1
         self.table[:] = table
@@ -300,6 +302,8 @@ class Rummikub:
             elif opening and _opening_bound(staged) < max(self.min_initial, 1):
                 can_commit = False  # exact shortcut: an opening needs a meld (3 tiles: bound 0 below) and min_initial
             else:
+                if staged_is_play is None:  # never: a tile is only playable when the solver was asked
+                    raise RuntimeError("Rummikub.legal: playable tiles without the solver's verdict on the staged ones")
                 can_commit = staged_is_play
             self._staged_is_play = staged_is_play if anything_staged else None
             self._legal = (stage_mask, can_commit, not anything_staged)
@@ -341,7 +345,11 @@ class Rummikub:
             self.opened[seat] = True
             self.passes = 0
             self.commits += 1
-            self.arrangement = tuple(melds if melds is not None else _arranged(self.table))  # the play is legal
+            if melds is None:
+                melds = _arranged(self.table)
+                if melds is None:  # never: the play is legal
+                    raise RuntimeError("Rummikub.commit: the table after a legal play has no arrangement")
+            self.arrangement = tuple(melds)
             if not np.count_nonzero(rack):
                 return self._end_turn(self._score_out(seat))
             if self.draw_after_play:

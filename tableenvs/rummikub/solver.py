@@ -40,6 +40,7 @@ import threading
 import weakref
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -476,18 +477,19 @@ class TurnSweep:
     """
 
     def __init__(self) -> None:
-        self._position: tuple | None = None
+        self._position: tuple[bytes, bytes, bool, int] | None = None
         self._staged = _ZERO_DELTA
-        self._recorded = None
+        self._recorded: tuple[np.ndarray, Any, tuple[Any, ...]] | None = None  # ``_recorded_sweep``'s (lo, cap, result)
         self._spare: dict = {}  # the recorded sweep's buffers, used again by the next sweep
         self._delta = _ZERO_DELTA  # the last question's staged tiles above ``_staged``
-        self._walked = None  # openings: the last walk's (delta, best_from_root, best_to_end, exact_to_end)
-        self._bounds = None  # plays onto the table: ``kernel.reach``'s [F, B] for ``_delta`` (None: an opening)
+        # openings: the last walk's (delta, best_from_root, best_to_end, exact_to_end)
+        self._walked: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._bounds: np.ndarray | None = None  # plays onto the table: ``kernel.reach``'s [F, B] for ``_delta``
         # its forward words (the recorded sweep's, ``self._spare["forward"]``) and backward words (grown)
         self._words = (np.empty(0, np.int64), np.empty(0, np.int64))
         self._recordings = 0  # sweeps recorded so far (``solve`` checks that the one it reads is still held)
         self._searching = False  # this turn's questions are answered by searches (``_search``), no sweep recorded
-        self._dead = None  # the searches' states with no accepted end (allocated at the first search)
+        self._dead: np.ndarray | None = None  # the searches' states with no accepted end (allocated at first search)
         self._dead_fill = np.zeros(1, np.int64)
         # the staged tiles of the last search that added to ``_dead`` (None: nothing valid in it for this position);
         # a state dead for more staged tiles may be alive for fewer, so a question that drops any empties it
@@ -534,9 +536,14 @@ class TurnSweep:
         if answer is not None:
             return answer
         self._searching = False  # over budget: a sweep answers this question and the rest of the turn
-        return self._record(table, rack, staged, opening, min_initial, None)
+        answer = self._record(table, rack, staged, opening, min_initial, None)
+        if answer is None:
+            raise RuntimeError("TurnSweep: a sweep with no state limit gave up")
+        return answer
 
-    def _record(self, table, rack, staged, opening: bool, min_initial: int, give_up) -> tuple[np.ndarray, bool] | None:
+    def _record(
+        self, table, rack, staged, opening: bool, min_initial: int, give_up: int | None
+    ) -> tuple[np.ndarray, bool] | None:
         """Record the sweep for ``staged`` (buffers in ``self._spare``, overwritten anew) and answer from it; ``None``
         (nothing recorded) once it holds ``give_up`` states (``None``: never gives up)."""
         self._recorded = self._walked = self._bounds = None
@@ -548,13 +555,21 @@ class TurnSweep:
         if opening:
             self._recorded = recorded
             return self._walk_opening(_ZERO_DELTA)  # a whole walk (nothing walked yet), nothing to prune
-        n_entries = max_states + 1 if recorded is None else recorded[2][0]
+        if recorded is not None:
+            n_entries = recorded[2][0]
+        elif max_states is not None:
+            n_entries = max_states + 1
+        else:
+            raise RuntimeError("TurnSweep: a sweep with no state limit gave up")
         tiles, (last_tiles, most_states) = self._tiles, self._last_sweep
         self._last_sweep = (tiles, n_entries if tiles < last_tiles else max(most_states, n_entries))
         if recorded is None:
             return None
         self._recorded = recorded
-        key = (self._position[0], self._position[1], recorded[0].tobytes())  # lo = table + staged
+        position = self._position
+        if position is None:
+            raise RuntimeError("TurnSweep: a sweep recorded for no position")
+        key = (position[0], position[1], recorded[0].tobytes())  # lo = table + staged
         _latest_recorded.entry = (key, self._weak_self, self._recordings)
         backward = self._words[1]
         if len(backward) < n_entries:
@@ -607,6 +622,8 @@ class TurnSweep:
     def _reach(self, delta) -> tuple[np.ndarray, bool]:
         """``kernel.reach`` on the recorded sweep for ``delta``, from the words it kept for ``self._delta``, at the
         cut it chooses (-1)."""
+        if self._recorded is None:
+            raise RuntimeError("TurnSweep: no recorded sweep to reach on")
         lo, _, result = self._recorded
         mask, exact = kernel.kernels()[5](
             delta, self._delta, lo[JOKER] + delta[JOKER], *_graph(result), *self._words, self._bounds, -1
@@ -616,11 +633,14 @@ class TurnSweep:
     def _walk_opening(self, delta) -> tuple[np.ndarray, bool]:
         """An opening's question: the walk from the last one (whole if none), then maybe a pruned copy of a big
         sweep."""
-        mask, exact, best_from_root, best_to_end, exact_to_end, kept = _walk(self._recorded, delta, self._walked)
+        recorded = self._recorded
+        if recorded is None:
+            raise RuntimeError("TurnSweep: no recorded sweep to walk")
+        mask, exact, best_from_root, best_to_end, exact_to_end, kept = _walk(recorded, delta, self._walked)
         self._walked = (delta, best_from_root, best_to_end, exact_to_end)
-        edges = self._recorded[2][6]
+        edges = recorded[2][6]
         if edges >= _PRUNE_EDGES and kept <= _PRUNE_KEPT * edges and delta.any():
-            self._recorded = _pruned(self._recorded, delta, best_from_root, best_to_end)
+            self._recorded = _pruned(recorded, delta, best_from_root, best_to_end)
             self._walked = None  # the copy numbers its entries anew
         return mask, exact
 
@@ -641,6 +661,8 @@ class TurnSweep:
             return None
         if self._bounds is None or (self._staged + self._delta).tobytes() != staged.tobytes():
             return None
+        if self._recorded is None:
+            raise RuntimeError("TurnSweep: reach bounds kept without their recorded sweep")
         lo, _, result = self._recorded
         found, choices = kernel.kernels()[4](
             self._delta, lo, lo[JOKER] + self._delta[JOKER], *_graph(result), self._words[1], self._bounds[1]

@@ -78,7 +78,9 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
     def api(data: Any, status: int = 200) -> JSONResponse:
         return JSONResponse(data, status, headers=API_HEADERS)
 
-    async def on_api_error(request: Request, error: ApiError) -> JSONResponse:
+    async def on_api_error(request: Request, error: Exception) -> JSONResponse:
+        if not isinstance(error, ApiError):  # never: registered for ApiError only (Starlette types it for any error)
+            raise error
         return api(error.body(), error.status)
 
     async def show_page(request: Request) -> HTMLResponse:
