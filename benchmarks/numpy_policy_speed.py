@@ -14,8 +14,9 @@ passes over the observations; one torch thread):
 ``ratio`` is ``NumpyPolicy.act`` over the bare forward; the budget for one decision is at most 2x.
 
 Run: ``python benchmarks/numpy_policy_speed.py [--game pilipili_v0 ...] [--observations 200] [--repeats 20]
-[--hidden 128,128] [--budget 2.0]``; ``--tiny`` is a quick check (40 observations, 3 repeats). The exit code is 1 when
-a ratio exceeds ``--budget``.
+[--hidden 128,128] [--budget 2.0] [--write-docs]``; ``--tiny`` is a quick check (40 observations, 3 repeats). The exit
+code is 1 when a ratio exceeds ``--budget``. ``--write-docs`` rewrites the block of docs/benchmarks.md "Numpy policy
+decisions" with the table.
 """
 
 from __future__ import annotations
@@ -28,11 +29,15 @@ import time
 from pathlib import Path
 
 import numpy as np
+from common import replace_block
 
 import tableenvs
 from tableenvs.numpy_policy import NumpyPolicy, load_numpy_policy, random_numpy_policy
 
 GAMES = {"pilipili_v0": 4, "llama_party_v0": 4, "rummikub_v0": 2}
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+BEGIN = "<!-- numpy_policy_speed: begin (written by benchmarks/numpy_policy_speed.py --write-docs) -->"
+END = "<!-- numpy_policy_speed: end -->"
 
 
 def observations(name: str, players: int, count: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -143,6 +148,7 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=2.0, help="largest allowed ratio (default 2.0)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tiny", action="store_true", help="a quick check: 40 observations, 3 repeats")
+    parser.add_argument("--write-docs", action="store_true", help="rewrite docs/benchmarks.md's block")
     args = parser.parse_args()
     args.hidden = [int(size) for size in args.hidden.split(",") if size.strip()]
     if args.tiny:
@@ -156,6 +162,19 @@ def main() -> int:
             print(
                 f"{row['game']}: NumpyPolicy and SB3Policy chose the same action on {row['same_actions']} observations"
             )
+    if args.write_docs:
+        command = "python benchmarks/numpy_policy_speed.py" + (f" --hidden {','.join(map(str, args.hidden))}")
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        same = "; ".join(
+            f"{row['game']}: same action as SB3Policy on {row['same_actions']}" for row in rows if "same_actions" in row
+        )
+        body = table(rows) + (
+            f"\n\nMeasured {when} on this project's 2-core machine (Python {platform.python_version()}, numpy "
+            f"{np.__version__}), wall-clock µs, best of {args.repeats} passes over {args.observations} observations: "
+            f"`{command}`. {same}."
+        )
+        replace_block(DOCS, BEGIN, END, body)
+        print(f"wrote {DOCS}")
     over = [row["game"] for row in rows if row["ratio"] > args.budget]
     if over:
         print(f"over the budget of {args.budget:g}x: {', '.join(over)}")
