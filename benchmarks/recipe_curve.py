@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 from common import replace_block
+from search_vs_heuristic import versus_heuristic
 
 import tableenvs
 from tableenvs.evaluation import evaluate
@@ -39,13 +40,11 @@ def clone_vs_heuristic(game: str, options: dict, clone: Path, games: int) -> str
     """The clone's paired score difference from the heuristic (half the seats each, duplicate deals), as text."""
     players = tableenvs.make_raw(game, **options).num_players
     result = evaluate(game, [str(clone), "heuristic"], games, num_players=players, options=options, progress=False)
-    paired = result.paired[0]
-    sign = -1.0 if paired["policy"] == "heuristic" else 1.0  # the row is a - b: turned into clone - heuristic
-    low, high = sorted(sign * paired[key] for key in ("score_diff_low", "score_diff_high"))
+    diff, _ = versus_heuristic(result.paired[0])
     better = "more is better" if result.higher_is_better else "fewer is better"
     return (
-        f"{sign * paired['score_diff']:+.2f} [{low:+.2f}, {high:+.2f}] {result.score_name} a game ({better}; "
-        f"{result.games} games)"
+        f"{diff['score_diff']:+.2f} [{diff['score_diff_low']:+.2f}, {diff['score_diff_high']:+.2f}] "
+        f"{result.score_name} a game ({better}; {result.games} games)"
     )
 
 

@@ -40,6 +40,19 @@ BEGIN = "<!-- search_vs_heuristic: begin (written by benchmarks/search_vs_heuris
 END = "<!-- search_vs_heuristic: end -->"
 
 
+def versus_heuristic(paired: dict) -> tuple[dict, dict]:
+    """The score and win-rate differences of an evaluation's paired row (``a - b``) turned into "the other policy
+    minus the heuristic": ``({score_diff, score_diff_low, score_diff_high}, {win_diff, win_diff_low,
+    win_diff_high})``."""
+    sign = -1.0 if paired["policy"] == "heuristic" else 1.0
+    diff = {key: sign * paired[key] for key in ("score_diff", "score_diff_low", "score_diff_high")}
+    win = {key: sign * paired[key] for key in ("win_diff", "win_diff_low", "win_diff_high")}
+    if sign < 0:  # the interval's ends swap with the sign
+        diff["score_diff_low"], diff["score_diff_high"] = diff["score_diff_high"], diff["score_diff_low"]
+        win["win_diff_low"], win["win_diff_high"] = win["win_diff_high"], win["win_diff_low"]
+    return diff, win
+
+
 def run(name: str, spec: str, args: argparse.Namespace) -> dict:
     setting = GAMES[name]
     players = args.players or setting["players"]
@@ -56,12 +69,7 @@ def run(name: str, spec: str, args: argparse.Namespace) -> dict:
     wall, cpu = time.time() - wall, CLOCK() - cpu
     print(result.format_table(), flush=True)
     paired = result.paired[0]
-    sign = -1.0 if paired["policy"] == "heuristic" else 1.0  # the row is a - b: turned into search - heuristic
-    diff = {key: sign * paired[key] for key in ("score_diff", "score_diff_low", "score_diff_high")}
-    win = {key: sign * paired[key] for key in ("win_diff", "win_diff_low", "win_diff_high")}
-    if sign < 0:  # the interval's ends swap with the sign
-        diff["score_diff_low"], diff["score_diff_high"] = diff["score_diff_high"], diff["score_diff_low"]
-        win["win_diff_low"], win["win_diff_high"] = win["win_diff_high"], win["win_diff_low"]
+    diff, win = versus_heuristic(paired)
     timing = decision_times(name, spec, players, setting["options"], args.timing_games, args.seed)
     command = f"python benchmarks/search_vs_heuristic.py --game {name} --games {args.games} --seed {args.seed}"
     if spec != "search":

@@ -23,7 +23,7 @@ from common import replace_block
 
 import tableenvs
 from tableenvs import recipe
-from tableenvs.numpy_policy import load_numpy_policy, random_numpy_policy, save_for_env
+from tableenvs.numpy_policy import load_numpy_policy, random_numpy_policy
 from tableenvs.train import TrainConfig, train
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,13 +52,10 @@ def default_job(game: str, opponents: str, steps: int, out: Path) -> tuple[int, 
 
 
 def recipe_job(game: str, steps: int, out: Path) -> tuple[int, float]:
-    raw = tableenvs.make_raw(game)
-    start = random_numpy_policy(out / "random.npz", raw, hidden=(256, 256), activation="relu", seed=0)
-    model = load_numpy_policy(start)
-    save_for_env(out / "start.npz", raw, weights=model.weights, activation="relu")
+    start = random_numpy_policy(out / "start.npz", tableenvs.make_raw(game), hidden=(256, 256), activation="relu")
     began = time.process_time()
     final = recipe.fine_tune(
-        game, {}, out / "start.npz", out / "ft", steps=steps, freeze=0, chunk=10 * steps, say=lambda text: None
+        game, {}, start, out / "ft", steps=steps, freeze=0, chunk=10 * steps, say=lambda text: None
     )
     return int(load_numpy_policy(final).meta["steps"]), time.process_time() - began
 

@@ -50,13 +50,7 @@ def run(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     given = _flags_given(args, _RLLIB_ONLY, defaults)
     if given:
         raise ValueError(f"{', '.join(given)} only go with --backend rllib")
-    missing = missing_module(TRAIN_MODULES)
-    if missing is not None:
-        raise ValueError(
-            f"training needs the train extra ({missing} is missing): "
-            'pip install "tableenvs[train]" (from a source checkout: pip install -e ".[train]"; '
-            "docs/training.md says how to get a CPU-only torch)"
-        ) from None
+    _require_train_extra("training")
     from tableenvs.single_agent import SingleAgentEnv
     from tableenvs.train import TrainConfig, train
 
@@ -125,6 +119,17 @@ def run(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     return _train_exit_code(train(config))
 
 
+def _require_train_extra(job: str) -> None:
+    """A one-line ``ValueError`` saying how to install the train extra when one of its modules is missing."""
+    missing = missing_module(TRAIN_MODULES)
+    if missing is not None:
+        raise ValueError(
+            f"{job} needs the train extra ({missing} is missing): "
+            'pip install "tableenvs[train]" (from a source checkout: pip install -e ".[train]"; '
+            "docs/training.md says how to get a CPU-only torch)"
+        ) from None
+
+
 def _flags_given(args: argparse.Namespace, flags, defaults: dict[str, object]) -> list[str]:
     """The train flags among ``flags`` whose value differs from the default, as ``--flag-name``."""
     return ["--" + name.replace("_", "-") for name in flags if getattr(args, name) != defaults[name]]
@@ -143,11 +148,7 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
         raise ValueError(f"--recipe strong does not take {', '.join(given)} (see tableenvs train --help)")
     if args.env is None:
         raise ValueError("train --recipe strong needs an environment name")
-    missing = missing_module(TRAIN_MODULES)
-    if missing is not None:
-        raise ValueError(
-            f'the strong recipe needs the train extra ({missing} is missing): pip install "tableenvs[train]"'
-        )
+    _require_train_extra("the strong recipe")
     check_output_dir(args.out, "--out")
     options = {} if args.players is None else {"num_players": args.players}
     from tableenvs.registry import make_raw
