@@ -18,7 +18,7 @@ import numpy as np
 from common import CLOCK
 
 import tableenvs
-from tableenvs.aec import TableEnv
+from tableenvs.core.table_env import TableEnv
 from tableenvs.records import record_game
 from tableenvs.viewer import viewer_html
 

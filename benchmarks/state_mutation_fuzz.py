@@ -5,7 +5,7 @@ is mutated one field at a time (anywhere in the record: ints +-1, to -1, huge; f
 shortened, extended, emptied, two items swapped; bools flipped; strings changed; ``None`` replaced) and given to
 ``set_state`` on an env made with the record's options. Each mutation must be either
 
-* **rejected**: ``set_state`` raises :class:`tableenvs.state.StateError` and leaves the env as it was, or
+* **rejected**: ``set_state`` raises :class:`tableenvs.core.state.StateError` and leaves the env as it was, or
 * **accepted and played to the end**: the restored env renders, round-trips through ``get_state`` / JSON /
   ``from_state``, and plays on under random legal play to its end (every live agent to act has a legal move, its
   observation lies inside the observation space, the game ends within a step budget) with no exception.
@@ -38,8 +38,8 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import tableenvs  # noqa: E402
-from tableenvs.aec import TableEnv  # noqa: E402
-from tableenvs.state import StateError  # noqa: E402
+from tableenvs.core.state import StateError  # noqa: E402
+from tableenvs.core.table_env import TableEnv  # noqa: E402
 
 #: Seconds the CI test spends (``tests/test_state_consistency.py``); ``STATE_FUZZ_SECONDS`` overrides it there.
 CI_SECONDS = 12.0

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from tableenvs.aec import TableEnv
+from tableenvs.core.table_env import TableEnv
 from tableenvs.records import record_game, replay
 from tableenvs.viewer import write_html
 

@@ -17,7 +17,8 @@ Training with Stable-Baselines3 (the ``train`` extra) lives in :mod:`tableenvs.t
 imported by ``import tableenvs``.
 """
 
-from tableenvs.registry import GameSpec, make, make_raw, names, register_game, spec
+from tableenvs import games as _games  # noqa: F401 (registers the games tableenvs ships)
+from tableenvs.core.registry import GameSpec, make, make_raw, names, register_game, spec
 
 __version__ = "0.1.0"
 

@@ -20,7 +20,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from tableenvs.registry import spec
+from tableenvs.core.registry import spec
 
 
 def declare_to_api_test(name: str) -> None:

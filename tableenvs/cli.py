@@ -57,9 +57,9 @@ from tableenvs.commands import train as train_command
 from tableenvs.commands.errors import exit_code
 from tableenvs.commands.extras import missing_module as _missing_module  # noqa: F401  (re-export, see below)
 from tableenvs.commands.train import TRAIN_MODULES  # noqa: F401  (re-export, see below)
+from tableenvs.core.registry import names
+from tableenvs.core.validation import check_at_least
 from tableenvs.policies import BUILTIN_POLICIES
-from tableenvs.registry import names
-from tableenvs.validation import check_at_least
 from tableenvs.web import command as web_command
 
 # TRAIN_MODULES and _missing_module moved to tableenvs.commands (train, extras); tests/bad_input/test_cli.py still

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from tableenvs.aec import TableEnv
+from tableenvs.core.table_env import TableEnv
 from tableenvs.rollouts import advance, rollout_action
 
 

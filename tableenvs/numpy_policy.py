@@ -14,7 +14,7 @@ The format (version 1) is one ``.npz`` archive read with ``np.load(path, allow_p
                        (1), ``game`` (the registry name), ``options`` (the env's options as
                        ``env.unwrapped.get_state()["options"]`` reports them, the player count included; see
                        :func:`model_options`), ``layout_version`` (the encoder's observation layout,
-                       :func:`tableenvs.layout.layout_version`), ``observation_size``, ``num_actions``, ``hidden``
+                       :func:`tableenvs.core.layout.layout_version`), ``observation_size``, ``num_actions``, ``hidden``
                        (hidden layer sizes, a list, may be empty), ``activation`` (``"relu"`` or ``"tanh"``) and
                        optionally ``meta`` (a free dict: recipe, steps, date, ...; ``weight_dtype`` when
                        :func:`convert_numpy_policy` wrote the file)
@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from tableenvs.layout import layout_version
+from tableenvs.core.layout import layout_version
 from tableenvs.paths import atomic_output
 from tableenvs.torch_policy import MaskedLogitsPolicy  # numpy only: torch_policy imports torch when a net is built
 
@@ -437,7 +437,7 @@ def save_for_env(
     dtype: str = "float32",
 ) -> Path:
     """:func:`save_numpy_policy` for a model that plays ``env`` (raw or wrapped): the header's game, options and
-    layout version are ``env``'s (:func:`model_options`, :func:`tableenvs.layout.layout_version`); ``dtype`` is the
+    layout version are ``env``'s (:func:`model_options`, :func:`tableenvs.core.layout.layout_version`); ``dtype`` is the
     weight matrices' storage (``"float32"`` or ``"float16"``)."""
     raw = getattr(env, "unwrapped", env)
     return save_numpy_policy(

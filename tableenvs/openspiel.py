@@ -1,8 +1,9 @@
 """The games as OpenSpiel games, and agents across the two libraries (needs ``open_spiel``: ``pip install open-spiel``).
 
 Where you are: a bridge beside the games, built only on each env's public API (and the state API of
-:mod:`tableenvs.aec`: ``clone``, ``get_state``/``set_state``, ``sample_world``). ``import tableenvs.openspiel``
-registers three pyspiel Python games; nothing else in tableenvs imports this module. Guide: ``docs/openspiel.md``.
+:mod:`tableenvs.core.table_env`: ``clone``, ``get_state``/``set_state``, ``sample_world``). ``import
+tableenvs.openspiel`` registers three pyspiel Python games; nothing else in tableenvs imports this module. Guide:
+``docs/openspiel.md``.
 
 =============================  =====================================================================================
 OpenSpiel name                 ``tableenvs_pilipili_v0``, ``tableenvs_llama_party_v0``, ``tableenvs_rummikub_v0``;
@@ -47,10 +48,10 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         "tableenvs.openspiel needs OpenSpiel: pip install open-spiel (Python 3.9-3.12 wheels on Linux and macOS)"
     ) from error
 
-from tableenvs.aec import TableEnv
-from tableenvs.registry import make_raw
+from tableenvs.core.registry import make_raw
+from tableenvs.core.table_env import TableEnv
+from tableenvs.core.validation import check_choice, check_int
 from tableenvs.search import check_acting_in
-from tableenvs.validation import check_choice, check_int
 
 DEFAULT_DEAL_SEEDS = 2**16
 MAX_DEAL_SEEDS = 2**31 - 1  # OpenSpiel actions and parameters are C++ ints

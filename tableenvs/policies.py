@@ -30,9 +30,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from tableenvs.aec import TableEnv, check_action
+from tableenvs.core.actions import check_action
+from tableenvs.core.registry import spec as game_spec
+from tableenvs.core.table_env import TableEnv
 from tableenvs.paths import is_model_path
-from tableenvs.registry import spec as game_spec
 
 
 @runtime_checkable
@@ -106,6 +107,12 @@ def _npz_name(spec: Any) -> str:
 PolicySpec = Any
 
 
+#: Policy specs that a module above this one makes, by prefix: ``"module:function"`` entry points, imported only when
+#: such a spec is made (so this module imports none of them, as the registry stores games). The function is called
+#: as ``function(spec, env)``. ``openspiel:`` needs open_spiel (the openspiel extra).
+SPEC_PREFIXES = {"openspiel:": "tableenvs.openspiel:make_bot_policy"}
+
+
 def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True, trust_models: bool = False) -> Policy:
     """A policy for ``env`` (a raw or wrapped tableenvs env) from ``spec``:
 
@@ -151,10 +158,10 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True, trust
             heuristic = _heuristic(raw) if game_spec(raw.metadata["name"]).heuristic is not None else None
             rollout = heuristic if options.rollout == "heuristic" else None
             return SearchPolicy(raw, options, rollout, getattr(heuristic, "estimate", None), heuristic=heuristic)
-        if text.startswith("openspiel:"):
-            from tableenvs.openspiel import make_bot_policy  # needs open_spiel (the openspiel extra)
-
-            return make_bot_policy(text, raw)
+        for prefix, entry_point in SPEC_PREFIXES.items():
+            if text.startswith(prefix):
+                module, function = entry_point.split(":")
+                return getattr(importlib.import_module(module), function)(text, raw)
         if text == "trained" or text.startswith("trained:"):
             from tableenvs.numpy_policy import NumpyPolicy, resolve_trained
 

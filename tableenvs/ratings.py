@@ -17,6 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tableenvs.core.outcome import competition_ranks  # noqa: F401 (re-exported: the ratings' rank rule)
+
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 ELO_SCALE = 400.0 / math.log(10.0)  # Elo points per natural-log unit of strength
 ELO_MEAN = 1500.0
@@ -46,11 +48,6 @@ def mean_interval(values: Sequence[float] | np.ndarray, z: float = Z95) -> tuple
         return (mean, mean, mean)
     half = z * float(data.std(ddof=1)) / math.sqrt(data.size)
     return (mean, mean - half, mean + half)
-
-
-def competition_ranks(keys: Sequence[tuple]) -> list[int]:
-    """Standard competition ranks ("1224") of ``keys``, smaller key = better; equal keys share a rank."""
-    return [1 + sum(other < key for other in keys) for key in keys]
 
 
 def openskill_ratings(

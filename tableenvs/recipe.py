@@ -33,8 +33,8 @@ import gymnasium
 import numpy as np
 
 from tableenvs import distill
+from tableenvs.core.registry import make_raw
 from tableenvs.numpy_policy import load_numpy_policy, save_for_env
-from tableenvs.registry import make_raw
 from tableenvs.single_agent import SingleAgentEnv
 
 #: PPO settings of the fine-tuning step (MaskablePPO keyword arguments).

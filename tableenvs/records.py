@@ -20,7 +20,7 @@ version that wrote them: a record from another version is refused (the rules or 
 A record file is data, never trusted (issue 30): loading checks every field's type (``game`` a known environment,
 ``options`` the game's constructor options as the command line takes them, checked by building the env, with no
 ``render_mode``; ``seed`` as ``reset`` takes it; ``policies`` one text per seat; ``returns`` one finite number per
-seat; ``outcome`` the fields of :class:`tableenvs.aec.Outcome` with finite scores and winners among the seats;
+seat; ``outcome`` the fields of :class:`tableenvs.core.outcome.Outcome` with finite scores and winners among the seats;
 every step ``{"agent": str, "action": int, "description": str}``), each failure a :class:`RecordError` naming the
 field. NaN and Infinity are not JSON and are refused. Text from a record is shown through :func:`printable`
 (control characters such as ANSI escapes written as ``\\x1b``), and the HTML page embeds its JSON with every ``<``
@@ -84,7 +84,7 @@ def _version() -> str:
 class GameRecord:
     """One whole game. ``steps``: ``{"agent": "player_k", "action": id, "description": text}`` in play order
     (the dead steps after the game ends are not recorded). ``returns``: each seat's total reward; ``outcome``:
-    :meth:`tableenvs.aec.TableEnv.outcome` as a dict (None if the game did not finish)."""
+    :meth:`tableenvs.core.table_env.TableEnv.outcome` as a dict (None if the game did not finish)."""
 
     game: str
     options: dict[str, Any]
@@ -192,8 +192,8 @@ _OUTCOME_FIELDS = ("scores", "score_name", "higher_is_better", "winners", "retur
 def check_fields(fields: dict[str, Any], source: str = "record") -> int:
     """Check the fields of a record (:class:`GameRecord`'s, as a dict); :class:`RecordError` naming the first bad
     field. Builds the record's env to check the game and its options; returns its number of seats."""
-    from tableenvs.registry import check_option_names, make_raw
-    from tableenvs.registry import spec as game_spec
+    from tableenvs.core.registry import check_option_names, make_raw
+    from tableenvs.core.registry import spec as game_spec
 
     game = fields["game"]
     if not isinstance(game, str):
@@ -327,8 +327,8 @@ def record_game(
     ``seed`` deals the game; ``rng`` (default: ``seed``) drives the policies. ``options`` go to the game.
     ``trust_models`` lets SB3 ``.zip`` policies load (:func:`tableenvs.policies.make_policy`).
     """
+    from tableenvs.core.registry import make_raw
     from tableenvs.policies import make_policy, play_game
-    from tableenvs.registry import make_raw
 
     options = dict(options or {})
     raw_env = make_raw(game, **options)
@@ -376,10 +376,10 @@ def record_tournament(
     (``result.records[i]``, e.g. ``lambda g: set(g.entrants) == {0, 2}``), default all. Files are
     ``game_00012.json``; returns their paths. ``trust_models`` as in ``evaluate``.
     """
+    from tableenvs.core.registry import make_raw
     from tableenvs.evaluation.models import labels
     from tableenvs.evaluation.playing import SeatRng, build_policies, game_seeds
     from tableenvs.policies import play_game
-    from tableenvs.registry import make_raw
 
     if games is None:
         indices = [g.index for g in result.records]
@@ -438,8 +438,8 @@ def replay(record: GameRecord | dict | str | os.PathLike, on_step: Any = None, b
     step (for printing), ``before_step(env, index, step)`` before it, once the recorded agent and action are checked
     (the HTML viewer reads the public description of the move there).
     """
-    from tableenvs.aec import IllegalActionError
-    from tableenvs.registry import make_raw
+    from tableenvs.core.actions import IllegalActionError
+    from tableenvs.core.registry import make_raw
 
     record = _checked(record)
     try:

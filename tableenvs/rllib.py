@@ -50,9 +50,9 @@ except ImportError as error:  # ray, or its rllib dependencies, or torch
         "docs/training.md#rllib)"
     ) from None
 
+from tableenvs.core.registry import make_raw
 from tableenvs.paths import check_output_dir, write_text_atomic
 from tableenvs.policies import make_policy
-from tableenvs.registry import make_raw
 from tableenvs.torch_policy import DEFAULT_HIDDEN, build_network, masked_logits, save_policy
 
 #: The ``policies`` modes of :func:`ppo_config`.

@@ -2,8 +2,8 @@
 (:mod:`tableenvs.ismcts`).
 
 Where you are: search plumbing below both searches (it imports neither). A rollout plays the rollout policy from
-a position of a world (:meth:`tableenvs.aec.TableEnv.sample_world`) until the scoring period ends (a reward is
-paid or the game ends) or a depth or turn budget is spent; these two functions are its one step.
+a position of a world (:meth:`tableenvs.core.table_env.TableEnv.sample_world`) until the scoring period ends (a reward
+is paid or the game ends) or a depth or turn budget is spent; these two functions are its one step.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from tableenvs.aec import TableEnv
+from tableenvs.core.table_env import TableEnv
 
 
 def rollout_action(world: TableEnv, policy: Any, in_world: Any, rng: np.random.Generator) -> int:

@@ -301,9 +301,9 @@ def export_sb3(
     from datetime import datetime, timezone
 
     from tableenvs import __version__
-    from tableenvs.aec import TableEnv
+    from tableenvs.core.registry import make_raw
+    from tableenvs.core.table_env import TableEnv
     from tableenvs.numpy_policy import save_for_env
-    from tableenvs.registry import make_raw
 
     if isinstance(env_or_game, str):
         raw = make_raw(env_or_game, **dict(options or {}))

@@ -25,10 +25,10 @@ from pathlib import Path
 
 from stable_baselines3.common.callbacks import BaseCallback
 
+from tableenvs.core.validation import check_at_least
 from tableenvs.paths import atomic_output
 from tableenvs.policies import PolicySpec
 from tableenvs.single_agent import OpponentPool
-from tableenvs.validation import check_at_least
 
 
 class SelfPlayCallback(BaseCallback):

@@ -19,8 +19,8 @@ Opponents              one spec for every other seat, a list of ``num_players - 
                        ``"trained"``, a numpy policy (``.npz``), a saved SB3 model (``.zip``, only with
                        ``trust_models=True``: its pickles can run code), a :class:`~tableenvs.policies.Policy` or a
                        callable
-Illegal action         ``illegal_action="raise"`` (default): :class:`tableenvs.aec.IllegalActionError` naming the
-                       legal actions (use masks); ``"lose"``: the episode ends at once (``terminated``) with
+Illegal action         ``illegal_action="raise"`` (default): :class:`tableenvs.core.actions.IllegalActionError` naming
+                       the legal actions (use masks); ``"lose"``: the episode ends at once (``terminated``) with
                        reward ``illegal_reward`` (default -1.0) for that step, as PettingZoo classic's wrapper
                        does; ``"random"``: a uniformly random legal action (from the env's generator) is played
                        instead. Either way ``info["illegal_action"]`` holds the action asked for (and
@@ -31,14 +31,14 @@ Info                   ``seat`` (the learner's seat); when the episode ends also
                        ``infos`` for the learner); ``illegal_action`` / ``played_action`` after an illegal action
 =====================  ===========================================================================================
 
-Made by name through Gymnasium after ``import tableenvs`` (see :mod:`tableenvs.registry`)::
+Made by name through Gymnasium after ``import tableenvs`` (see :mod:`tableenvs.core.registry`)::
 
     gymnasium.make("tableenvs/PiliPili-v0", num_players=4, opponents="heuristic", seat="rotate")
 
 or directly: ``SingleAgentEnv("pilipili_v0", num_players=4, opponents=["random", "heuristic", "model.zip"])``.
 Every other keyword is a game option, checked by the game. An illegal learner action raises
-:class:`tableenvs.aec.IllegalActionError` unless ``illegal_action`` says otherwise (see above); an action
-that is not an ``int`` or numpy integer in range raises :class:`tableenvs.aec.InvalidActionError`. After any
+:class:`tableenvs.core.actions.IllegalActionError` unless ``illegal_action`` says otherwise (see above); an action
+that is not an ``int`` or numpy integer in range raises :class:`tableenvs.core.actions.InvalidActionError`. After any
 exception raised by ``step()`` or ``reset()`` (the episode's state is then unknown) every ``step()`` is refused,
 naming that exception, until ``reset()`` succeeds.
 If a game ends before the learner's first decision (possible only in toy games), :meth:`reset` deals again.
@@ -54,11 +54,12 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from tableenvs.aec import TableEnv, check_action
+from tableenvs.core.actions import check_action
+from tableenvs.core.registry import check_option_names, make_raw
+from tableenvs.core.registry import spec as game_spec
+from tableenvs.core.table_env import TableEnv
+from tableenvs.core.validation import check_seed
 from tableenvs.policies import Policy, PolicySpec, make_policy
-from tableenvs.registry import check_option_names, make_raw
-from tableenvs.registry import spec as game_spec
-from tableenvs.validation import check_seed
 
 SEAT_MODES = ("rotate", "random")
 #: What an illegal (in range, masked out) learner action does; see the module docstring.

@@ -13,7 +13,7 @@ package's own games are, with no edit to shared code or tests::
 The checks run for every player count in the spec's ``player_counts`` crossed with every option set in
 ``option_sets`` (as PettingZoo's ``all_parameter_combs_test`` and OpenSpiel's ``games_sim_test`` do), or once with
 the defaults where the option set cannot matter. What a check needs from the game is declared on its
-:class:`~tableenvs.registry.GameSpec`; a check that does not apply is reported as such, never passed silently:
+:class:`~tableenvs.core.registry.GameSpec`; a check that does not apply is reported as such, never passed silently:
 
 ==========================  ====================================================================================
 check                       what it asserts
@@ -36,9 +36,9 @@ check                       what it asserts
 ``tests/test_conformance.py`` runs every check on every registered game, one pytest item each (:func:`checks`).
 
 Tests beyond these checks select games by what their specs declare (the capability fields of
-:class:`~tableenvs.registry.GameSpec`), never by a list of names: :func:`games` gives the registered games declaring
-given capabilities, and :func:`per_game` checks that a table of per-game test data has a row for each of them (so a
-new game makes the test fail, naming what to add, instead of being tested less)::
+:class:`~tableenvs.core.registry.GameSpec`), never by a list of names: :func:`games` gives the registered games
+declaring given capabilities, and :func:`per_game` checks that a table of per-game test data has a row for each of them
+(so a new game makes the test fail, naming what to add, instead of being tested less)::
 
     @pytest.mark.parametrize("name", games("builtin", "worlds"))
     def test_sampled_worlds_keep_the_observation(name): ...
@@ -63,8 +63,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 import tableenvs
-from tableenvs.aec import IllegalActionError, TableEnv
-from tableenvs.registry import CAPABILITIES
+from tableenvs.core.actions import IllegalActionError
+from tableenvs.core.registry import CAPABILITIES
+from tableenvs.core.table_env import TableEnv
 
 
 class ConformanceError(AssertionError):
@@ -75,8 +76,8 @@ Row = TypeVar("Row")
 
 
 def games(*capabilities: str) -> list[str]:
-    """The registered games (sorted) whose :class:`~tableenvs.registry.GameSpec` declares every one of
-    ``capabilities`` (names in :data:`tableenvs.registry.CAPABILITIES`, e.g. ``"builtin"``, ``"heuristic"``,
+    """The registered games (sorted) whose :class:`~tableenvs.core.registry.GameSpec` declares every one of
+    ``capabilities`` (names in :data:`tableenvs.core.registry.CAPABILITIES`, e.g. ``"builtin"``, ``"heuristic"``,
     ``"worlds"``); ``games()`` is every registered game. An unknown capability is a ``ValueError`` naming them."""
     unknown = [c for c in capabilities if c not in CAPABILITIES]
     if unknown:

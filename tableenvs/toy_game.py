@@ -5,7 +5,7 @@ loses (-1, the others +1/(n-1)). Action id ``k`` takes ``k+1`` counters.
 
 Where you are: an example shipped in the package (so the guide's snippets run from a pip install), never
 registered by ``import tableenvs``: register it yourself as docs/adding-a-game.md shows. The tests use it to
-exercise the shared plumbing (:class:`tableenvs.aec.TableEnv`, the wrappers, the single-agent
+exercise the shared plumbing (:class:`tableenvs.core.table_env.TableEnv`, the wrappers, the single-agent
 view, training) without any real game. A real game keeps the three layers in three modules
 (``rules.py``, ``encoder.py``, ``env.py``); here they share one file to stay small.
 """
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tableenvs.aec import TableEnv
-from tableenvs.engine import RulesError
-from tableenvs.layout import Layout
-from tableenvs.validation import check_int
+from tableenvs.core.engine import RulesError
+from tableenvs.core.layout import Layout
+from tableenvs.core.table_env import TableEnv
+from tableenvs.core.validation import check_int
 
 MAX_TAKE = 3
 MAX_PILE = 100
@@ -25,7 +25,7 @@ MAX_PILE = 100
 
 class NimGame:
     """The rules engine (no PettingZoo): the pile, whose turn it is, and the engine contract's ``over``,
-    ``winners`` and ``log`` (``tableenvs.engine``)."""
+    ``winners`` and ``log`` (``tableenvs.core.engine``)."""
 
     def __init__(self, num_players: int, pile: int, first: int):
         self.num_players = num_players
@@ -56,7 +56,7 @@ class NimGame:
 
 
 class NimEncoder:
-    """The encoder (``tableenvs.layout.Encoder``): the observation's layout and the action ids."""
+    """The encoder (``tableenvs.core.layout.Encoder``): the observation's layout and the action ids."""
 
     def __init__(self, num_players: int):
         self.observation_layout = Layout(
@@ -114,7 +114,7 @@ class NimEnv(TableEnv):
 
     def _picture_svg(self, seat):
         """The pile as a row of counters (Nim hides nothing, so every seat sees the god view)."""
-        from tableenvs.svg import GOLD, INK, Svg
+        from tableenvs.core.svg import GOLD, INK, Svg
 
         picture = Svg(width=max(240, 24 * self.game.pile + 24))
         for i in range(self.game.pile):
@@ -127,6 +127,6 @@ raw_env = NimEnv
 
 
 def env(**options):
-    from tableenvs.aec import wrap
+    from tableenvs.core.wrappers import wrap
 
     return wrap(NimEnv(**options))

@@ -28,7 +28,7 @@ Where you are: shared training plumbing (needs the ``train`` extra), used by ``t
    test of each other agent against the trained one over the same deals.
 
 Every evaluation here goes through :func:`tableenvs.evaluation.evaluate` (:func:`evaluate_agent`): one
-evaluator, one rule for winners (:meth:`tableenvs.aec.TableEnv.outcome`).
+evaluator, one rule for winners (:meth:`tableenvs.core.table_env.TableEnv.outcome`).
 
 Trust: opponents given as SB3 ``.zip`` files (pickles, which can run code) need ``trust_models=True``; the self-play
 snapshots this run writes are loaded without it. ``resume`` loads the run's own checkpoint (a ``.zip`` with the
@@ -49,11 +49,11 @@ from typing import Any
 
 import numpy as np
 
+from tableenvs.core.registry import make_raw
+from tableenvs.core.registry import spec as game_spec
 from tableenvs.evaluation import EvaluationResult, evaluate, strict_json
 from tableenvs.paths import atomic_output, write_text_atomic
 from tableenvs.policies import PolicySpec, check_trusted
-from tableenvs.registry import make_raw
-from tableenvs.registry import spec as game_spec
 from tableenvs.single_agent import ILLEGAL_ACTION_MODES, OpponentPool, SingleAgentEnv
 
 CHECKPOINT_DIR = "checkpoint"

@@ -1,8 +1,8 @@
 """The replay viewer: a game record as one self-contained HTML page (``tableenvs replay FILE --html OUT.html``).
 
 Where you are: shared plumbing on top of :mod:`tableenvs.records` (the game is re-played and checked as
-``tableenvs replay`` does) and of each env's :meth:`~tableenvs.aec.TableEnv.render_svg`. The page needs no server
-and no network: the pictures are inline SVG and the script is in the page. It shows, step by step, the table
+``tableenvs replay`` does) and of each env's :meth:`~tableenvs.core.table_env.TableEnv.render_svg`. The page needs no
+server and no network: the pictures are inline SVG and the script is in the page. It shows, step by step, the table
 picture, the acting player, the move in words and every seat's return so far; buttons, the left/right arrow keys
 (Home and End: the first and last step) and a slider move through the steps (step 0 is the deal, step k the
 table after the k-th move), and a switch shows the god view or one seat's view. A seat's view uses that seat's
@@ -28,7 +28,7 @@ from typing import Any
 from tableenvs.paths import write_text_atomic
 from tableenvs.records import GameRecord, replay
 
-#: One SVG element as :class:`tableenvs.svg.Svg` writes them: ``<text ...>words</text>`` or a single tag.
+#: One SVG element as :class:`tableenvs.core.svg.Svg` writes them: ``<text ...>words</text>`` or a single tag.
 _ELEMENT = re.compile(r"<text[^>]*>[^<]*</text>|<[^>]*>")
 
 

@@ -20,8 +20,8 @@ from tableenvs.commands.errors import one_line
 from tableenvs.commands.eval_resume import EVAL_DEFAULTS, note_unfinished, saved_tournament, tournament
 from tableenvs.commands.extras import missing_module
 from tableenvs.commands.flags import parse_option, policy_list
+from tableenvs.core.validation import check_at_least
 from tableenvs.paths import OutputError, check_output_dir
-from tableenvs.validation import check_at_least
 
 
 def _check_eval_extra(plot: bool, progress: bool) -> None:

@@ -14,11 +14,11 @@ import argparse
 import numpy as np
 
 from tableenvs.commands.flags import check_output_file, policy_list
+from tableenvs.core.registry import make
 from tableenvs.evaluation.playing import limit_torch_threads
 from tableenvs.paths import check_model_files
 from tableenvs.policies import make_policy
 from tableenvs.records import printable
-from tableenvs.registry import make
 from tableenvs.terminal_seat import human_turn, stdin_is_tty
 
 

@@ -151,7 +151,7 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     _require_train_extra("the strong recipe")
     check_output_dir(args.out, "--out")
     options = {} if args.players is None else {"num_players": args.players}
-    from tableenvs.registry import make_raw
+    from tableenvs.core.registry import make_raw
 
     env = make_raw(args.env, **options)  # the game and its player count, checked before anything runs
     try:

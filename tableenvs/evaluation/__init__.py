@@ -1,7 +1,7 @@
 """Tournaments: play many games of one env between policies, seated fairly, and compare them.
 
 Where you are: the evaluation layer on top of the games (each env reports its own result through
-:meth:`tableenvs.aec.TableEnv.outcome`) and the policies (:mod:`tableenvs.policies`). ``tableenvs eval`` and
+:meth:`tableenvs.core.table_env.TableEnv.outcome`) and the policies (:mod:`tableenvs.policies`). ``tableenvs eval`` and
 ``tableenvs train``'s evaluations are thin callers of :func:`evaluate`. Full guide: ``docs/evaluation.md``.
 
 Usage::
@@ -51,11 +51,11 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from tableenvs.core.registry import make_raw
+from tableenvs.core.registry import spec as game_spec
+from tableenvs.core.validation import check_at_least, check_bool
 from tableenvs.paths import is_model_path
 from tableenvs.policies import PolicySpec, make_policy
-from tableenvs.registry import make_raw
-from tableenvs.registry import spec as game_spec
-from tableenvs.validation import check_at_least, check_bool
 
 from .backends import BACKENDS, Interrupted, WorkerLost, run_batches
 from .models import check_training_record, label, labels, trained_players

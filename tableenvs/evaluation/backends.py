@@ -42,7 +42,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from tableenvs.validation import check_at_least
+from tableenvs.core.validation import check_at_least
 
 BACKENDS = ("local", "ray")
 

@@ -13,7 +13,7 @@ Seeds              ``duplicate=False``: ``SeedSequence(seed, spawn_key=(g, 0))``
                    block holds. The policy seed is spawned into one generator per seat: the policy in seat ``s``
                    draws only from generator ``s``, so a seat's random choices stay aligned between the games of a
                    block until play diverges (common random numbers)
-Result             the env's own :meth:`tableenvs.aec.TableEnv.outcome`: final scores in the game's measure,
+Result             the env's own :meth:`tableenvs.core.table_env.TableEnv.outcome`: final scores in the game's measure,
                    winners (by the rules, or the best score when the game was cut short), total rewards
 =================  =============================================================================================
 """
@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
+from tableenvs.core.registry import make_raw
 from tableenvs.paths import is_model_path
 from tableenvs.policies import make_policy, play_game
-from tableenvs.registry import make_raw
 
 from .seating import SeatingPlan
 

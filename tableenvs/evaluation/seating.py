@@ -39,7 +39,7 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from tableenvs.validation import check_at_least
+from tableenvs.core.validation import check_at_least
 
 #: Largest number of distinct seatings played in full (design ``all``): 5 entrants at 5 seats, 120 games a block.
 MAX_ALL_SEATINGS = 120

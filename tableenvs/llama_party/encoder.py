@@ -7,7 +7,7 @@ Actions: one ``Discrete(32)`` space; action ``c`` picks card ``c`` (its index in
 as its goal in the goal step, or as one of the cards to pass in a pass step.
 
 Observation (float32, seen from the observing seat; "relative seat" ``r`` is the player ``r`` places to the
-left, 0 = self, padded to 4 seats): the sections of :data:`LAYOUT` (a :class:`tableenvs.layout.Layout`; the table
+left, 0 = self, padded to 4 seats): the sections of :data:`LAYOUT` (a :class:`tableenvs.core.layout.Layout`; the table
 in ``docs/llama_party.md`` is its ``markdown_table()``, checked by the tests).
 
 Hidden: other players' hands, picks and goals, the dummies' contents and goals, and the positions of
@@ -18,22 +18,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from tableenvs import layout
-from tableenvs.layout import float_entries
-from tableenvs.llama_party.cards import DECK_SIZE, NUM_LETTERS, Card, Deck
-from tableenvs.llama_party.rules import (
+from tableenvs.core import layout
+from tableenvs.core.layout import float_entries
+from tableenvs.llama_party.cards import DECK_SIZE, NUM_LETTERS, Deck
+from tableenvs.llama_party.rules import (  # MAX_START_TOTAL and max_round_score are also this module's names
     DEAL_SIZE,
     GOAL_STEP,
-    HAND_SIZE,
+    MAX_START_TOTAL,
     NUM_ROUNDS,
     NUM_SLOTS,
     PASS_COUNTS,
     LlamaParty,
+    max_round_score,
 )
 
 NUM_ACTIONS = DECK_SIZE
 SCORE_SCALE = 100.0
-MAX_START_TOTAL = 1000  # bound on |totals| given through reset(options={"totals": ...})
 
 
 #: The observation's sections in order: ``(name, size or shape, content)``.
@@ -77,16 +77,6 @@ LAYOUT = layout.Layout(
 OBSERVATION_SIZE = LAYOUT.size
 
 
-def max_round_score(deck: Deck) -> int:
-    """An upper bound on |score| of a 7-card hand in one round (four goals, each at its most extreme)."""
-
-    def extreme(card: Card) -> int:
-        tops = sum(abs(points) for _, points in card.tops) * HAND_SIZE
-        return tops + sum(abs(points) * (HAND_SIZE // sum(need)) for _, need, points in card.bottoms)
-
-    return NUM_SLOTS * max(extreme(card) for card in deck)
-
-
 def observation_bounds(deck: Deck) -> tuple[np.ndarray, np.ndarray]:
     """``(low, high)`` of every observation entry for ``deck``."""
     low = np.zeros(OBSERVATION_SIZE, np.float32)
@@ -109,7 +99,7 @@ class Encoder:
     is dealt or scored, is cached per seat under ``game.version`` and copied in as one slice.
     """
 
-    #: Raise when an observation entry changes meaning (saved models record it; tableenvs.layout.layout_version).
+    #: Raise when an observation entry changes meaning (saved models record it; tableenvs.core.layout.layout_version).
     LAYOUT_VERSION = 1
 
     def __init__(self, deck: Deck, num_players: int):
@@ -170,7 +160,7 @@ class Encoder:
         # numpy's stubs give ndarray the buffer protocol only from Python 3.12 on (the write is a plain buffer copy)
         view[LAYOUT.ROUND :] = block  # type: ignore[call-overload]
 
-    fill_observation = fill  # the name the Encoder protocol (tableenvs.layout) gives it
+    fill_observation = fill  # the name the Encoder protocol (tableenvs.core.layout) gives it
 
     def _table_block(self, game: LlamaParty, seat: int) -> np.ndarray:
         """The ``round`` .. ``shown_hands`` blocks of ``seat``'s observation."""

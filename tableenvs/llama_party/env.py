@@ -17,7 +17,7 @@ Agent order           each step (goal choice, pass 1..4) asks ``player_0``, then
                       picks; nothing moves until every player has picked
 Rewards               ``reward="score"`` (default): each player's round score when a round ends (sums to the
                       game total); ``reward="win"``: at the end the winners share +1 equally, -1 to each other
-                      player (``tableenvs.engine.win_rewards``, as Pili Pili); an illegal move ends the game with
+                      player (``tableenvs.core.engine.win_rewards``, as Pili Pili); an illegal move ends the game with
                       -1 to the mover (wrapped env)
 Termination           after round 4, or after a round in which a total reaches 100
 Options               ``num_players`` (2..4, default 4), ``deck`` (None = standard deck, a .toml/.json path, or a
@@ -37,8 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from tableenvs.aec import TableEnv, wrap
-from tableenvs.engine import win_rewards
+from tableenvs.core.engine import win_rewards
+from tableenvs.core.table_env import TableEnv
+from tableenvs.core.validation import check_choice, check_int
+from tableenvs.core.wrappers import wrap
 from tableenvs.llama_party.cards import DECK_SIZE, STANDARD_DECK, Deck, card_record, load_cards
 from tableenvs.llama_party.encoder import (
     MAX_START_TOTAL,
@@ -48,7 +50,6 @@ from tableenvs.llama_party.encoder import (
 from tableenvs.llama_party.picture import table_svg
 from tableenvs.llama_party.rules import DEAL_SIZE, GOAL_STEP, NUM_ROUNDS, NUM_SLOTS, PASS_COUNTS, LlamaParty
 from tableenvs.llama_party.worlds import resample_hidden, world_event_log
-from tableenvs.validation import check_choice, check_int
 
 REWARDS = ("score", "win")
 

@@ -1,6 +1,6 @@
 """Llama Party's table as an SVG picture (``render_svg``, ``render_mode="rgb_array"``; issue 14 item 4).
 
-Where you are: the Llama Party package's drawing, built on :mod:`tableenvs.svg`. From the top: the goal display
+Where you are: the Llama Party package's drawing, built on :mod:`tableenvs.core.svg`. From the top: the goal display
 (the revealed goal cards, face-down or empty slots for the rest), the passing ring, then one row per seat (and,
 in the god view, per dummy): its total and round scores, its goal card and its hand, the cards it picked to
 pass; finally the hands shown at the last scoring. A card shows its id and its rules (``+3/A, AA +6``), tinted by
@@ -11,8 +11,8 @@ hands shown at the last scoring are public.
 
 from __future__ import annotations
 
+from tableenvs.core.svg import GOLD, LIGHT, Svg
 from tableenvs.llama_party.rules import NUM_ROUNDS, NUM_SLOTS
-from tableenvs.svg import GOLD, LIGHT, Svg
 
 #: A tint per letter A..H.
 LETTER_TINTS = ("#f6d6d6", "#f6e7c8", "#f3f3c4", "#d8f0d0", "#cfe8f3", "#d9dcf6", "#ecd6f3", "#e6e1d6")

@@ -28,8 +28,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from tableenvs import state
-from tableenvs.engine import RulesError
+from tableenvs.core import state
+from tableenvs.core.engine import RulesError
 from tableenvs.llama_party.cards import NUM_LETTERS, Card, Deck
 
 NUM_SLOTS = 4  # hands dealt every round = goals = display positions
@@ -282,8 +282,8 @@ class LlamaParty:
 
     def act(self, card: int) -> list[int] | None:
         """The seat to act picks ``card`` (its goal, or one card to pass). Returns the round scores by seat when
-        this pick ends a round, else None. Raises :class:`~tableenvs.engine.RulesError` for a card not in the seat's
-        hand."""
+        this pick ends a round, else None. Raises :class:`~tableenvs.core.engine.RulesError` for a card not in the
+        seat's hand."""
         if self.over:
             raise RulesError("the game is over")
         seat = self.to_act
@@ -389,7 +389,7 @@ class LlamaParty:
 
     @classmethod
     def from_record(cls, record: dict, deck: Deck, num_players: int, rng: np.random.Generator) -> LlamaParty:
-        """A game from :meth:`to_record`'s dict; :class:`~tableenvs.state.StateError` naming a bad field.
+        """A game from :meth:`to_record`'s dict; :class:`~tableenvs.core.state.StateError` naming a bad field.
 
         Besides each field's type and range, the record must be consistent (``docs/llama_party.md``, State API):
         every card once; hand, pick, goal and pass counts those of the step and the seat to act; the display the
@@ -522,6 +522,19 @@ class LlamaParty:
         return game
 
 
+MAX_START_TOTAL = 1000  # bound on |totals| given through reset(options={"totals": ...})
+
+
+def max_round_score(deck: Deck) -> int:
+    """An upper bound on |score| of a 7-card hand in one round (four goals, each at its most extreme)."""
+
+    def extreme(card: Card) -> int:
+        tops = sum(abs(points) for _, points in card.tops) * HAND_SIZE
+        return tops + sum(abs(points) * (HAND_SIZE // sum(need)) for _, need, points in card.bottoms)
+
+    return NUM_SLOTS * max(extreme(card) for card in deck)
+
+
 _SCORE_BOUNDS: dict[int, tuple[Deck, int, int]] = {}
 
 
@@ -530,7 +543,5 @@ def _score_bounds(deck: Deck) -> tuple[int, int]:
     observation's bounds; cached per deck object)."""
     cached = _SCORE_BOUNDS.get(id(deck))
     if cached is None or cached[0] is not deck:
-        from tableenvs.llama_party.encoder import MAX_START_TOTAL, max_round_score
-
         cached = _SCORE_BOUNDS[id(deck)] = (deck, max_round_score(deck), MAX_START_TOTAL)
     return cached[1], cached[2]

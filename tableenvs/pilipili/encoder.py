@@ -24,7 +24,7 @@ ids         count  meaning
 The last section summarises the last scored round (bids, tricks won, chilis taken and discarded, the cards of its
 last trick): the next round is dealt in the same step, so without it nobody would see how a round ended.
 
-Observation layout: :attr:`Encoder.observation_layout` (a :class:`tableenvs.layout.Layout`, its sizes depending on
+Observation layout: :attr:`Encoder.observation_layout` (a :class:`tableenvs.core.layout.Layout`, its sizes depending on
 the player count) names every section; the table in ``docs/pilipili.md`` is checked against it. Values are 0/1
 flags except the counts and card values noted there.
 """
@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tableenvs import layout
-from tableenvs.layout import float_entries, int_entries
+from tableenvs.core import layout
+from tableenvs.core.layout import float_entries, int_entries
 from tableenvs.pilipili import rules
 from tableenvs.pilipili.missions import EFFECTS, MAX_HAND_SIZE, Mission
 from tableenvs.pilipili.rules import MAX_WILD_VALUE, NUM_CARDS, NUM_PHASES, WILD, PiliPiliGame, card_name
@@ -150,7 +150,7 @@ def mission_vector(mission: Mission) -> np.ndarray:
 class Encoder:
     """Action ids and observations for ``num_players`` seats."""
 
-    #: Raise when an observation entry changes meaning (saved models record it; tableenvs.layout.layout_version).
+    #: Raise when an observation entry changes meaning (saved models record it; tableenvs.core.layout.layout_version).
     LAYOUT_VERSION = 1
 
     def __init__(self, num_players: int):

@@ -1,7 +1,7 @@
 """Pili Pili as a PettingZoo AEC environment (``pilipili_v0``).
 
 Where you are: the Pili Pili package's thin adapter. The rules live in ``rules.py``, action ids and the
-observation in ``encoder.py``; this module only wires them to :class:`tableenvs.aec.TableEnv`. Full rules,
+observation in ``encoder.py``; this module only wires them to :class:`tableenvs.core.table_env.TableEnv`. Full rules,
 decisions, the 36 missions, the action table and the observation layout: ``docs/pilipili.md``.
 
 ====================  =======================================================================================
@@ -40,15 +40,16 @@ from typing import Any
 
 import numpy as np
 
-from tableenvs.aec import TableEnv, wrap
+from tableenvs.core.engine import win_rewards
+from tableenvs.core.table_env import TableEnv
+from tableenvs.core.validation import check_bool, check_choice, check_int, check_int_list
+from tableenvs.core.wrappers import wrap
 from tableenvs.decks import DeckError
-from tableenvs.engine import win_rewards
 from tableenvs.pilipili.encoder import NUM_ACTIONS, Encoder
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission, load_missions, standard_missions
 from tableenvs.pilipili.picture import table_svg
 from tableenvs.pilipili.rules import NUM_CARDS, Phase, PiliPiliGame, card_name, mission_record
 from tableenvs.pilipili.worlds import resample_hidden, world_event_log
-from tableenvs.validation import check_bool, check_choice, check_int, check_int_list
 
 REWARDS = ("penalty", "win")
 

@@ -1,6 +1,6 @@
 """Pili Pili's table as an SVG picture (``render_svg``, ``render_mode="rgb_array"``; issue 14 item 4).
 
-Where you are: the Pili Pili package's drawing, built on :mod:`tableenvs.svg`. One row per seat: its name (gold
+Where you are: the Pili Pili package's drawing, built on :mod:`tableenvs.core.svg`. One row per seat: its name (gold
 while it is to act, ``D`` for the dealer), its chilis (one red pod each), its bid and tricks won, and its hand:
 number cards with their value, the wild as a gold ``W``; then the trick on the table (the wild with its declared
 value) and the last trick. A seat's picture follows the same information rules as its text view
@@ -10,8 +10,8 @@ revealed, others' cards of a simultaneous trick face down; anything else hidden 
 
 from __future__ import annotations
 
+from tableenvs.core.svg import GOLD, INK, LIGHT, Svg
 from tableenvs.pilipili.rules import WILD, Phase, card_name
-from tableenvs.svg import GOLD, INK, LIGHT, Svg
 
 CHILI_RED = "#d63a22"
 CARD_STEP = 33  # card width 30 plus a gap

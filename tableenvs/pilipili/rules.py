@@ -24,9 +24,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tableenvs import state
+from tableenvs.core import state
+from tableenvs.core.engine import RulesError  # noqa: F401  (also this module's name for it)
 from tableenvs.decks import DeckError
-from tableenvs.engine import RulesError  # noqa: F401  (also this module's name for it)
 from tableenvs.pilipili.missions import BASIC_MISSION, MAX_HAND_SIZE, Mission, load_missions
 
 WILD = 0
@@ -602,7 +602,7 @@ class PiliPiliGame:
         rng: np.random.Generator,
         log: list[str] | None,
     ) -> PiliPiliGame:
-        """A game from :meth:`to_record`'s dict; :class:`~tableenvs.state.StateError` naming a bad field.
+        """A game from :meth:`to_record`'s dict; :class:`~tableenvs.core.state.StateError` naming a bad field.
 
         Besides each field's type and range, the record must be consistent (``docs/pilipili.md``, State API): every
         card once; the phase one the mission has, and the counters, bids, picks, hands, tricks, hand positions and
@@ -748,8 +748,8 @@ def _history_entry(value: object, where: str, n: int) -> dict:
 
 
 def _check_round(game: PiliPiliGame, where: str) -> None:
-    """:class:`~tableenvs.state.StateError` unless ``game`` (its fields read and typed) is a consistent position: one
-    that the rules can reach, as far as it matters to playing on and to what the observations show."""
+    """:class:`~tableenvs.core.state.StateError` unless ``game`` (its fields read and typed) is a consistent position:
+    one that the rules can reach, as far as it matters to playing on and to what the observations show."""
     require = state.require
     n, m, phase = game.n, game.mission, game.phase
     h = game.hand_size

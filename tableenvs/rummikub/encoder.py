@@ -9,7 +9,7 @@ Actions (``Discrete(55)``): ``0..52`` stage one tile of that type from the rack 
 
 Observation (float32, seen from the observing seat; relative seat ``r`` is the player ``r`` places after the
 observer in turn order, 0 = self; seat blocks are padded to 4 with zeros): the sections of :data:`LAYOUT` (a
-:class:`tableenvs.layout.Layout`; the table in ``docs/rummikub.md`` is its ``markdown_table()``, checked by the
+:class:`tableenvs.core.layout.Layout`; the table in ``docs/rummikub.md`` is its ``markdown_table()``, checked by the
 tests).
 
 Hidden: other players' racks and staged tiles, and the order of the pool.
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tableenvs import layout
+from tableenvs.core import layout
 
 from .rules import NUM_TILES, RACK_SIZE, Rummikub
 from .tiles import TILE_TYPES, TILE_VALUES, tile_count, tile_name
@@ -72,7 +72,7 @@ def observation_bounds(games_per_episode: int) -> tuple[np.ndarray, np.ndarray]:
 class Encoder:
     """Writes observations of a :class:`Rummikub` game; one per env (one compiled call, no per-step objects)."""
 
-    #: Raise when an observation entry changes meaning (saved models record it; tableenvs.layout.layout_version).
+    #: Raise when an observation entry changes meaning (saved models record it; tableenvs.core.layout.layout_version).
     LAYOUT_VERSION = 1
 
     def __init__(self, num_players: int, games_per_episode: int = 1):
@@ -110,7 +110,7 @@ class Encoder:
             game.max_turns,
         )
 
-    fill_observation = fill  # the name the Encoder protocol (tableenvs.layout) gives it
+    fill_observation = fill  # the name the Encoder protocol (tableenvs.core.layout) gives it
 
     @staticmethod
     def fill_mask(game: Rummikub, mask: np.ndarray) -> None:

@@ -39,8 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from tableenvs.aec import TableEnv, wrap
-from tableenvs.state import StateError
+from tableenvs.core.state import StateError
+from tableenvs.core.table_env import TableEnv
+from tableenvs.core.wrappers import wrap
 
 from .encoder import COMMIT, NUM_ACTIONS, Encoder
 from .picture import table_svg

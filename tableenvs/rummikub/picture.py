@@ -1,6 +1,6 @@
 """Rummikub's table as an SVG picture (``render_svg``, ``render_mode="rgb_array"``; issue 14 item 4).
 
-Where you are: the Rummikub package's drawing, built on :mod:`tableenvs.svg`. From the top: the status line
+Where you are: the Rummikub package's drawing, built on :mod:`tableenvs.core.svg`. From the top: the status line
 and pool size, the melds on the table (tiles with their number in the tile's colour, a joker as a purple ``J``
 with the tile it stands for below it), then one rack per seat (score, opened or not, its tiles) and the tiles
 staged this turn. A seat's picture follows the information rules of its text view (``RummikubEnv.render_view``):
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tableenvs.core.svg import GOLD, LIGHT, Svg
 from tableenvs.rummikub.tiles import COLOURS, JOKER, TILE_TYPES, colour_of, number_of
-from tableenvs.svg import GOLD, LIGHT, Svg
 
 #: Ink of each colour (black, red, blue, orange), in :data:`tableenvs.rummikub.tiles.COLOURS` order.
 INKS = ("#1b1b1b", "#c8281e", "#1f57c3", "#e07800")

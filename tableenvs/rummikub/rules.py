@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from tableenvs import state
-from tableenvs.engine import RulesError
-from tableenvs.validation import check_bool, check_choice, check_int
+from tableenvs.core import state
+from tableenvs.core.engine import RulesError
+from tableenvs.core.validation import check_bool, check_choice, check_int
 
 from .melds import Meld
 from .solver import TurnSweep, _arranged, arrange, is_valid_play
@@ -485,7 +485,7 @@ class Rummikub:
 
     def load_record(self, record: dict, rng: np.random.Generator) -> Rummikub:
         """A copy of this (fresh) engine, with its options, in the state of :meth:`to_record`'s dict; raises
-        :class:`~tableenvs.state.StateError` naming a bad field. This engine is left unchanged.
+        :class:`~tableenvs.core.state.StateError` naming a bad field. This engine is left unchanged.
 
         Besides each field's type and range, the record must be consistent (``docs/rummikub.md``, State API): the 106
         tiles accounted for once; the arrangement valid melds of exactly the table; staged tiles part of the acting
@@ -603,7 +603,8 @@ def melds_record(melds: Sequence[Meld]) -> list:
 
 
 def melds_from_record(value: Any, where: str) -> tuple[Meld, ...]:
-    """Melds from :func:`melds_record`'s lists; :class:`~tableenvs.state.StateError` unless each is a valid meld."""
+    """Melds from :func:`melds_record`'s lists; :class:`~tableenvs.core.state.StateError` unless each is a valid
+    meld."""
     melds = []
     for i, meld in enumerate(state.as_list(value, where, most=NUM_TILES // 3)):
         kind, tiles, stands_for = state.as_list(meld, f"{where}[{i}]", 3)

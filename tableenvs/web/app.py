@@ -35,8 +35,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from tableenvs.registry import names
-from tableenvs.registry import spec as game_spec
+from tableenvs.core.registry import names
+from tableenvs.core.registry import spec as game_spec
 from tableenvs.web.runner import AgentRunner
 from tableenvs.web.seats import seat_choices
 from tableenvs.web.tables import ACTION_FIELDS, ApiError, ServerConfig, TableManager, _is_int, _show

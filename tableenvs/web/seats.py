@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from tableenvs.core.registry import spec as game_spec
 from tableenvs.policies import make_policy
-from tableenvs.registry import spec as game_spec
 
 HUMAN = "human"
 BUILTIN = ("random", "heuristic")

@@ -1,0 +1,58 @@
+"""The games tableenvs ships: one :class:`~tableenvs.core.registry.GameSpec` each, registered on ``import tableenvs``.
+
+Where you are: the list a new built-in game is added to (a game from outside the package calls
+:func:`tableenvs.register_game` instead). Each spec names its module as a string, so no game is imported until it
+is made; the capabilities after ``option_sets`` are what ``tableenvs.testing.check_game`` checks.
+"""
+
+from __future__ import annotations
+
+from tableenvs.core.registry import GameSpec, register_game
+
+for _game in (
+    # name, module, PettingZoo/Gymnasium id, heuristic policy, player counts, option sets for the conformance suite,
+    # then the capabilities the game declares (GameSpec's fields after option_sets)
+    GameSpec(
+        "pilipili_v0",
+        "tableenvs.pilipili.env",
+        "tableenvs/PiliPili-v0",
+        "tableenvs.pilipili.agents:HeuristicPolicy",
+        player_counts=tuple(range(2, 9)),
+        option_sets=({}, {"missions": "none"}, {"expert": False, "reward": "win"}),
+        builtin=True,
+        state=True,
+        worlds=True,
+        views=True,
+        picture=True,
+        openspiel=True,
+    ),
+    GameSpec(
+        "llama_party_v0",
+        "tableenvs.llama_party.env",
+        "tableenvs/LlamaParty-v0",
+        "tableenvs.llama_party.agents:HeuristicPolicy",
+        player_counts=(2, 3, 4),
+        option_sets=({}, {"reward": "win"}),
+        builtin=True,
+        state=True,
+        worlds=True,
+        views=True,
+        picture=True,
+        openspiel=True,
+    ),
+    GameSpec(
+        "rummikub_v0",
+        "tableenvs.rummikub.env",
+        "tableenvs/Rummikub-v0",
+        "tableenvs.rummikub.agents:HeuristicPolicy",
+        player_counts=(2, 3, 4),
+        option_sets=({}, {"strict_commit": False, "draw_after_play": True, "games_per_episode": 2}),
+        builtin=True,
+        state=True,
+        worlds=True,
+        views=True,
+        picture=True,
+        openspiel=True,
+    ),
+):
+    register_game(_game)

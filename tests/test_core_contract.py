@@ -1,0 +1,52 @@
+"""The written contract of ``tableenvs.core``: the hooks table of ``TableEnv`` is complete and true (issue 27)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import tableenvs
+from tableenvs import testing
+from tableenvs.core import table_env
+from tableenvs.core.table_env import TableEnv
+from tableenvs.toy_game import NimEnv
+
+
+def _table_hooks() -> dict[str, str]:
+    """Hook name -> its "when" column, read from the table in the module docstring of tableenvs.core.table_env."""
+    pattern = r"^``(_\w+)\([^`]*\)``\s+(required|default|views|picture|state|worlds)\b"
+    return dict(re.findall(pattern, table_env.__doc__ or "", re.M))
+
+
+def _adapters() -> list[type]:
+    return [tableenvs.spec(name).raw_env_class() for name in testing.games()] + [NimEnv]
+
+
+def test_the_table_lists_hooks_of_the_base():
+    hooks = _table_hooks()
+    assert len(hooks) >= 20  # the table was read, not an empty match
+    for name in hooks:
+        assert callable(getattr(TableEnv, name, None)), f"the table lists {name}, which TableEnv does not have"
+
+
+def test_the_table_has_fewer_than_21_required_hooks():
+    """Issue 27: fewer required hooks than the 21 the old base had; most have defaults or belong to a capability."""
+    hooks = _table_hooks()
+    assert sorted(name for name, when in hooks.items() if when == "required") == ["_apply", "_render_text", "_start"]
+
+
+@pytest.mark.parametrize("adapter", _adapters(), ids=lambda cls: cls.__name__)
+def test_every_hook_a_game_overrides_is_in_the_table(adapter):
+    """A private method of the base that a game overrides is a hook, so it must be in the one table."""
+    hooks = _table_hooks()
+    base_private = {name for name in dir(TableEnv) if name.startswith("_") and not name.startswith("__")}
+    overridden = {name for name in vars(adapter) if name in base_private and callable(vars(adapter)[name])}
+    assert overridden - set(hooks) == set()
+
+
+@pytest.mark.parametrize("adapter", _adapters(), ids=lambda cls: cls.__name__)
+def test_every_required_hook_is_written(adapter):
+    for name, when in _table_hooks().items():
+        if when == "required":
+            assert getattr(adapter, name) is not getattr(TableEnv, name), f"{adapter.__name__} lacks {name}"
