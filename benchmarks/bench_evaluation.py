@@ -151,7 +151,7 @@ def model_seat_table(games: int, repeats: int, seed: int) -> None:
     import torch
     from sb3_contrib import MaskablePPO
 
-    from tableenvs.single_agent import SingleAgentEnv
+    from tableenvs.training.single_agent import SingleAgentEnv
 
     players = 3
     cores = os.cpu_count() or 1

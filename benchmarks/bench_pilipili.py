@@ -26,10 +26,10 @@ import numpy as np
 from common import openspiel_random_play, random_play
 
 import tableenvs
+from tableenvs.evaluation.ratings import mean_interval
 from tableenvs.pilipili.agents import HeuristicPolicy
 from tableenvs.pilipili.env import raw_env
 from tableenvs.policies import RandomPolicy, play_game
-from tableenvs.ratings import mean_interval
 
 
 def pilipili_steps_per_second(seconds: float, missions: str, seed: int = 0, wrapped: bool = True) -> float:

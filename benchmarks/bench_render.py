@@ -19,8 +19,8 @@ from common import CLOCK
 
 import tableenvs
 from tableenvs.core.table_env import TableEnv
-from tableenvs.records import record_game
-from tableenvs.viewer import viewer_html
+from tableenvs.play.records import record_game
+from tableenvs.play.viewer import viewer_html
 
 GAMES = ("pilipili_v0", "llama_party_v0", "rummikub_v0")
 

@@ -1,7 +1,7 @@
 """Benchmark: RLlib PPO training throughput (env steps per second) with 1 and 2 env runners, in the same run.
 
 Runs in the RLlib venv (docs/training.md#rllib). For each ``--runners`` count, alternating over ``--repeats``
-rounds so both see the same machine load: build :func:`tableenvs.rllib.ppo_config` (every seat learning, one
+rounds so both see the same machine load: build :func:`tableenvs.training.rllib.ppo_config` (every seat learning, one
 shared module, ``--batch`` env steps per iteration), run one untimed warm-up iteration, then ``--iterations`` timed
 ``algo.train()`` calls. Reported per count (median over rounds):
 
@@ -26,7 +26,7 @@ import time
 import ray
 from common import parallel_headroom
 
-from tableenvs.rllib import ppo_config
+from tableenvs.training.rllib import ppo_config
 
 
 def measure(env: str, players: int, runners: int, batch: int, iterations: int, seed: int) -> dict[str, float]:

@@ -43,8 +43,8 @@ import tableenvs
 import tableenvs.rummikub.agents as agents_module
 import tableenvs.rummikub.rules as rules_module
 import tableenvs.rummikub.solver as solver_module
+from tableenvs.evaluation.ratings import wilson_interval
 from tableenvs.policies import make_policy
-from tableenvs.ratings import wilson_interval
 
 
 class SolverTimer:

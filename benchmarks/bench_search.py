@@ -1,4 +1,4 @@
-"""Benchmark: what a search simulation costs, per game (``tableenvs/search.py``, docs/benchmarks.md "Search").
+"""Benchmark: what a search simulation costs, per game (``tableenvs/policies/search.py``, docs/benchmarks.md "Search").
 
 For each game (4 players; Rummikub with ``max_turns=200``), ``--positions`` positions are reached by seeded heuristic
 play (every 5th decision of a game until the count is met); at each, in the same run, the CPU time

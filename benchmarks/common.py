@@ -2,7 +2,7 @@
 parallel headroom of the machine (how much a second process could gain right now).
 
 Where you are: ``benchmarks/``; the scripts run as ``python benchmarks/<script>.py`` and import this module
-as ``common``. Intervals come from :mod:`tableenvs.ratings` (Wilson, mean ± 1.96 s.e.).
+as ``common``. Intervals come from :mod:`tableenvs.evaluation.ratings` (Wilson, mean ± 1.96 s.e.).
 """
 
 from __future__ import annotations

@@ -20,10 +20,10 @@ import argparse
 
 import numpy as np
 
+from tableenvs.evaluation.ratings import mean_interval, wilson_interval
 from tableenvs.llama_party.encoder import LAYOUT
 from tableenvs.llama_party.env import raw_env
 from tableenvs.policies import make_policy, play_game
-from tableenvs.ratings import mean_interval, wilson_interval
 
 
 def play(env, policies, seed):

@@ -1,9 +1,9 @@
-"""The cost of one decision by a numpy policy (tableenvs.numpy_policy), against a bare numpy forward pass of the same
-network and against SB3Policy (torch) on the same weights.
+"""The cost of one decision by a numpy policy (tableenvs.policies.numpy_policy), against a bare numpy forward pass of
+the same network and against SB3Policy (torch) on the same weights.
 
 For each game: an untrained MaskablePPO with ``--hidden`` (default 128,128, ``tableenvs train``'s; Tanh, SB3's
-default) is exported with :func:`tableenvs.sb3_policy.export_sb3`, and ``--observations`` observations with their
-masks are collected from random play. Timed per decision, in wall-clock microseconds (the best of ``--repeats``
+default) is exported with :func:`tableenvs.policies.sb3_policy.export_sb3`, and ``--observations`` observations with
+their masks are collected from random play. Timed per decision, in wall-clock microseconds (the best of ``--repeats``
 passes over the observations; one torch thread):
 
 * ``bare forward``: ``np.tanh(x @ W + b)`` layer by layer, the logits only, no mask (the floor);
@@ -32,7 +32,7 @@ import numpy as np
 from common import replace_block
 
 import tableenvs
-from tableenvs.numpy_policy import NumpyPolicy, load_numpy_policy, random_numpy_policy
+from tableenvs.policies.numpy_policy import NumpyPolicy, load_numpy_policy, random_numpy_policy
 
 GAMES = {"pilipili_v0": 4, "llama_party_v0": 4, "rummikub_v0": 2}
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
@@ -75,8 +75,8 @@ def models(name: str, players: int, hidden: list[int], directory: Path):
         import torch
         from sb3_contrib import MaskablePPO
 
-        from tableenvs.sb3_policy import export_sb3
-        from tableenvs.single_agent import SingleAgentEnv
+        from tableenvs.policies.sb3_policy import export_sb3
+        from tableenvs.training.single_agent import SingleAgentEnv
     except ImportError:  # no train extra: random weights, numpy only
         return random_numpy_policy(directory / f"{name}.npz", raw, hidden=hidden), None
     torch.set_num_threads(1)
@@ -115,7 +115,7 @@ def run(name: str, players: int, args: argparse.Namespace, directory: Path) -> d
         "sb3": None,
     }
     if sb3_model is not None:
-        from tableenvs.sb3_policy import SB3Policy
+        from tableenvs.policies.sb3_policy import SB3Policy
 
         sb3 = SB3Policy(sb3_model, raw)
         row["sb3"] = per_call(lambda item: sb3.act(item[0], item[1], rng), items, args.repeats)

@@ -1,8 +1,8 @@
-"""The learning curves of ``strong`` recipe runs (tableenvs/recipe.py): the block of docs/training.md "The strong
-recipe" (issue 28).
+"""The learning curves of ``strong`` recipe runs (tableenvs/training/recipe.py): the block of docs/training.md "The
+strong recipe" (issue 28).
 
-For each run directory given (what ``python -m tableenvs.recipe GAME DIR`` wrote): how well the clone copies the
-heuristic (``clone.json``: labels, validation agreement) and the fine-tuning's mean episode return of the learner
+For each run directory given (what ``python -m tableenvs.training.recipe GAME DIR`` wrote): how well the clone copies
+the heuristic (``clone.json``: labels, validation agreement) and the fine-tuning's mean episode return of the learner
 against heuristic opponents, averaged over each ``--window`` steps of ``fine-tune/progress.jsonl`` (the first
 window is the value network's, with the policy still the clone's). The heuristic's own mean return in the same seat
 against the same opponents (a whole table of heuristics, ``--reference-games`` games, seed 0) is the row to beat.

@@ -10,7 +10,8 @@ that made it.
 
 Run: ``python benchmarks/search_vs_heuristic.py --games 400 [--game pilipili_v0 ...] [--spec search:...]
 [--players 4] [--workers 1] [--seed 0] [--timing-games 2] [--write-docs]``; ``--spec`` defaults to ``search`` (the
-game's default setting, :data:`tableenvs.search.GAME_DEFAULTS`); ``--docs-only`` rewrites the docs from saved rows.
+game's default setting, :data:`tableenvs.policies.search.GAME_DEFAULTS`); ``--docs-only`` rewrites the docs from saved
+rows.
 """
 
 from __future__ import annotations

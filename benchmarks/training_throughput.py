@@ -1,9 +1,10 @@
 """Training samples per CPU-second: the strong recipe's PPO step against today's default ``tableenvs train``, in the
 same run (issue 28, item 2). The block of docs/benchmarks.md "Training throughput".
 
-For each game: (1) :func:`tableenvs.train.train` with its defaults (MaskablePPO, 4 envs x 512 steps, minibatch 64,
+For each game: (1) :func:`tableenvs.training.job.train` with its defaults (MaskablePPO, 4 envs x 512 steps, minibatch
+64,
 10 epochs, a (64, 64) network) against ``random`` (its default) and against ``heuristic`` opponents; (2) the recipe's
-fine-tuning, :func:`tableenvs.recipe.fine_tune` (8 envs x 512 steps, minibatch 1,024, 4 epochs, a (256, 256)
+fine-tuning, :func:`tableenvs.training.recipe.fine_tune` (8 envs x 512 steps, minibatch 1,024, 4 epochs, a (256, 256)
 network started from a random numpy policy of that shape, no frozen phase) against ``heuristic``. Each is timed in CPU
 seconds of this process (``time.process_time``: every thread, torch's included), setup and the one evaluation
 game of (1) included; a sample is one learner decision. Torch runs one thread in both.
@@ -22,9 +23,9 @@ from pathlib import Path
 from common import replace_block
 
 import tableenvs
-from tableenvs import recipe
-from tableenvs.numpy_policy import load_numpy_policy, random_numpy_policy
-from tableenvs.train import TrainConfig, train
+from tableenvs.policies.numpy_policy import load_numpy_policy, random_numpy_policy
+from tableenvs.training import recipe
+from tableenvs.training.job import TrainConfig, train
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "benchmarks.md"

@@ -16,8 +16,8 @@ from pathlib import Path
 from PIL import Image
 
 from tableenvs.core.table_env import TableEnv
-from tableenvs.records import record_game, replay
-from tableenvs.viewer import write_html
+from tableenvs.play.records import record_game, replay
+from tableenvs.play.viewer import write_html
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))

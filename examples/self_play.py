@@ -20,8 +20,8 @@ from stable_baselines3.common.env_util import make_vec_env
 
 import tableenvs
 from tableenvs.evaluation import evaluate
-from tableenvs.selfplay import SelfPlayCallback
-from tableenvs.single_agent import OpponentPool, SingleAgentEnv
+from tableenvs.training.selfplay import SelfPlayCallback
+from tableenvs.training.single_agent import OpponentPool, SingleAgentEnv
 
 
 def main() -> None:

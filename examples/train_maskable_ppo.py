@@ -3,7 +3,7 @@
     python -m pip install torch==2.13.0 -e ".[train]"
     python examples/train_maskable_ppo.py pilipili_v0 --timesteps 150000 --opponents random --out runs/pilipili
 
-What it does (the same job as ``tableenvs train``, spelled out through the API in :mod:`tableenvs.train`):
+What it does (the same job as ``tableenvs train``, spelled out through the API in :mod:`tableenvs.training.job`):
 MaskablePPO learns on 4 copies of the single-agent view (seat rotating every episode, opponents played inside
 ``step()``), with a progress bar; every ``--eval-every`` steps it plays ``--eval-games`` games against the training
 opponents for the learning curve. At the end it saves ``model.zip``, ``model.npz``, ``curve.png`` and
@@ -15,7 +15,7 @@ intervals, Welch's t-test against the trained agent).
 import argparse
 
 import tableenvs
-from tableenvs.train import TrainConfig, train
+from tableenvs.training.job import TrainConfig, train
 
 
 def main() -> None:
@@ -43,7 +43,7 @@ def main() -> None:
         eval_games=args.eval_games,
         final_games=args.final_games,
         trust_models=args.trust_models,
-        # MaskablePPO settings; see tableenvs.train.DEFAULT_HYPERPARAMETERS for the rest
+        # MaskablePPO settings; see tableenvs.training.job.DEFAULT_HYPERPARAMETERS for the rest
         hyperparameters={"learning_rate": 3e-4, "net_arch": [128, 128]},
     )
     result = train(config)  # progress bar, periodic evaluation, model, curve, final table

@@ -12,8 +12,8 @@ Quick use::
 
 Importing the package registers every env in PettingZoo's registry
 (``pettingzoo.make("aec", "tableenvs/PiliPili-v0")``) and its single-agent view in Gymnasium's
-(``gymnasium.make("tableenvs/PiliPili-v0", opponents="heuristic")``, see :mod:`tableenvs.single_agent`).
-Training with Stable-Baselines3 (the ``train`` extra) lives in :mod:`tableenvs.train`; torch is never
+(``gymnasium.make("tableenvs/PiliPili-v0", opponents="heuristic")``, see :mod:`tableenvs.training.single_agent`).
+Training with Stable-Baselines3 (the ``train`` extra) lives in :mod:`tableenvs.training.job`; torch is never
 imported by ``import tableenvs``.
 """
 

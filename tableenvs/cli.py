@@ -11,25 +11,26 @@ sub-command's counts share, the error policy below, and the dispatch to the sub-
 * ``tableenvs play ENV --policies human,heuristic,...`` — a human seat (any seats, several allowed): each human
   sees its own view of the table (``render_view``), a numbered list of its legal actions, and types a number or
   the words (``?`` for help, ``q`` to quit); ``--record FILE`` writes the game as a JSON record.
-* ``tableenvs replay FILE`` — re-play a game record and check it reproduces exactly (:mod:`tableenvs.records`);
-  ``--html OUT.html`` also writes a self-contained page stepping through it (:mod:`tableenvs.viewer`).
+* ``tableenvs replay FILE`` — re-play a game record and check it reproduces exactly (:mod:`tableenvs.play.records`);
+  ``--html OUT.html`` also writes a self-contained page stepping through it (:mod:`tableenvs.play.viewer`).
 * ``tableenvs train ENV [--timesteps N] [--opponents random] [--players N] [--out DIR] [--algo A] ...`` — train
   MaskablePPO (or PPO, A2C, DQN) on one seat against the given opponents (needs the ``train`` extra): a progress
   bar, a printed line per periodic evaluation, checkpoints (periodic and on Ctrl-C/SIGTERM), the saved model, a
   learning-curve PNG and a final table against random and heuristic play; ``tableenvs train --resume DIR``
-  continues a run (see :mod:`tableenvs.train`); ``--backend rllib`` trains with Ray RLlib instead, every seat
-  learning, and writes a torch-only ``policy.pt`` that ``eval`` plays (see :mod:`tableenvs.rllib`); ``--recipe
-  strong`` runs the strong recipe instead (:mod:`tableenvs.recipe`; a rerun on the same ``--out`` continues it).
+  continues a run (see :mod:`tableenvs.training.job`); ``--backend rllib`` trains with Ray RLlib instead, every seat
+  learning, and writes a torch-only ``policy.pt`` that ``eval`` plays (see :mod:`tableenvs.training.rllib`); ``--recipe
+  strong`` runs the strong recipe instead (:mod:`tableenvs.training.recipe`; a rerun on the same ``--out`` continues
+  it).
 * ``tableenvs serve [--host 127.0.0.1] [--port 8000]`` — play in the browser against any agents, several people
   at one table with a link each (needs the ``web`` extra; :mod:`tableenvs.web`, ``docs/web.md``).
 * ``tableenvs export MODEL.zip OUT.npz [--game ENV] [--players N] [--option K=V]`` — write a Stable-Baselines3
   model's actor as a numpy policy file (``.npz``: plain arrays, no code runs when it is loaded, played without torch;
-  see :mod:`tableenvs.numpy_policy`), reading the ``.zip`` without running its pickles; the game and options come
-  from the ``results.json`` beside the model unless given.
+  see :mod:`tableenvs.policies.numpy_policy`), reading the ``.zip`` without running its pickles; the game and options
+  come from the ``results.json`` beside the model unless given.
 * ``tableenvs eval ENV --policies random,heuristic,model.npz [--players N] [--games N] [--out DIR] ...`` — a
   tournament between policies, balanced seatings and duplicate deals: a progress bar, a printed table, results
   as JSON and CSV and a ratings PNG under ``--out`` (see :mod:`tableenvs.evaluation` and ``docs/evaluation.md``);
-  ``--records DIR`` also writes a game record of each game (:func:`tableenvs.records.record_tournament`). Games
+  ``--records DIR`` also writes a game record of each game (:func:`tableenvs.play.records.record_tournament`). Games
   are saved as they finish; Ctrl-C or SIGTERM stops the workers, writes partial results and exits 130 or 143;
   ``tableenvs eval --resume DIR`` finishes the tournament (:mod:`tableenvs.evaluation.journal`).
 
@@ -146,7 +147,7 @@ def _main(argv: list[str] | None) -> int:
     )
 
     replay = commands.add_parser("replay", help="re-play a game record and check that it reproduces exactly")
-    replay.add_argument("file", help="a record written by tableenvs play --record (or tableenvs.records)")
+    replay.add_argument("file", help="a record written by tableenvs play --record (or tableenvs.play.records)")
     replay.add_argument("--quiet", action="store_true", help="print only the result line")
     replay.add_argument(
         "--html", metavar="OUT", help="also write OUT (.html): one self-contained page stepping through the game"
@@ -273,9 +274,9 @@ def _add_train_parser(commands) -> dict[str, object]:
         choices=("strong",),
         default=None,
         help="strong: clone the heuristic from its own games, then MaskablePPO against heuristic opponents from the "
-        "clone (tableenvs.recipe, docs/training.md 'The strong recipe'); takes --timesteps (PPO steps, default "
-        "1000000 with the recipe), --players, --seed, --out, --label-games; rerun it on the same --out to continue it "
-        "(--resume is only for the plain job)",
+        "clone (tableenvs.training.recipe, docs/training.md 'The strong recipe'); takes --timesteps (PPO steps, "
+        "default 1000000 with the recipe), --players, --seed, --out, --label-games; rerun it on the same --out to "
+        "continue it (--resume is only for the plain job)",
     )
     train.add_argument(
         "--label-games", type=int, default=1500, help="with --recipe: heuristic games to clone from (default 1500)"

@@ -51,7 +51,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 from tableenvs.core.registry import make_raw
 from tableenvs.core.table_env import TableEnv
 from tableenvs.core.validation import check_choice, check_int
-from tableenvs.search import check_acting_in
+from tableenvs.policies.search import check_acting_in
 
 DEFAULT_DEAL_SEEDS = 2**16
 MAX_DEAL_SEEDS = 2**31 - 1  # OpenSpiel actions and parameters are C++ ints

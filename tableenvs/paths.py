@@ -123,7 +123,7 @@ def check_output_dir(path: str | os.PathLike, name: str = "--out") -> Path:
 
 
 #: File name endings of saved models: a Stable-Baselines3 ``.zip``, a torch-only policy ``.pt`` (RLlib's export), a
-#: numpy policy ``.npz`` (:mod:`tableenvs.numpy_policy`).
+#: numpy policy ``.npz`` (:mod:`tableenvs.policies.numpy_policy`).
 MODEL_SUFFIXES = (".zip", ".pt", ".npz")
 
 

@@ -12,9 +12,11 @@ view, training) without any real game. A real game keeps the three layers in thr
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from tableenvs.core.engine import RulesError
+from tableenvs.core.engine import Engine, RulesError
 from tableenvs.core.layout import Layout
 from tableenvs.core.table_env import TableEnv
 from tableenvs.core.validation import check_int
@@ -130,3 +132,7 @@ def env(**options):
     from tableenvs.core.wrappers import wrap
 
     return wrap(NimEnv(**options))
+
+
+if TYPE_CHECKING:  # the type checker holds the engine to the contract of tableenvs.core.engine
+    _contract: type[Engine] = NimGame

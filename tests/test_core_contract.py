@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 import tableenvs
@@ -50,3 +51,29 @@ def test_every_required_hook_is_written(adapter):
     for name, when in _table_hooks().items():
         if when == "required":
             assert getattr(adapter, name) is not getattr(TableEnv, name), f"{adapter.__name__} lacks {name}"
+
+
+@pytest.mark.parametrize("name", testing.games())
+def test_every_engine_keeps_the_engine_protocol(name):
+    """The started engine of every registered game is an ``Engine``; with the ``state`` capability, a
+    ``RestorableEngine`` whose generator is the env's own (the state API re-points it in a clone and a world)."""
+    from tableenvs.core.engine import Engine, RestorableEngine
+
+    env = tableenvs.make_raw(name)
+    env.reset(seed=3)
+    assert isinstance(env.game, Engine)
+    if tableenvs.spec(name).declares("state"):
+        assert isinstance(env.game, RestorableEngine)
+        assert env.clone().game.rng is not env.game.rng
+        if tableenvs.spec(name).declares("worlds"):
+            world = env.sample_world(env.agent_selection, np.random.default_rng(0))
+            assert world.game.rng is world._rng and world.game.rng is not env.game.rng
+
+
+def test_a_game_without_a_restorable_engine_says_so():
+    env = NimEnv()
+    env.reset(seed=0)
+    with pytest.raises(NotImplementedError, match=r"nim_v0 has no clone\(\).*copy\(rng\) and to_record\(\)"):
+        env.clone()
+    with pytest.raises(NotImplementedError, match=r"nim_v0 has no get_state\(\)"):
+        env.get_state()

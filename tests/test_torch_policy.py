@@ -89,7 +89,7 @@ def test_other_files_are_refused_with_a_clear_error(tmp_path):
         load_policy(text)
     tensors = tmp_path / "tensors.pt"
     torch.save({"weight": torch.zeros(2)}, tensors)
-    with pytest.raises(ValueError, match="saved by tableenvs.torch_policy"):
+    with pytest.raises(ValueError, match="saved by tableenvs.policies.torch_policy"):
         load_policy(tensors)
     with pytest.raises(FileNotFoundError, match="no policy file"):
         load_policy(tmp_path / "missing.pt")

@@ -6,7 +6,7 @@ the exit code. A user error is a ``ValueError`` with a one-line message, which t
 the error policy, :func:`tableenvs.commands.errors.exit_code`. Nothing in this package imports :mod:`tableenvs.cli`
 (no import cycle) or adds flags: help texts stay with the parser in the CLI.
 
-* :mod:`~tableenvs.commands.play` — ``tableenvs play`` (the human seat it seats is :mod:`tableenvs.terminal_seat`);
+* :mod:`~tableenvs.commands.play` — ``tableenvs play`` (the human seat it seats is :mod:`tableenvs.play.terminal_seat`);
 * :mod:`~tableenvs.commands.replay` — ``tableenvs replay``;
 * :mod:`~tableenvs.commands.train` — ``tableenvs train`` (Stable-Baselines3 or RLlib);
 * :mod:`~tableenvs.commands.eval` — ``tableenvs eval``; :mod:`~tableenvs.commands.eval_resume` — what a stopped

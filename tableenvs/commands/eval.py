@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         timing = f"{result.games} games: {result.resumed} from the stopped run, {timing}"
     print(f"\n{timing}; wrote " + ", ".join(str(path) for path in paths.values()))
     if args.records is not None:
-        from tableenvs.records import record_tournament
+        from tableenvs.play.records import record_tournament
 
         specs = list(arguments["policies"])
         if opponents is not None:

@@ -35,8 +35,8 @@ def tournament(arguments: dict) -> dict:
     """What tournament.json holds: the arguments, the tableenvs version and a digest of every saved model."""
     import hashlib
 
-    from tableenvs.numpy_policy import is_trained_spec, resolve_trained
     from tableenvs.paths import is_model_path
+    from tableenvs.policies.numpy_policy import is_trained_spec, resolve_trained
 
     models = {}
     for spec in list(arguments["policies"]) + list(arguments["opponents"] or []):

@@ -2,9 +2,10 @@
 
 Where you are: the export sub-command's implementation, called by :mod:`tableenvs.cli` with the parsed flags. It checks
 MODEL and OUT, finds the game and options (the flags, else the ``results.json`` that ``tableenvs train`` wrote beside
-the model: :func:`tableenvs.evaluation.models.training_config`), then calls :func:`tableenvs.sb3_policy.export_sb3`
-(which reads the .zip without running its pickles unless ``--trust-models``) and prints what it wrote. It needs torch
-to read the weights. User errors are ``ValueError`` (the CLI prints them, exit 2).
+the model: :func:`tableenvs.evaluation.models.training_config`), then calls
+:func:`tableenvs.policies.sb3_policy.export_sb3` (which reads the .zip without running its pickles unless
+``--trust-models``) and prints what it wrote. It needs torch to read the weights. User errors are ``ValueError`` (the
+CLI prints them, exit 2).
 """
 
 from __future__ import annotations
@@ -14,15 +15,16 @@ import argparse
 from tableenvs.commands.extras import missing_module
 from tableenvs.commands.flags import parse_option
 from tableenvs.paths import check_model_files, check_output_dir
-from tableenvs.records import printable
+from tableenvs.play.records import printable
 
 
 def run(args: argparse.Namespace) -> int:
-    """``tableenvs export``: :func:`tableenvs.sb3_policy.export_sb3`, the game from the flags or the training record."""
+    """``tableenvs export``: :func:`tableenvs.policies.sb3_policy.export_sb3`, the game from the flags or the training
+    record."""
     from pathlib import Path
 
     from tableenvs.evaluation.models import training_config
-    from tableenvs.numpy_policy import load_numpy_policy
+    from tableenvs.policies.numpy_policy import load_numpy_policy
 
     if not args.model.endswith(".zip"):
         raise ValueError(f"MODEL must be a saved SB3 model (.zip), got {args.model!r}")
@@ -52,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     missing = missing_module(("torch",))
     if missing is not None:
         raise ValueError(f'export reads the weights with torch ({missing} is missing): pip install "tableenvs[train]"')
-    from tableenvs.sb3_policy import export_sb3
+    from tableenvs.policies.sb3_policy import export_sb3
 
     path = export_sb3(args.model, out, game, options=options, trust=args.trust_models)
     model = load_numpy_policy(path)

@@ -3,8 +3,9 @@
 Where you are: the play sub-command's implementation, called by :mod:`tableenvs.cli` with the parsed flags. It checks
 the flags (``--pause``, ``--record``, ``--policies`` against the seats, the model files) before the game starts, then
 steps the env, printing the table at the start and end and each decision as it happens; a human seat's turn is
-:func:`tableenvs.terminal_seat.human_turn`, and only what the table sees is printed while one plays. ``--record`` writes
-the game through :class:`tableenvs.records.Recorder`. User errors are ``ValueError`` (the CLI prints them, exit 2).
+:func:`tableenvs.play.terminal_seat.human_turn`, and only what the table sees is printed while one plays. ``--record``
+writes the game through :class:`tableenvs.play.records.Recorder`. User errors are ``ValueError`` (the CLI prints them,
+exit 2).
 """
 
 from __future__ import annotations
@@ -17,16 +18,16 @@ from tableenvs.commands.flags import check_output_file, policy_list
 from tableenvs.core.registry import make
 from tableenvs.evaluation.playing import limit_torch_threads
 from tableenvs.paths import check_model_files
+from tableenvs.play.records import printable
+from tableenvs.play.terminal_seat import human_turn, stdin_is_tty
 from tableenvs.policies import make_policy
-from tableenvs.records import printable
-from tableenvs.terminal_seat import human_turn, stdin_is_tty
 
 
 def run(args: argparse.Namespace) -> int:
     """Play the game; 0 when it ends or a human quits."""
     import time
 
-    from tableenvs.records import Recorder
+    from tableenvs.play.records import Recorder
 
     options = {"render_mode": "ansi"}
     if args.players is not None:

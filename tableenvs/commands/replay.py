@@ -1,9 +1,9 @@
 """``tableenvs replay``: re-play a game record and check it reproduces exactly; ``--html`` also writes a viewer page.
 
 Where you are: the replay sub-command's implementation, called by :mod:`tableenvs.cli` with the parsed flags. It loads
-the record (:mod:`tableenvs.records`), re-plays it, printing the event log as it goes, and with ``--html`` writes the
-page (:mod:`tableenvs.viewer`). A record's text is printed through ``printable()``: an escape sequence in it is shown,
-not obeyed. User errors (a bad record, a bad ``--html`` path) are ``ValueError`` (the CLI prints them, exit 2).
+the record (:mod:`tableenvs.play.records`), re-plays it, printing the event log as it goes, and with ``--html`` writes
+the page (:mod:`tableenvs.play.viewer`). A record's text is printed through ``printable()``: an escape sequence in it is
+shown, not obeyed. User errors (a bad record, a bad ``--html`` path) are ``ValueError`` (the CLI prints them, exit 2).
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from __future__ import annotations
 import argparse
 
 from tableenvs.commands.flags import check_output_file
-from tableenvs.records import printable
+from tableenvs.play.records import printable
 
 
 def run(args: argparse.Namespace) -> int:
     """Replay the record; 0 when it reproduces (one that does not raises
-    :class:`~tableenvs.records.RecordError`, a ``ValueError``)."""
-    from tableenvs.records import GameRecord, replay
+    :class:`~tableenvs.play.records.RecordError`, a ``ValueError``)."""
+    from tableenvs.play.records import GameRecord, replay
 
     record = GameRecord.load(args.file)
     if args.html is not None:
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if args.html is not None:
         from pathlib import Path
 
-        from tableenvs.viewer import write_html
+        from tableenvs.play.viewer import write_html
 
         print(f"wrote {write_html(record, Path(args.html).expanduser())} (open it in a browser)")
     return 0

@@ -1,6 +1,6 @@
 """``tableenvs train``: check the flags and the train extra, then train with Stable-Baselines3 (one seat learning,
-:mod:`tableenvs.train`), with ``--recipe strong`` the strong recipe (:mod:`tableenvs.recipe`), or with ``--backend
-rllib`` Ray RLlib (every seat learning, :mod:`tableenvs.rllib`).
+:mod:`tableenvs.training.job`), with ``--recipe strong`` the strong recipe (:mod:`tableenvs.training.recipe`), or with
+``--backend rllib`` Ray RLlib (every seat learning, :mod:`tableenvs.training.rllib`).
 
 Where you are: the train sub-command's implementation, called by :mod:`tableenvs.cli` with the parsed flags and the
 train parser's defaults (the parser, and so the defaults, stay in the CLI; ``--resume`` and ``--backend rllib`` refuse
@@ -51,12 +51,12 @@ def run(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     if given:
         raise ValueError(f"{', '.join(given)} only go with --backend rllib")
     _require_train_extra("training")
-    from tableenvs.single_agent import SingleAgentEnv
-    from tableenvs.train import TrainConfig, train
+    from tableenvs.training.job import TrainConfig, train
+    from tableenvs.training.single_agent import SingleAgentEnv
 
     log_formats = [name.strip() for name in args.log_formats.split(",") if name.strip()]
     if args.resume is not None:
-        from tableenvs.train import read_checkpoint, resume
+        from tableenvs.training.job import read_checkpoint, resume
 
         _refuse_recipe_resume(Path(args.resume))
         given = [
@@ -136,8 +136,8 @@ def _flags_given(args: argparse.Namespace, flags, defaults: dict[str, object]) -
 
 
 def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
-    """``tableenvs train GAME --recipe strong``: :func:`tableenvs.recipe.strong` under ``--out`` (a rerun on the same
-    directory continues it from its last export)."""
+    """``tableenvs train GAME --recipe strong``: :func:`tableenvs.training.recipe.strong` under ``--out`` (a rerun on
+    the same directory continues it from its last export)."""
     if args.resume is not None:
         raise ValueError(
             "--recipe strong does not take --resume: rerun the same command (GAME --recipe strong --out DIR) to "
@@ -157,7 +157,7 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     try:
         clone = Path(args.out) / "clone.npz"
         if clone.exists():  # a rerun continues: the run in --out must be of this game and these options
-            from tableenvs.numpy_policy import check_model_fits, load_numpy_policy
+            from tableenvs.policies.numpy_policy import check_model_fits, load_numpy_policy
 
             try:
                 check_model_fits(load_numpy_policy(clone), env)
@@ -165,7 +165,7 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
                 raise ValueError(f"--out {args.out!r} holds another recipe run: {error}") from None
     finally:
         env.close()
-    from tableenvs.recipe import strong
+    from tableenvs.training.recipe import strong
 
     steps = RECIPE_TIMESTEPS if args.timesteps is None else args.timesteps
     strong(args.env, args.out, options=options, label_games=args.label_games, steps=steps, seed=args.seed)
@@ -176,7 +176,7 @@ def _refuse_recipe_resume(run: Path) -> None:
     """``--resume DIR`` on a directory the strong recipe wrote (``clone.npz``, no checkpoint): say how to continue."""
     if not (run / "clone.npz").exists() or (run / "checkpoint").exists():
         return
-    from tableenvs.numpy_policy import read_header
+    from tableenvs.policies.numpy_policy import read_header
 
     try:
         header = read_header(run / "clone.npz")
@@ -190,7 +190,7 @@ def _refuse_recipe_resume(run: Path) -> None:
 
 
 def _train_rllib(args: argparse.Namespace, defaults: dict[str, object]) -> int:
-    """``tableenvs train --backend rllib``: :func:`tableenvs.rllib.train` with every seat learning."""
+    """``tableenvs train --backend rllib``: :func:`tableenvs.training.rllib.train` with every seat learning."""
     given = _flags_given(args, [name for name in defaults if name not in _RLLIB_FLAGS + _RLLIB_ONLY], defaults)
     if given:
         raise ValueError(f"--backend rllib does not take {', '.join(given)} (see tableenvs train --help)")
@@ -203,7 +203,7 @@ def _train_rllib(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     if args.players is not None:
         options["num_players"] = args.players
     try:
-        from tableenvs.rllib import train as train_rllib
+        from tableenvs.training.rllib import train as train_rllib
     except ImportError as error:
         raise ValueError(str(error)) from None
     train_rllib(

@@ -1,8 +1,9 @@
-"""What every rules engine shares: the illegal-move error, the event log convention and the win reward.
+"""The rules-engine contract: the protocols :class:`Engine` and :class:`RestorableEngine`, the illegal-move error,
+the event log convention and the win reward.
 
-Where you are: shared plumbing for the pure rules engines (``tableenvs/<game>/rules.py``), which know nothing of
-PettingZoo. Each engine keeps the same contract, so an adapter (:class:`tableenvs.core.table_env.TableEnv`) reads every
-game alike:
+Where you are: :mod:`tableenvs.core`, for the pure rules engines (``tableenvs/<game>/rules.py``), which know nothing
+of PettingZoo. Each engine keeps the same contract, so the base class (:class:`tableenvs.core.table_env.TableEnv`)
+reads every game alike:
 
 * **moves**: the engine's move methods (Pili Pili's ``bid``/``play``/..., Llama Party's ``act``, Rummikub's
   ``stage``/``commit``/``draw``) raise :class:`RulesError` for a move the rules forbid in the current state; the
@@ -10,12 +11,21 @@ game alike:
 * **outcome**: ``over`` (the game ended by its rules) and ``winners`` (the seats the rules name, tie-breaks
   included), read by ``TableEnv.outcome()``;
 * **event log**: ``log``, a list the engine appends one readable line to per outcome (trick won, round scored,
-  game over, ...); the adapter moves the lines into its event log after each move (``TableEnv._drain_log``).
+  game over, ...); the adapter moves the lines into its event log after each move (``TableEnv._drain_log``);
+* **state** (games with the ``state`` capability, :class:`RestorableEngine`): ``copy(rng)``, ``to_record()`` and
+  one generator at ``rng``, which the state API re-points in a clone and in a sampled world. How a record is read
+  back needs the game's options (decks, missions), so each adapter's ``_rules_from_state`` calls its engine's reader.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from typing import Self
 
 
 class RulesError(ValueError):
@@ -34,3 +44,46 @@ def win_rewards(num_players: int, winners: Collection[int]) -> list[float]:
     """
     share = 1.0 / len(winners)
     return [share if seat in winners else -1.0 for seat in range(num_players)]
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """What :class:`tableenvs.core.table_env.TableEnv`'s defaults read of the rules engine in ``self.game``.
+
+    Attributes or properties alike (read-only here). ``winners`` (the seats the rules name once ``over``) is read only
+    by the default ``_rules_winners``, so it is not required: Rummikub's engine names each game's winners in its
+    results, and its adapter says who won the episode. Each engine module holds its class to the protocol for the type
+    checker (``_contract: type[RestorableEngine] = PiliPiliGame`` under ``TYPE_CHECKING``), and
+    ``tests/test_core_contract.py`` checks a started game of every registered game with ``isinstance``.
+    """
+
+    @property
+    def to_act(self) -> int:
+        """The seat that must act now."""
+        ...
+
+    @property
+    def over(self) -> bool:
+        """The game has ended by its rules."""
+        ...
+
+    @property
+    def log(self) -> list[str] | None:
+        """Lines the engine appends per outcome, moved to the env's event log after each move (None: no log)."""
+        ...
+
+
+@runtime_checkable
+class RestorableEngine(Engine, Protocol):
+    """An engine of a game with the ``state`` capability: it copies itself, writes its state as plain values, and
+    draws from one generator at ``rng``, which the state API re-points in a clone or a sampled world."""
+
+    rng: Any  # a numpy.random.Generator (or a stand-in with its integers and permutation)
+
+    def copy(self, rng: np.random.Generator) -> Self:
+        """An independent copy drawing from ``rng`` (its log copied too)."""
+        ...
+
+    def to_record(self) -> dict[str, Any]:
+        """The engine's state as plain JSON values (``TableEnv.get_state``'s ``rules``)."""
+        ...

@@ -5,7 +5,8 @@ describes its observation vector once, as a :class:`Layout` (sections in order, 
 shape and a line of content), and implements :class:`Encoder` (what :class:`tableenvs.core.table_env.TableEnv` asks of
 it). The docs page's observation table is checked against the layout (``tests/test_conformance.py``) and can be
 printed from it (:meth:`Layout.markdown_table`). :func:`layout_version` reads an env's encoder's
-``LAYOUT_VERSION`` (1 when the encoder does not say), which saved models record (:mod:`tableenvs.numpy_policy`).
+``LAYOUT_VERSION`` (1 when the encoder does not say), which saved models record
+(:mod:`tableenvs.policies.numpy_policy`).
 
 Example::
 

@@ -1,7 +1,7 @@
 """A finished game's result (:class:`Outcome`) and the competition ranks it and the ratings share.
 
 Where you are: :mod:`tableenvs.core`. ``TableEnv.outcome()`` builds an :class:`Outcome` when a game ends;
-:mod:`tableenvs.evaluation` and :mod:`tableenvs.ratings` read it. Nothing here knows a game.
+:mod:`tableenvs.evaluation` and :mod:`tableenvs.evaluation.ratings` read it. Nothing here knows a game.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ the games tableenvs ships are listed in :mod:`tableenvs.games`, and a game from 
   point that raises a ``ValueError`` saying so and naming the AEC call (PettingZoo's own "namespace not found"
   would hide the reason);
 * Gymnasium's: ``gymnasium.make("tableenvs/PiliPili-v0", opponents="heuristic")``, the single-agent view
-  (:class:`tableenvs.single_agent.SingleAgentEnv`). In a fresh process (a ``SubprocVecEnv`` worker) write
+  (:class:`tableenvs.training.single_agent.SingleAgentEnv`). In a fresh process (a ``SubprocVecEnv`` worker) write
   ``"tableenvs:tableenvs/PiliPili-v0"`` so Gymnasium imports tableenvs first.
 
 Game modules are imported only when a game is made (registries store entry-point strings), so
@@ -151,5 +151,7 @@ def _register_with_gymnasium(game: GameSpec) -> None:
 
     if game.registry_id not in gymnasium.registry:
         gymnasium.register(
-            id=game.registry_id, entry_point="tableenvs.single_agent:SingleAgentEnv", kwargs={"game": game.name}
+            id=game.registry_id,
+            entry_point="tableenvs.training.single_agent:SingleAgentEnv",
+            kwargs={"game": game.name},
         )

@@ -267,7 +267,7 @@ class StateAPI(AECBase):
         """A clone in which everything ``agent`` cannot know is resampled with ``rng`` (uniformly among the worlds
         consistent with what it has observed, as far as the game's page says), and the env's own RNG (future
         shuffles and draws) is replaced by one seeded from ``rng``. ``observe(agent)`` of the result equals
-        ``observe(agent)`` here. For determinised search (PIMC, IS-MCTS; :mod:`tableenvs.search`). Each game's
+        ``observe(agent)`` here. For determinised search (PIMC, IS-MCTS; :mod:`tableenvs.policies.search`). Each game's
         page (and its ``worlds.py`` or ``_resample_hidden``) says what is resampled and how far from uniform it is."""
         seat = self._seat_of(agent)
         if not isinstance(rng, np.random.Generator):
@@ -281,30 +281,42 @@ class StateAPI(AECBase):
         world._world_log = None
         world._rng = np.random.default_rng(int(rng.integers(2**63)))
         world._mask = None
+        world.game.rng = world._rng  # the engine's generator (tableenvs.core.engine.RestorableEngine)
         self._resample_hidden(world, seat, rng)
         return world
 
-    # Hooks of the state API: each game adapter implements the first four.
+    # Hooks of the state API (the table in tableenvs.core.table_env). The defaults of _clone_game and _rules_state
+    # serve an engine in ``self.game`` that keeps tableenvs.core.engine.RestorableEngine.
+
+    def _restorable_game(self, what: str) -> Any:
+        game = getattr(self, "game", None)
+        if not (callable(getattr(game, "copy", None)) and callable(getattr(game, "to_record", None))):
+            raise NotImplementedError(
+                f"{self.metadata['name']} has no {what}: its engine (self.game) has no copy(rng) and to_record() "
+                "(tableenvs.core.engine.RestorableEngine), and the adapter does not override the state hooks"
+            )
+        return game
 
     def _clone_game(self, new: Self) -> None:
-        """Give ``new`` (a shallow copy of this env with its own ``_rng`` and ``event_log``) its own game."""
-        raise NotImplementedError(f"{self.metadata['name']} has no clone()")
+        """Give ``new`` (a shallow copy of this env with its own ``_rng`` and ``event_log``) its own game; the
+        default copies ``self.game`` drawing from the new generator."""
+        new.game = self._restorable_game("clone()").copy(new._started_rng())
 
     def _state_options(self) -> dict[str, Any]:
         """The constructor options (but ``render_mode``) as plain JSON values."""
         raise NotImplementedError(f"{self.metadata['name']} has no get_state()")
 
     def _rules_state(self) -> dict[str, Any]:
-        """The engine's state as plain JSON values."""
-        raise NotImplementedError(f"{self.metadata['name']} has no get_state()")
+        """The engine's state as plain JSON values (default: ``self.game.to_record()``)."""
+        return self._restorable_game("get_state()").to_record()
 
     def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
         """Check ``rules`` and build the attributes (``game``, ...) to swap in; raise :class:`StateError`."""
         raise NotImplementedError(f"{self.metadata['name']} has no set_state()")
 
     def _resample_hidden(self, world: Self, seat: int, rng: np.random.Generator) -> None:
-        """Resample in ``world`` (a clone with a new ``_rng``) everything ``seat`` cannot know; point the engine
-        at ``world._rng``."""
+        """Resample in ``world`` (a clone with a new ``_rng``, its engine already drawing from it) everything
+        ``seat`` cannot know."""
         raise NotImplementedError(f"{self.metadata['name']}: sample_world() is not implemented yet")
 
     def _world_event_log(self, seat: int) -> list[str]:

@@ -3,7 +3,7 @@
 Where you are: shared plumbing. Each game draws its table in ``tableenvs/<game>/picture.py`` with :class:`Svg`
 (plain SVG text, no dependency); ``render_mode="rgb_array"`` turns that text into pixels with :func:`rasterise`,
 which needs the ``render`` extra (``pip install "tableenvs[render]"``: resvg-py, a self-contained wheel of the
-resvg renderer, and Pillow to decode its PNG). The HTML replay viewer (:mod:`tableenvs.viewer`) inlines the SVG
+resvg renderer, and Pillow to decode its PNG). The HTML replay viewer (:mod:`tableenvs.play.viewer`) inlines the SVG
 text and needs no extra.
 
 Units are SVG user units, one pixel each when rasterised. Text uses the generic ``sans-serif`` family, which

@@ -30,17 +30,20 @@ hook                               when         what it does
 ``_render_view_text(s)``           views        the table as text as seat ``s`` may see it (``render_view``)
 ``_describe_action_public(a)``     views        what the others learn of action ``a`` (default: ``"moves"``)
 ``_picture_svg(s)``                picture      SVG text, god view (``s`` None) or seat ``s``'s (``render_svg``)
-``_clone_game(new)``               state        give ``new`` (a shallow copy with its own ``_rng``) its own game
+``_clone_game(new)``               default      give ``new`` (a shallow copy with its own ``_rng``) its own game:
+                                                ``self.game.copy(rng)``
 ``_state_options()``               state        the constructor options but ``render_mode``, as JSON values
-``_rules_state()``                 state        the engine's state as JSON values
+``_rules_state()``                 default      the engine's state as JSON values: ``self.game.to_record()``
 ``_rules_from_state(rules, rng)``  state        check ``rules``; the attributes (``game``, ...) to swap in
 ``_infos_state()``                 state        ``infos`` as JSON values (default: they already are)
 ``_infos_from_state(infos, a)``    state        ``infos`` back from JSON (default: a dict per agent)
-``_resample_hidden(w, s, rng)``    worlds       resample in the clone ``w`` everything seat ``s`` cannot know
+``_resample_hidden(w, s, rng)``    worlds       resample in the clone ``w`` (its engine already re-pointed at its
+                                                new generator) everything seat ``s`` cannot know
 ``_world_event_log(s)``            worlds       the event log as seat ``s`` saw it (default: empty)
 =================================  ===========  ==============================================================
 
-The defaults serve an adapter that keeps its rules engine in ``self.game`` and its encoder in ``self.encoder``;
+The defaults serve an adapter that keeps its rules engine in ``self.game`` (the protocols ``Engine`` and, for the
+state API, ``RestorableEngine`` of :mod:`tableenvs.core.engine`) and its encoder in ``self.encoder``;
 ``docs/adding-a-game.md`` walks through one, and ``tableenvs/toy_game.py`` is a whole game in that shape.
 
 Class attributes an adapter sets: ``metadata`` (with ``"name"``), ``num_actions``, ``score_name`` and

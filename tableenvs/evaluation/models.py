@@ -48,7 +48,7 @@ def training_config(spec: Any, game: str | None = None) -> tuple[Path, dict[str,
     options)``."""
     numpy_file = _numpy_file(spec, game)
     if numpy_file is not None:
-        from tableenvs.numpy_policy import read_header
+        from tableenvs.policies.numpy_policy import read_header
 
         try:
             header = read_header(numpy_file)
@@ -83,7 +83,7 @@ def trained_players(spec: Any, env_class: type[Any] | None = None, game: str | N
 def check_training_record(spec: Any, raw_env: Any) -> None:
     """Refuse a model whose training record names another game or player count than ``raw_env``'s.
 
-    :class:`~tableenvs.sb3_policy.SB3Policy` checks the observation and action sizes, but Llama Party's and
+    :class:`~tableenvs.policies.sb3_policy.SB3Policy` checks the observation and action sizes, but Llama Party's and
     Rummikub's sizes do not depend on the player count; the record catches what the sizes cannot.
     """
     name = raw_env.metadata["name"]
@@ -102,7 +102,7 @@ def check_training_record(spec: Any, raw_env: Any) -> None:
 
 def _numpy_file(spec: Any, game: str | None) -> Path | None:
     """The numpy policy file a spec names (a ``.npz`` path; ``"trained"``: the shipped model of ``game``), or None."""
-    from tableenvs.numpy_policy import is_trained_spec, resolve_trained
+    from tableenvs.policies.numpy_policy import is_trained_spec, resolve_trained
 
     if isinstance(spec, (str, Path)) and str(spec).endswith(".npz"):
         return Path(spec)

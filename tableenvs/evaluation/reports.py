@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from tableenvs.evaluation.ratings import Z95
 from tableenvs.paths import atomic_output, write_text_atomic
-from tableenvs.ratings import Z95
 
 from .playing import GameRecord
 from .seating import SeatingPlan

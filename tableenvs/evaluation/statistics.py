@@ -1,7 +1,7 @@
 """Tournament statistics: per-entrant rows, the pairwise table and paired comparisons over blocks.
 
 Where you are: the evaluation package's numbers (pure functions of :class:`~tableenvs.evaluation.playing.GameRecord`
-lists; the formulas live in :mod:`tableenvs.ratings`).
+lists; the formulas live in :mod:`tableenvs.evaluation.ratings`).
 
 * :func:`entrant_rows` — per entrant: appearances (seat-games), win rate (shared wins split) with a 95% Wilson
   interval, mean total reward and mean final score with 95% normal intervals, mean rank, OpenSkill
@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from tableenvs.ratings import Z95, elo_ratings, mean_interval, openskill_ratings, wilson_interval
+from tableenvs.evaluation.ratings import Z95, elo_ratings, mean_interval, openskill_ratings, wilson_interval
 
 from .playing import GameRecord
 

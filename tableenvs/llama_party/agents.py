@@ -12,7 +12,7 @@ a face-down goal (never one it held this round).
 
 Ties go to the lowest card index, so the policy is deterministic given the observation.
 
-For the search policy's rollouts (``tableenvs.search``), ``act_in_world`` makes the same choice from a sampled
+For the search policy's rollouts (``tableenvs.policies.search``), ``act_in_world`` makes the same choice from a sampled
 world's rules state (no observation encoded and decoded); both go through ``choose``. The points of a hand under
 every goal are memoised by its letter counts (``GoalTable.points_without``).
 """
@@ -78,7 +78,8 @@ class HeuristicPolicy:
     """Greedy expected-score player; see the module docstring.
 
     :meth:`act` decodes the observation; :meth:`act_in_world` reads the same facts from a (sampled) world's rules
-    state, for fast search rollouts (:mod:`tableenvs.search`); both make the same choice through :meth:`choose`.
+    state, for fast search rollouts (:mod:`tableenvs.policies.search`); both make the same choice through
+    :meth:`choose`.
     """
 
     name = "heuristic"

@@ -181,7 +181,6 @@ class LlamaPartyEnv(TableEnv):
 
     def _resample_hidden(self, world: TableEnv, seat: int, rng: np.random.Generator) -> None:
         # What is resampled and why it is uniform: tableenvs/llama_party/worlds.py.
-        world.game.rng = world._rng
         world.game = resample_hidden(world.game, seat, rng)
 
     def _world_event_log(self, seat: int) -> list[str]:
@@ -190,9 +189,6 @@ class LlamaPartyEnv(TableEnv):
     def _state_options(self) -> dict[str, Any]:
         deck = None if self.deck == STANDARD_DECK else [card_record(card) for card in self.deck]
         return {"num_players": self.num_players, "deck": deck, "reward": self.reward_mode}
-
-    def _rules_state(self) -> dict[str, Any]:
-        return self.game.to_record()
 
     def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
         game = LlamaParty.from_record(rules, self.deck, self.num_players, rng)

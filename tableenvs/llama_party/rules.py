@@ -24,12 +24,12 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from tableenvs.core import state
-from tableenvs.core.engine import RulesError
+from tableenvs.core.engine import RestorableEngine, RulesError
 from tableenvs.llama_party.cards import NUM_LETTERS, Card, Deck
 
 NUM_SLOTS = 4  # hands dealt every round = goals = display positions
@@ -545,3 +545,7 @@ def _score_bounds(deck: Deck) -> tuple[int, int]:
     if cached is None or cached[0] is not deck:
         cached = _SCORE_BOUNDS[id(deck)] = (deck, max_round_score(deck), MAX_START_TOTAL)
     return cached[1], cached[2]
+
+
+if TYPE_CHECKING:  # the type checker holds the engine to the contract of tableenvs.core.engine
+    _contract: type[RestorableEngine] = LlamaParty

@@ -40,7 +40,8 @@ class HeuristicPolicy:
     """Bids from card strength and plays to hit its bid.
 
     :meth:`act` decodes the observation; :meth:`act_in_world` reads the same facts from a (sampled) world's rules
-    state, for fast search rollouts (:mod:`tableenvs.search`); both make the same choice through :meth:`choose`.
+    state, for fast search rollouts (:mod:`tableenvs.policies.search`); both make the same choice through
+    :meth:`choose`.
     """
 
     name = "heuristic"

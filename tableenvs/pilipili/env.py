@@ -195,12 +195,11 @@ class PiliPiliEnv(TableEnv):
     # ------------------------------------------------------------------ state API hooks (see TableEnv.clone)
 
     def _clone_game(self, new: TableEnv) -> None:
-        new.game = self._started_game().copy(new._started_rng(), [])
+        new.game = self._started_game().copy(new._started_rng())
         new.encoder = self.encoder.copy()
 
     def _resample_hidden(self, world: TableEnv, seat: int, rng: np.random.Generator) -> None:
         # What is relabelled and how far from uniform that is: tableenvs/pilipili/worlds.py.
-        world.game.rng = world._rng
         resample_hidden(world.game, seat, rng)
 
     def _world_event_log(self, seat: int) -> list[str]:
@@ -220,9 +219,6 @@ class PiliPiliEnv(TableEnv):
             "reward": self.reward_mode,
             "max_rounds": self.max_rounds,
         }
-
-    def _rules_state(self) -> dict[str, Any]:
-        return self._started_game().to_record()
 
     def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
         game = PiliPiliGame.from_record(

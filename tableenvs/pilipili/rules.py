@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import json
 from enum import IntEnum
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from tableenvs.core import state
-from tableenvs.core.engine import RulesError  # noqa: F401  (also this module's name for it)
+from tableenvs.core.engine import RestorableEngine, RulesError  # noqa: F401  (RulesError: also this module's name)
 from tableenvs.decks import DeckError
 from tableenvs.pilipili.missions import BASIC_MISSION, MAX_HAND_SIZE, Mission, load_missions
 
@@ -562,13 +562,14 @@ class PiliPiliGame:
 
     # ------------------------------------------------------------------ copies and records (the state API)
 
-    def copy(self, rng: np.random.Generator, log: list[str] | None) -> PiliPiliGame:
-        """An independent copy drawing from ``rng`` and logging to ``log``. Every list the rules change in place
-        is copied; missions, the mission, the last scored round and finished tricks are shared (never changed)."""
+    def copy(self, rng: np.random.Generator) -> PiliPiliGame:
+        """An independent copy drawing from ``rng``. Every list the rules change in place is copied (the log too,
+        when there is one); missions, the mission, the last scored round and finished tricks are shared (never
+        changed)."""
         new = PiliPiliGame.__new__(PiliPiliGame)
         d = self.__dict__.copy()
         d["rng"] = rng
-        d["log"] = log
+        d["log"] = None if self.log is None else self.log[:]
         for key in _FLAT_LISTS:
             d[key] = d[key][:]
         for key in _NESTED_LISTS:
@@ -1018,3 +1019,7 @@ def _mission_from_record(record: object, missions: list[Mission] | None) -> Miss
         return load_missions([record])[0]
     except (DeckError, TypeError, KeyError) as error:
         raise state.StateError(f"rules.mission: not a valid mission table: {error}") from None
+
+
+if TYPE_CHECKING:  # the type checker holds the engine to the contract of tableenvs.core.engine
+    _contract: type[RestorableEngine] = PiliPiliGame

@@ -10,8 +10,8 @@ opening meld; stage its tiles one by one (lowest type id first, every prefix is 
 commit. Draw (or pass) when there is no play. Deterministic given the observation; the plan is cached between the
 steps of one turn.
 
-``HeuristicPolicy.estimate`` values a position for the search policy's cut-off rollouts (``tableenvs.search``): the
-expected rest-of-game reward from the racks' points and tile counts.
+``HeuristicPolicy.estimate`` values a position for the search policy's cut-off rollouts (``tableenvs.policies.search``):
+the expected rest-of-game reward from the racks' points and tile counts.
 """
 
 from __future__ import annotations
@@ -86,8 +86,8 @@ class HeuristicPolicy:
         return int(np.flatnonzero(action_mask)[0])
 
     def propose_turns(self, observation: np.ndarray, action_mask: np.ndarray) -> list[tuple[str, list[int]]]:
-        """Whole turns for the search over turns (``search:mode=turns``, :mod:`tableenvs.search`), at the start of a
-        turn (nothing staged), read from the observation: ``(name, action ids)`` pairs, each a complete legal turn
+        """Whole turns for the search over turns (``search:mode=turns``, :mod:`tableenvs.policies.search`), at the start
+        of a turn (nothing staged), read from the observation: ``(name, action ids)`` pairs, each a complete legal turn
         (its tiles staged lowest type first, then commit; or draw). The heuristic's own turn comes first; then the
         play of the most points, the most tiles keeping the jokers on the rack, and a draw (also a pass when the
         pool is empty), without repeats. Before the opening meld: the opening of the most points (the heuristic's),
@@ -140,7 +140,7 @@ class HeuristicPolicy:
     @staticmethod
     def estimate(world: Any, agent: str) -> float:
         """``agent``'s expected reward, in points, for the rest of the game in ``world`` (a raw env, e.g. a sampled
-        world that a search rollout stopped in before the game ended; :mod:`tableenvs.search`).
+        world that a search rollout stopped in before the game ended; :mod:`tableenvs.policies.search`).
 
         A rough model of the scoring: the player who empties its rack gets every other rack's points (a joker 30)
         and each other player loses its own; each seat is taken to go out first with a probability proportional

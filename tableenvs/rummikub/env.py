@@ -171,9 +171,6 @@ class RummikubEnv(TableEnv):
 
     # ------------------------------------------------------------------ state API hooks (see TableEnv.clone)
 
-    def _clone_game(self, new: TableEnv) -> None:
-        new.game = self.game.copy(new._started_rng())  # the encoder keeps no per-state cache: shared
-
     def _state_options(self) -> dict[str, Any]:
         game = self.game
         keys = ("min_initial", "draw_after_play", "strict_commit", "pool_exhausted", "games_per_episode", "max_turns")
@@ -183,15 +180,11 @@ class RummikubEnv(TableEnv):
             "end_on_empty_pool": game.end_on_empty_pool,
         }
 
-    def _rules_state(self) -> dict[str, Any]:
-        return self.game.to_record()
-
     def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
         return {"game": self.game.load_record(rules, rng)}
 
     def _resample_hidden(self, world: TableEnv, seat: int, rng: np.random.Generator) -> None:
         # What is dealt afresh and why it is uniform: tableenvs/rummikub/worlds.py.
-        world.game._rng = world._rng  # the clone's own copy of the game
         resample_hidden(world.game, seat, rng)
 
     def _world_event_log(self, seat: int) -> list[str]:

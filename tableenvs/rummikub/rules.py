@@ -23,12 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tableenvs.core import state
-from tableenvs.core.engine import RulesError
+from tableenvs.core.engine import RestorableEngine, RulesError
 from tableenvs.core.validation import check_bool, check_choice, check_int
 
 from .melds import Meld
@@ -167,7 +167,7 @@ class Rummikub:
         self.over = False
         self.truncated = False
         self.log: list[str] = []
-        self._rng: np.random.Generator | None = None
+        self.rng: np.random.Generator | None = None
         self._legal: tuple[np.ndarray, bool, bool] | None = None  # cached per decision
         self._staged_is_play: bool | None = None  # set with ``_legal`` when the solver was asked
         self._sweeps = TurnSweep()  # the solver's sweep of this turn, reused as tiles are staged
@@ -231,7 +231,7 @@ class Rummikub:
                 raise ValueError(f"opened must list {n} booleans (one per seat), got {opened!r}")
             opened = [check_bool(f"opened[{s}]", flag) for s, flag in enumerate(opened)]
         # Everything is checked: only now change the game (a failed start leaves the previous episode as it was).
-        self._rng = rng
+        self.rng = rng
         self.scores[:] = 0.0
         self.results = []
         self.turn = 0
@@ -243,7 +243,7 @@ class Rummikub:
 
     def _deal(self, racks, table, pool_order, first_player, opened) -> None:
         """Start the next game of the episode (scripted parts given, the rest from the rng)."""
-        rng = self._rng
+        rng = self.rng
         if rng is None:
             raise RuntimeError("Rummikub: no generator to deal with (start() sets it)")
         n = self.num_players
@@ -453,7 +453,7 @@ class Rummikub:
         changed in place); the solver's turn sweep (a cache of several MB) starts empty in the copy."""
         new = Rummikub.__new__(Rummikub)
         d = self.__dict__.copy()
-        d["_rng"] = rng
+        d["rng"] = rng
         for key in ("racks", "table", "staged", "last_placed", "scores"):
             d[key] = d[key].copy()
         for key in ("opened", "results", "log"):
@@ -702,3 +702,7 @@ __all__ = [
     "rack_total",
     "tile_ids",
 ]
+
+
+if TYPE_CHECKING:  # the type checker holds the engine to the contract of tableenvs.core.engine
+    _contract: type[RestorableEngine] = Rummikub

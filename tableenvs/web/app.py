@@ -167,7 +167,7 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
         return Response(record.to_json() + "\n", media_type="application/json", headers=headers)
 
     async def download_replay(request: Request) -> Response:
-        from tableenvs.viewer import viewer_html
+        from tableenvs.play.viewer import viewer_html
 
         table = request.app.state.tables.get(request.path_params["game_id"])
         record = table.record()

@@ -67,7 +67,7 @@ def parse_seat(text: Any, game: str, models: Mapping[str, str], max_search_sims:
             raise SeatError(f"{game} has no heuristic player; seats: {valid}")
         return Seat(text, text, text)
     if text == "search" or text.startswith("search:"):
-        from tableenvs.search import parse_search_spec
+        from tableenvs.policies.search import parse_search_spec
 
         try:
             options = parse_search_spec(text)

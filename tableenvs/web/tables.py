@@ -27,8 +27,8 @@ import numpy as np
 
 from tableenvs.core.registry import make_raw, names
 from tableenvs.core.registry import spec as game_spec
+from tableenvs.play.records import GameRecord, Recorder
 from tableenvs.policies import check_trusted
-from tableenvs.records import GameRecord, Recorder
 from tableenvs.web.seats import Seat, SeatError, build_policy, parse_seat
 
 #: Fields of ``POST /api/games``.

@@ -9,10 +9,11 @@ and reads it only through ``sample_world`` (hidden parts resampled, the agent's 
 * :class:`RandomPolicy` — uniform over the legal actions.
 * :class:`CallablePolicy` — a plain function ``fn(observation, action_mask, rng) -> int`` as a policy.
 * :func:`make_policy` — a policy for a given env from a name (``"random"``, ``"heuristic"``, ``"search"`` with
-  options such as ``"search:sims=200"``: :mod:`tableenvs.search`; ``"trained"``, the model shipped for the game), a
-  numpy policy file (``.npz``, see :mod:`tableenvs.numpy_policy`), a torch policy file (``.pt``, see
-  :mod:`tableenvs.torch_policy`), a saved Stable-Baselines3 model (a ``.zip`` path, only with ``trust_models=True``,
-  or a loaded model, see :mod:`tableenvs.sb3_policy`), a callable, or a :class:`Policy` object (returned as is).
+  options such as ``"search:sims=200"``: :mod:`tableenvs.policies.search`; ``"trained"``, the model shipped for the
+  game), a numpy policy file (``.npz``, see :mod:`tableenvs.policies.numpy_policy`), a torch policy file (``.pt``, see
+  :mod:`tableenvs.policies.torch_policy`), a saved Stable-Baselines3 model (a ``.zip`` path, only with
+  ``trust_models=True``, or a loaded model, see :mod:`tableenvs.policies.sb3_policy`), a callable, or a :class:`Policy`
+  object (returned as is).
 * :func:`play_game` — one whole game on a raw env with one policy per seat (evaluation, records, training, benchmarks).
 
 Trust: a ``.npz`` file is plain arrays and a ``.pt`` file is read with ``torch.load(weights_only=True)``; neither
@@ -118,24 +119,24 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True, trust
 
     * ``"random"`` or ``"heuristic"`` (the game's built-in heuristic);
     * ``"search"`` or ``"search:sims=200"``, ``"search:ms=50:rollout=random"``, ``"search:mode=ismcts:sims=100"``,
-      ...: determinised Monte Carlo search over ``env.sample_world`` (:mod:`tableenvs.search`, IS-MCTS
-      :mod:`tableenvs.ismcts`); the bare ``"search"`` is the game's default setting
-      (``tableenvs.search.GAME_DEFAULTS``); it searches from ``env``'s current state, so make it with the env it
-      will play;
+      ...: determinised Monte Carlo search over ``env.sample_world`` (:mod:`tableenvs.policies.search`, IS-MCTS
+      :mod:`tableenvs.policies.ismcts`); the bare ``"search"`` is the game's default setting
+      (``tableenvs.policies.search.GAME_DEFAULTS``); it searches from ``env``'s current state, so make it with the env
+      it will play;
     * ``"trained"``: the model shipped for the game (``tableenvs/models/<game>.npz``, or ``$TABLEENVS_MODELS``:
-      :func:`tableenvs.numpy_policy.trained_model_path`), ``"trained:path=FILE.npz"`` another file; a one-line error
-      names the games that have one when this game has none;
+      :func:`tableenvs.policies.numpy_policy.trained_model_path`), ``"trained:path=FILE.npz"`` another file; a one-line
+      error names the games that have one when this game has none;
     * a path to a numpy policy file (``str`` ending in ``.npz``, or such a ``pathlib.Path``, as ``tableenvs train``
-      and ``tableenvs export`` write): a :class:`tableenvs.numpy_policy.NumpyPolicy`, masked, ``deterministic`` or
-      sampled; needs only numpy and runs no code when loaded;
+      and ``tableenvs export`` write): a :class:`tableenvs.policies.numpy_policy.NumpyPolicy`, masked, ``deterministic``
+      or sampled; needs only numpy and runs no code when loaded;
     * a path to a saved Stable-Baselines3 model (``str`` ending in ``.zip`` or a ``pathlib.Path``) with
       ``trust_models=True`` (its pickles can run code; without it :class:`UntrustedModelError`), or a loaded
-      model: an :class:`tableenvs.sb3_policy.SB3Policy` with masked prediction, ``deterministic`` (argmax over the
-      legal actions) or sampled; needs the ``train`` extra;
+      model: an :class:`tableenvs.policies.sb3_policy.SB3Policy` with masked prediction, ``deterministic`` (argmax over
+      the legal actions) or sampled; needs the ``train`` extra;
     * ``"openspiel:random"``, ``"openspiel:mcts:sims=50"``, ``"openspiel:ismcts:sims=50"``: an OpenSpiel bot playing
       through :mod:`tableenvs.openspiel` on a world sampled from what the seat knows (needs the ``openspiel`` extra);
     * a path to a torch policy file (``str`` ending in ``.pt``, as ``tableenvs train --backend rllib`` writes):
-      a :class:`tableenvs.torch_policy.TorchPolicy`, masked in the same way; needs only torch;
+      a :class:`tableenvs.policies.torch_policy.TorchPolicy`, masked in the same way; needs only torch;
     * an object with ``act(observation, action_mask, rng)`` (returned as is);
     * a callable ``fn(observation, action_mask, rng) -> int``.
     """
@@ -152,7 +153,7 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True, trust
         if text == "heuristic":
             return _heuristic(raw)
         if text == "search" or text.startswith("search:"):
-            from tableenvs.search import SearchPolicy, default_spec, parse_search_spec
+            from tableenvs.policies.search import SearchPolicy, default_spec, parse_search_spec
 
             options = parse_search_spec(default_spec(raw.metadata["name"]) if text == "search" else text)
             heuristic = _heuristic(raw) if game_spec(raw.metadata["name"]).heuristic is not None else None
@@ -163,20 +164,20 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True, trust
                 module, function = entry_point.split(":")
                 return getattr(importlib.import_module(module), function)(text, raw)
         if text == "trained" or text.startswith("trained:"):
-            from tableenvs.numpy_policy import NumpyPolicy, resolve_trained
+            from tableenvs.policies.numpy_policy import NumpyPolicy, resolve_trained
 
             return NumpyPolicy(resolve_trained(text, raw.metadata["name"]), raw, deterministic=deterministic)
         if text.endswith(".npz"):
-            from tableenvs.numpy_policy import NumpyPolicy
+            from tableenvs.policies.numpy_policy import NumpyPolicy
 
             return NumpyPolicy(text, raw, deterministic=deterministic)
         if text.endswith(".pt"):
-            from tableenvs.torch_policy import TorchPolicy
+            from tableenvs.policies.torch_policy import TorchPolicy
 
             return TorchPolicy(text, env=raw, deterministic=deterministic)
         if is_model_path(spec):
             check_trusted(spec, trust_models)
-            from tableenvs.sb3_policy import SB3Policy
+            from tableenvs.policies.sb3_policy import SB3Policy
 
             return SB3Policy(text, env=raw, deterministic=deterministic)
         raise ValueError(
@@ -188,7 +189,7 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True, trust
     if isinstance(spec, Policy):
         return spec
     if hasattr(spec, "policy") and hasattr(spec, "predict"):  # a loaded Stable-Baselines3 model
-        from tableenvs.sb3_policy import SB3Policy
+        from tableenvs.policies.sb3_policy import SB3Policy
 
         return SB3Policy(spec, env=raw, deterministic=deterministic)
     if callable(spec):

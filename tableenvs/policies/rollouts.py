@@ -1,0 +1,40 @@
+"""One step of a rollout in a sampled world, shared by the flat search (:mod:`tableenvs.policies.search`) and IS-MCTS
+(:mod:`tableenvs.policies.ismcts`).
+
+Where you are: search plumbing below both searches (it imports neither). A rollout plays the rollout policy from
+a position of a world (:meth:`tableenvs.core.table_env.TableEnv.sample_world`) until the scoring period ends (a reward
+is paid or the game ends) or a depth or turn budget is spent; these two functions are its one step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tableenvs.core.table_env import TableEnv
+
+
+def rollout_action(world: TableEnv, policy: Any, in_world: Any, rng: np.random.Generator) -> int:
+    """The rollout policy's action for the seat to act in ``world``: uniformly random without a ``policy``, through
+    its ``act_in_world`` (``in_world``) when it has one, so that no observation is encoded, else its ``act``."""
+    if policy is None:
+        legal = world.legal_actions()
+        return legal[int(rng.integers(len(legal)))]
+    if in_world is not None:
+        return in_world(world, rng)
+    seen = world.observe(world.agent_selection)
+    return policy.act(seen["observation"], seen["action_mask"], rng)
+
+
+def advance(world: TableEnv, action: int, agent: str, turns_left: int | None) -> tuple[float, bool, int | None]:
+    """Play ``action`` in ``world``: (``agent``'s reward for it, whether the scoring period or the game ended, the
+    turns left: one fewer when the seat to act changed, 0 once the budget is spent, None for no budget)."""
+    acting = world.agent_selection
+    world.step(action)
+    rewards = world.rewards
+    following = world.agent_selection
+    ended = bool(world.terminations[following] or world.truncations[following] or any(rewards.values()))
+    if turns_left is not None and not ended and following != acting:
+        turns_left -= 1
+    return rewards[agent], ended, turns_left

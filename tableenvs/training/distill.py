@@ -1,0 +1,391 @@
+"""Search distillation: label positions with the ``search`` policy, fit a masked MLP to its choices, export it.
+
+Where you are: a training recipe in progress (issue 28), beside :mod:`tableenvs.training.job` (the SB3 job). The
+``search`` policy beats the heuristic (docs/agents.md) but costs ~100 ms a decision; a network that imitates it
+costs microseconds. The recipe is one step of expert iteration:
+
+1. :func:`label_games` — play whole games with every seat searching (``make_policy(search_spec, env)``) and keep
+   each decision that had more than one legal action: the acting seat's observation (float32), its action mask,
+   the search's root visit counts as a soft target (the flat UCB root, :attr:`SearchPolicy.last_root`), the root's
+   mean value of each visited action (``value``, the seat's reward until the rollout's end; 0 where unvisited: a
+   Q-target for a later fit) and the action played. Games run in worker processes; each finished game is written
+   to its own file, so a fault loses at most the games under way (:func:`read_shards` reads them all back).
+2. :func:`fit` — a ReLU MLP trained with AdamW on the cross-entropy between the masked softmax and the soft targets
+   (torch, the ``train`` extra), inputs scaled by each feature's largest magnitude in the data.
+3. The fitted weights are exported with :func:`tableenvs.policies.numpy_policy.save_numpy_policy`, so the shipped model
+   is played by numpy alone (``make_policy("trained", env)``).
+
+``prior`` rows (the heuristic's own choices, labelled by :func:`label_games` with ``search_spec="heuristic"`` at
+~3,000 labels a CPU-second) can be mixed into the fit at a lower weight.
+
+Status (issue 28, open): on the label budgets tried so far (about 13,000 search labels of Pili Pili 5p, with or
+without 270,000 heuristic labels) the fitted network still loses to the heuristic head to head; more labels, a
+second round of labels on the network's own games, or fine-tuning with reinforcement are the next steps. The
+shipped Pili Pili model comes from :mod:`tableenvs.training.recipe` instead (a clone of the heuristic, then PPO), which
+uses :func:`label_games` and :func:`fit` from here.
+
+Units: a label is one decision; ``games`` counts whole games; times are seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import tableenvs
+from tableenvs.policies import make_policy
+
+#: What one shard row holds, by array name.
+FIELDS = ("observation", "mask", "target", "value", "action", "game")
+
+
+@dataclass(frozen=True)
+class LabelJob:
+    """One worker's share: games ``first .. first + count - 1`` (each game's deal seed is ``seed + index``)."""
+
+    game: str
+    options: dict[str, Any]
+    search_spec: str
+    first: int
+    count: int
+    seed: int
+    out_dir: str
+
+
+def _label_one_game(env: Any, search: Any, deal_seed: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Every multi-choice decision of one game played by ``search`` at every seat, as shard arrays."""
+    env.reset(seed=deal_seed)
+    num_actions = env.action_space(env.possible_agents[0]).n
+    observations, masks, targets, values, actions = [], [], [], [], []
+    for _agent in env.agent_iter():
+        observation, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        mask = observation["action_mask"]
+        action = search.act(observation["observation"], mask, rng)
+        root = getattr(search, "last_root", None)
+        if root is not None or mask.sum() > 1:
+            target = np.zeros(num_actions, dtype=np.float32)
+            value = np.zeros(num_actions, dtype=np.float32)
+            if root is not None:  # a search policy's root visits and mean values
+                legal, visits, means = root
+                target[legal] = visits / visits.sum()
+                value[legal] = np.where(visits > 0, means, 0.0)
+            else:  # any other policy: its choice
+                target[action] = 1.0
+            observations.append(np.asarray(observation["observation"], dtype=np.float32))
+            masks.append(np.asarray(mask, dtype=np.int8))
+            targets.append(target)
+            values.append(value)
+            actions.append(action)
+        env.step(action)
+    count = len(actions)
+    return {
+        "observation": np.asarray(observations, dtype=np.float32).reshape(count, -1),
+        "mask": np.asarray(masks, dtype=np.int8).reshape(count, num_actions),
+        "target": np.asarray(targets, dtype=np.float32).reshape(count, num_actions),
+        "value": np.asarray(values, dtype=np.float32).reshape(count, num_actions),
+        "action": np.asarray(actions, dtype=np.int16),
+        "game": np.full(count, deal_seed, dtype=np.int64),
+    }
+
+
+def _run_job(job: LabelJob) -> int:
+    """Label ``job``'s games, one shard file per game (written whole, then renamed); returns the labels made."""
+    env = tableenvs.make_raw(job.game, **job.options)
+    search = make_policy(job.search_spec, env)
+    made = 0
+    for index in range(job.first, job.first + job.count):
+        path = Path(job.out_dir) / f"game-{index:06d}.npz"
+        if path.exists():  # done by an earlier, interrupted run
+            continue
+        rng = np.random.default_rng([job.seed, index])
+        arrays: dict[str, Any] = _label_one_game(env, search, job.seed + index, rng)  # Any: for savez_compressed
+        partial = path.with_suffix(".tmp.npz")
+        np.savez_compressed(partial, **arrays)
+        os.replace(partial, path)
+        made += len(arrays["action"])
+    return made
+
+
+def label_games(
+    game: str,
+    options: dict[str, Any],
+    *,
+    games: int,
+    out_dir: str | Path,
+    seed: int = 0,
+    search_spec: str = "search",
+    workers: int = 1,
+    say: Any = print,
+) -> int:
+    """Label ``games`` games into ``out_dir`` (resumable: games already there are skipped); returns new labels."""
+    if games < 1:
+        raise ValueError(f"games must be >= 1, got {games}")
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "labels.json").write_text(
+        json.dumps({"game": game, "options": options, "search": search_spec, "seed": seed}, indent=2) + "\n"
+    )
+    # Small jobs, handed out in order, so progress is steady and a fault loses little.
+    jobs = [LabelJob(game, options, search_spec, first, 1, seed, str(out)) for first in range(games)]
+    start = time.perf_counter()
+    made = done = 0
+    results: Iterator[int]
+    if workers == 1:
+        results = map(_run_job, jobs)
+        pool = None
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(workers)
+        results = pool.map(_run_job, jobs)
+    try:
+        for labels in results:
+            made += labels
+            done += 1
+            if done % max(1, games // 20) == 0 or done == games:
+                elapsed = time.perf_counter() - start
+                say(f"labelled {done}/{games} games, {made} new labels, {elapsed:.0f} s")
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return made
+
+
+def read_shards(directory: str | Path) -> dict[str, np.ndarray]:
+    """Every finished game's labels under ``directory``, concatenated (``game`` says which deal each came from)."""
+    paths = sorted(Path(directory).glob("game-*[0-9].npz"))
+    if not paths:
+        raise FileNotFoundError(f"no labelled games (game-*.npz) under {str(directory)!r}")
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in FIELDS}
+    for path in paths:
+        with np.load(path, allow_pickle=False) as data:
+            missing = [name for name in FIELDS if name not in data.files]
+            if missing:
+                raise ValueError(f"labels {str(path)!r} have no {', '.join(missing)} (made by an older version?)")
+            for name in FIELDS:
+                parts[name].append(data[name])
+    return {name: np.concatenate(arrays) for name, arrays in parts.items()}
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """A fitted network: ``weights`` as (in x out, out) float32 pairs, the input scale, and the fit's record."""
+
+    weights: list[tuple[np.ndarray, np.ndarray]]
+    input_scale: np.ndarray
+    history: list[dict[str, float]]
+
+
+def input_scale(observations: np.ndarray) -> np.ndarray:
+    """Per-feature scale 1 / (largest magnitude seen), 1 where a feature is always 0: inputs land in [-1, 1]."""
+    largest = np.abs(observations).max(axis=0)
+    return np.where(largest > 0, 1.0 / np.maximum(largest, 1e-12), 1.0).astype(np.float32)
+
+
+def fit(
+    data: dict[str, np.ndarray],
+    *,
+    hidden: Sequence[int] = (256, 256),
+    epochs: int = 40,
+    batch: int = 512,
+    lr: float = 1e-3,
+    weight_decay: float = 1e-4,
+    validation: float = 0.1,
+    seed: int = 0,
+    threads: int = 2,
+    prior: dict[str, np.ndarray] | None = None,
+    prior_weight: float = 0.25,
+    say: Any = print,
+) -> FitResult:
+    """Fit a ReLU MLP to the soft targets (masked softmax cross-entropy); keeps the epoch of least validation loss.
+
+    The validation games (a ``validation`` share of the deals, chosen by ``seed``) are never trained on; each
+    epoch reports the validation loss and how often the network's most likely action is the one the labeller played.
+    ``prior``: more labelled rows (e.g. the heuristic's own choices, cheap to make) trained on with weight
+    ``prior_weight`` each against 1 for a row of ``data``; never validated on.
+    """
+    import torch
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    deals = np.unique(data["game"])
+    held = set(rng.choice(deals, size=max(1, int(len(deals) * validation)), replace=False).tolist())
+    is_val = np.isin(data["game"], list(held))
+    train_rows = {name: array[~is_val] for name, array in data.items()}
+    weight = np.ones(int((~is_val).sum()), dtype=np.float32)
+    if prior is not None:
+        train_rows = {name: np.concatenate([train_rows[name], prior[name]]) for name in FIELDS}
+        weight = np.concatenate([weight, np.full(len(prior["action"]), prior_weight, dtype=np.float32)])
+    scale = input_scale(train_rows["observation"])
+
+    def tensors(rows: dict[str, np.ndarray]) -> tuple[Any, Any, Any, Any]:
+        x = torch.from_numpy(rows["observation"] * scale)
+        legal = torch.from_numpy(rows["mask"] > 0)
+        return x, legal, torch.from_numpy(rows["target"]), torch.from_numpy(rows["action"].astype(np.int64))
+
+    train_x, train_legal, train_target, _ = tensors(train_rows)
+    train_weight = torch.from_numpy(weight)
+    val_x, val_legal, val_target, val_action = tensors({name: array[is_val] for name, array in data.items()})
+    sizes = [train_x.shape[1], *hidden, train_target.shape[1]]
+    layers: list[Any] = []
+    for i in range(len(sizes) - 1):
+        layers.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2:
+            layers.append(torch.nn.ReLU())
+    net = torch.nn.Sequential(*layers)
+    optimiser = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=weight_decay)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=epochs)
+
+    def loss_of(x: Any, legal: Any, target: Any, weight: Any = None) -> tuple[Any, Any]:
+        logits = net(x).masked_fill(~legal, -1e9)
+        loss = -(target * torch.log_softmax(logits, dim=1)).sum(dim=1)
+        if weight is None:
+            return loss.mean(), logits
+        return (loss * weight).sum() / weight.sum(), logits
+
+    best: tuple[float, list[tuple[np.ndarray, np.ndarray]]] | None = None
+    history = []
+    count = train_x.shape[0]
+    for epoch in range(1, epochs + 1):
+        start = time.perf_counter()
+        net.train()
+        order = torch.from_numpy(rng.permutation(count))
+        total = 0.0
+        for first in range(0, count, batch):
+            rows = order[first : first + batch]
+            loss, _ = loss_of(train_x[rows], train_legal[rows], train_target[rows], train_weight[rows])
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            total += float(loss.detach()) * len(rows)
+        schedule.step()
+        net.eval()
+        with torch.no_grad():
+            val_loss, logits = loss_of(val_x, val_legal, val_target)
+            agree = float((logits.argmax(dim=1) == val_action).float().mean())
+        row = {
+            "epoch": epoch,
+            "train_loss": total / count,
+            "val_loss": float(val_loss),
+            "val_agree": agree,
+            "seconds": time.perf_counter() - start,
+        }
+        history.append(row)
+        say(
+            f"epoch {epoch}/{epochs}: train {row['train_loss']:.4f}, validation {row['val_loss']:.4f}, "
+            f"agrees with the labels {agree:.3f}, {row['seconds']:.1f} s"
+        )
+        if best is None or row["val_loss"] < best[0]:
+            linear = [m for m in net if isinstance(m, torch.nn.Linear)]
+            best = (
+                row["val_loss"],
+                [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in linear],
+            )
+    assert best is not None
+    return FitResult(best[1], scale, history)
+
+
+def export(result: FitResult, path: str | Path, game: str, options: dict[str, Any], meta: dict[str, Any]) -> Path:
+    """Write ``result`` as a numpy policy file for ``game`` with ``options`` (the env's full option set)."""
+    from tableenvs.policies.numpy_policy import save_for_env
+
+    env = tableenvs.make_raw(game, **options)
+    return save_for_env(path, env, weights=result.weights, activation="relu", input_scale=result.input_scale, meta=meta)
+
+
+def strong(
+    game: str,
+    out_dir: str | Path,
+    *,
+    options: dict[str, Any] | None = None,
+    games: int,
+    workers: int = 2,
+    seed: int = 0,
+    search_spec: str = "search",
+    epochs: int = 40,
+    hidden: Sequence[int] = (256, 256),
+    say: Any = print,
+) -> Path:
+    """The whole recipe: label ``games`` games under ``out_dir/labels``, fit, write ``out_dir/model.npz`` and
+    ``out_dir/fit.json`` (the fit's history); returns the model's path. Resumable: labelled games are kept."""
+    options = dict(options or {})
+    out = Path(out_dir)
+    start = time.perf_counter()
+    label_games(
+        game, options, games=games, out_dir=out / "labels", seed=seed, search_spec=search_spec, workers=workers, say=say
+    )
+    data = read_shards(out / "labels")
+    say(f"fitting on {len(data['action'])} labels from {len(np.unique(data['game']))} games")
+    result = fit(data, hidden=hidden, epochs=epochs, seed=seed, threads=workers, say=say)
+    meta = {
+        "recipe": "strong (search distillation)",
+        "search": search_spec,
+        "games": games,
+        "seed": seed,
+        "labels": int(len(data["action"])),
+        "epochs": epochs,
+        "hidden": list(hidden),
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+    path = export(result, out / "model.npz", game, options, meta)
+    (out / "fit.json").write_text(json.dumps({"meta": meta, "history": result.history}, indent=2) + "\n")
+    say(f"wrote {path} ({meta['seconds']:.0f} s in all)")
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tableenvs.training.distill {label,strong} GAME OUT --games N [--workers W] [--players P]``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m tableenvs.training.distill")
+    parser.add_argument("command", choices=["label", "strong"])
+    parser.add_argument("game")
+    parser.add_argument("out")
+    parser.add_argument("--games", type=int, required=True)
+    parser.add_argument("--players", type=int, default=None)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--search", default="search")
+    parser.add_argument("--epochs", type=int, default=40)
+    args = parser.parse_args(argv)
+    options = {} if args.players is None else {"num_players": args.players}
+    if args.command == "label":
+        label_games(
+            args.game,
+            options,
+            games=args.games,
+            out_dir=args.out,
+            seed=args.seed,
+            search_spec=args.search,
+            workers=args.workers,
+        )
+    else:
+        strong(
+            args.game,
+            args.out,
+            options=options,
+            games=args.games,
+            workers=args.workers,
+            seed=args.seed,
+            search_spec=args.search,
+            epochs=args.epochs,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

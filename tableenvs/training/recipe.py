@@ -1,0 +1,289 @@
+"""The ``strong`` training recipe: clone the heuristic, then improve on it with MaskablePPO against it (issue 28).
+
+Where you are: a training recipe beside :mod:`tableenvs.training.job` (the plain SB3 job) and
+:mod:`tableenvs.training.distill` (search distillation). PPO from scratch plateaus below the heuristic in every game
+(docs/training.md); started from a copy of the heuristic it only has to find where the heuristic is wrong. Three steps,
+each resumable:
+
+1. **Labels**: ``label_games`` of :mod:`tableenvs.training.distill` with ``search_spec="heuristic"``: whole games with
+   every seat the heuristic, the acting seat's observation and the heuristic's one-hot choice (~3,000 labels a
+   CPU-second). The heuristics read only the observation and the mask, so a network can represent them.
+2. **Clone**: :func:`tableenvs.training.distill.fit`, a masked ReLU MLP on those labels (inputs scaled to [-1, 1] by
+   each feature's largest magnitude, the scale kept in the model file), saved as ``clone.npz``.
+3. **Fine-tune**: MaskablePPO (sb3-contrib) on one rotating seat against heuristic opponents, its policy network
+   initialised from the clone (same layers, same input scale), its value network fitted first with the policy
+   frozen for ``freeze`` steps; undiscounted returns (``gamma=1``: the game's score is the objective), a small clip
+   range and learning rate so the start is not forgotten. A numpy policy file is exported every ``chunk`` steps
+   (``model-<steps>.npz``, zero-padded) and at the end (``model.npz``), and each update's mean episode return is
+   appended to ``progress.jsonl`` (the learning curve); a rerun continues from the last exported file.
+
+The model files are played by :class:`tableenvs.policies.numpy_policy.NumpyPolicy` (numpy alone, no torch).
+Units: steps are the learner's decisions; times are seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+from tableenvs.core.registry import make_raw
+from tableenvs.policies.numpy_policy import load_numpy_policy, save_for_env
+from tableenvs.training import distill
+from tableenvs.training.single_agent import SingleAgentEnv
+
+#: PPO settings of the fine-tuning step (MaskablePPO keyword arguments).
+FINE_TUNE = {
+    "learning_rate": 1e-4,
+    "n_steps": 512,  # per env: 4,096 decisions per update with 8 envs
+    "batch_size": 1024,
+    "n_epochs": 4,
+    "gamma": 1.0,
+    "gae_lambda": 0.95,
+    "clip_range": 0.1,
+    "ent_coef": 0.0,
+}
+
+
+class ScaledObservation(gymnasium.ObservationWrapper):
+    """``SingleAgentEnv`` with its observation multiplied by a fixed per-feature scale (the clone's input scale)."""
+
+    env: SingleAgentEnv
+
+    def __init__(self, env: SingleAgentEnv, scale: np.ndarray):
+        super().__init__(env)
+        self.scale = np.asarray(scale, np.float32)
+        self.observation_space = gymnasium.spaces.Box(-np.inf, np.inf, env.observation_space.shape, np.float32)
+
+    def observation(self, observation: np.ndarray) -> np.ndarray:
+        return (observation * self.scale).astype(np.float32, copy=False)
+
+    def action_masks(self) -> np.ndarray:
+        return self.env.action_masks()
+
+
+def _policy_layers(model: Any) -> list[Any]:
+    import torch
+
+    policy = model.policy
+    return [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)] + [policy.action_net]
+
+
+def _weights(model: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in _policy_layers(model)]
+
+
+def _last_export(out: Path) -> tuple[Path, int] | None:
+    found = [(int(m.group(1)), p) for p in out.glob("model-*.npz") if (m := re.fullmatch(r"model-(\d+)\.npz", p.name))]
+    if not found:
+        return None
+    steps, path = max(found)
+    return path, steps
+
+
+def fine_tune(
+    game: str,
+    options: dict[str, Any],
+    start: str | Path,
+    out_dir: str | Path,
+    *,
+    steps: int,
+    envs: int = 8,
+    freeze: int = 40_000,
+    chunk: int = 100_000,
+    seed: int = 0,
+    opponents: str = "heuristic",
+    settings: dict[str, Any] | None = None,
+    say: Any = print,
+) -> Path:
+    """PPO from the numpy policy ``start`` against ``opponents`` for ``steps`` learner decisions; returns the last
+    exported model. Resumes from the newest ``model-<steps>.npz`` under ``out_dir`` (the value network restarts)."""
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    if steps < 1 or envs < 1 or chunk < 1 or freeze < 0:
+        raise ValueError(f"steps, envs and chunk must be >= 1 and freeze >= 0; got {steps}, {envs}, {chunk}, {freeze}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    done = 0
+    last = _last_export(out)
+    if last is not None:
+        start, done = last  # the value network starts afresh: it is fitted again with the policy frozen
+        say(f"resuming from {start} ({done} steps done)")
+    initial = load_numpy_policy(start)
+    scale = initial.input_scale if initial.input_scale is not None else np.ones(initial.observation_size, np.float32)
+    if initial.input_offset is not None or initial.activation != "relu":
+        raise ValueError(f"{initial.name}: fine-tuning needs a ReLU model with no input offset")
+    torch.set_num_threads(1)
+
+    def make_env() -> Any:
+        return Monitor(ScaledObservation(SingleAgentEnv(game, opponents=opponents, seat="rotate", **options), scale))
+
+    vec_env = DummyVecEnv([make_env] * envs)
+    vec_env.seed(seed + done)
+    policy_kwargs = {
+        "net_arch": {"pi": list(initial.hidden), "vf": [256, 256]},
+        "activation_fn": torch.nn.ReLU,
+        "ortho_init": False,
+    }
+    model = MaskablePPO(
+        "MlpPolicy",
+        vec_env,
+        seed=seed + done,
+        device="cpu",
+        verbose=0,
+        policy_kwargs=policy_kwargs,
+        **{**FINE_TUNE, **(settings or {})},
+    )
+    layers = _policy_layers(model)
+    if len(layers) != len(initial.weights):
+        raise ValueError(f"{initial.name}: {len(initial.weights)} layers, the PPO policy has {len(layers)}")
+    with torch.no_grad():
+        for layer, (weight, bias) in zip(layers, initial.weights, strict=True):
+            layer.weight.copy_(torch.from_numpy(weight.T))
+            layer.bias.copy_(torch.from_numpy(bias))
+    policy_parameters = [p for layer in layers for p in layer.parameters()]
+
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class Progress(BaseCallback):
+        """Prints the mean episode return each update; unfreezes the policy once the value net had its steps."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.returns: list[float] = []
+            self.began = time.perf_counter()
+
+        def _on_step(self) -> bool:
+            self.returns += [info["episode"]["r"] for info in self.locals["infos"] if "episode" in info]
+            return True
+
+        def _on_rollout_end(self) -> None:
+            steps_now = done + self.num_timesteps
+            if steps_now >= done + freeze:
+                for p in policy_parameters:
+                    p.requires_grad_(True)
+            if self.returns:
+                row = {"steps": steps_now, "mean_return": float(np.mean(self.returns)), "games": len(self.returns)}
+                with (out / "progress.jsonl").open("a") as log:  # the learning curve, one line per update
+                    log.write(json.dumps(row) + "\n")
+                say(
+                    f"{steps_now} steps, {time.perf_counter() - self.began:.0f} s: mean return "
+                    f"{np.mean(self.returns):+.3f} over {len(self.returns)} games"
+                    + (" (policy frozen)" if steps_now < done + freeze else "")
+                )
+            self.returns = []
+
+    for p in policy_parameters:
+        p.requires_grad_(freeze == 0)
+    progress = Progress()
+    path = Path(start)
+    env = make_raw(game, **options)
+    while done + model.num_timesteps < steps:
+        model.learn(
+            min(chunk, steps - done - model.num_timesteps),
+            callback=progress,
+            reset_num_timesteps=False,
+            progress_bar=False,
+        )
+        now = done + model.num_timesteps
+        meta = {"recipe": "strong (clone the heuristic, then MaskablePPO)", "steps": now, "seed": seed}
+        path = save_for_env(
+            out / f"model-{now:09d}.npz",
+            env,
+            weights=_weights(model),
+            activation="relu",
+            input_scale=scale,
+            meta=meta,
+        )
+        say(f"exported {path}")
+    vec_env.close()
+    final = out / "model.npz"
+    final.write_bytes(path.read_bytes())
+    return final
+
+
+def strong(
+    game: str,
+    out_dir: str | Path,
+    *,
+    options: dict[str, Any] | None = None,
+    label_games: int = 1500,
+    epochs: int = 15,
+    hidden: Sequence[int] = (256, 256),
+    steps: int = 1_000_000,
+    workers: int = 2,
+    seed: int = 0,
+    fine_tune_options: dict[str, Any] | None = None,
+    say: Any = print,
+) -> Path:
+    """The whole recipe under ``out_dir`` (``labels/``, ``clone.npz``, ``fine-tune/``); returns the final model.
+    ``fine_tune_options``: more keyword arguments of :func:`fine_tune` (envs, freeze, chunk, settings)."""
+    options = dict(options or {})
+    out = Path(out_dir)
+    began = time.perf_counter()
+    clone = out / "clone.npz"
+    if not clone.exists():
+        distill.label_games(
+            game,
+            options,
+            games=label_games,
+            out_dir=out / "labels",
+            seed=seed,
+            search_spec="heuristic",
+            workers=workers,
+            say=say,
+        )
+        data = distill.read_shards(out / "labels")
+        say(f"cloning the heuristic from {len(data['action'])} labels")
+        result = distill.fit(data, hidden=hidden, epochs=epochs, batch=1024, seed=seed, threads=workers, say=say)
+        meta = {"recipe": "strong: clone of the heuristic", "labels": int(len(data["action"])), "epochs": epochs}
+        distill.export(result, clone, game, options, meta)
+        (out / "clone.json").write_text(json.dumps({"meta": meta, "history": result.history}, indent=2) + "\n")
+    final = fine_tune(
+        game, options, clone, out / "fine-tune", steps=steps, seed=seed, say=say, **(fine_tune_options or {})
+    )
+    say(f"wrote {final} ({time.perf_counter() - began:.0f} s in all)")
+    return final
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tableenvs.training.recipe GAME OUT [--steps N] [--label-games N] [--players P] [--workers W]``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m tableenvs.training.recipe", description=__doc__.split("\n\n")[0])
+    parser.add_argument("game")
+    parser.add_argument("out")
+    parser.add_argument("--steps", type=int, default=1_000_000, help="fine-tuning decisions (default 1,000,000)")
+    parser.add_argument("--label-games", type=int, default=1500, help="heuristic games to clone from (default 1500)")
+    parser.add_argument("--epochs", type=int, default=15)
+    parser.add_argument("--players", type=int, default=None)
+    parser.add_argument("--workers", type=int, default=2, help="labelling processes and fitting threads")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    options = {} if args.players is None else {"num_players": args.players}
+    strong(
+        args.game,
+        args.out,
+        options=options,
+        label_games=args.label_games,
+        epochs=args.epochs,
+        steps=args.steps,
+        workers=args.workers,
+        seed=args.seed,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())
