@@ -175,7 +175,7 @@ class AECBase(AECEnv):
             action_mask = np.zeros(self.num_actions, np.int8)
         return {"observation": observation, "action_mask": action_mask}
 
-    def last(self, observe: bool = True):
+    def last(self, observe: bool = True) -> tuple[Any, ...]:
         self._require_reset("last()")
         self._require_agents("last()")
         return super().last(observe)

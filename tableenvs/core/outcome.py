@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
-def competition_ranks(keys: Sequence[tuple]) -> list[int]:
+def competition_ranks(keys: Sequence[tuple[Any, ...]]) -> list[int]:
     """Standard competition ranks ("1224") of ``keys``, smaller key = better; equal keys share a rank."""
     return [1 + sum(other < key for other in keys) for key in keys]
 

@@ -24,7 +24,7 @@ import importlib
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from pettingzoo import AECEnv
 
@@ -104,7 +104,7 @@ def spec(name: str) -> GameSpec:
         raise ValueError(f"unknown environment {name!r}; available: {', '.join(names())}") from None
 
 
-def make_raw(name: str, **options: Any):
+def make_raw(name: str, **options: Any) -> Any:
     """The unwrapped env ``name`` built with ``options`` (raises on illegal actions instead of ending the game)."""
     game = spec(name)
     check_option_names(game, options)
@@ -138,7 +138,7 @@ def _register_with_pettingzoo(game: GameSpec) -> None:
         pettingzoo.register("parallel", game.registry_id, entry_point=functools.partial(_no_parallel_api, game))
 
 
-def _no_parallel_api(game: GameSpec, **options: Any):
+def _no_parallel_api(game: GameSpec, **options: Any) -> NoReturn:
     """The parallel registry's entry point for a turn-based game: a ``ValueError`` naming the AEC calls."""
     raise ValueError(
         f"{game.registry_id} ({game.name}) is a turn-based game: it has no parallel API. Make the AEC env with "

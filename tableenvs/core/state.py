@@ -116,7 +116,7 @@ def as_float(value: Any, where: str) -> float:
     return value
 
 
-def as_list(value: Any, where: str, length: int | None = None, most: int | None = None) -> list:
+def as_list(value: Any, where: str, length: int | None = None, most: int | None = None) -> list[Any]:
     """``value`` (a list or tuple) as a list; ``length`` fixes its size, ``most`` bounds it (checked first)."""
     if not isinstance(value, (list, tuple)):
         raise StateError(f"{where} must be a list, got {type(value).__name__}")
@@ -153,7 +153,7 @@ def int_lists(
     length: int | None = None,
     most: int | None = None,
     inner_most: int | None = None,
-):
+) -> list[list[int]]:
     """A list of integer lists (``length``/``most``: how many lists; ``inner_most``: the items of each)."""
     return [
         int_list(x, f"{where}[{i}]", low, high, most=inner_most)
@@ -165,7 +165,7 @@ def bool_list(value: Any, where: str, length: int | None = None, most: int | Non
     return [as_bool(x, f"{where}[{i}]") for i, x in enumerate(as_list(value, where, length, most))]
 
 
-def distinct(values: list, where: str) -> None:
+def distinct(values: list[Any], where: str) -> None:
     """:class:`StateError` if ``values`` (hashable) repeats an item."""
     if len(set(values)) != len(values):
         repeated = sorted({x for x in values if values.count(x) > 1})

@@ -11,7 +11,7 @@ which what one seat cannot know is resampled (the game's ``worlds.py`` and its d
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -214,7 +214,7 @@ class StateAPI(AECBase):
         if skip is not None and skip not in self.possible_agents:
             raise StateError(f"skip_agent_selection must be None or an agent name, got {skip!r}")
 
-        def per_agent(key: str, convert) -> dict[str, Any]:
+        def per_agent(key: str, convert: Callable[[Any, str], Any]) -> dict[str, Any]:
             value = state[key]
             if not isinstance(value, Mapping) or sorted(value) != sorted(agents):
                 raise StateError(f"{key} must map each of the agents {agents} to a value")
@@ -329,7 +329,7 @@ class StateAPI(AECBase):
         """``infos`` as plain JSON values (default: they already are)."""
         return plain(self.infos)
 
-    def _infos_from_state(self, infos: Any, agents: list[str]) -> dict[str, dict]:
+    def _infos_from_state(self, infos: Any, agents: list[str]) -> dict[str, dict[str, Any]]:
         if not isinstance(infos, Mapping) or sorted(infos) != sorted(agents):
             raise StateError(f"infos must map each of the agents {agents} to a dict")
         if not all(isinstance(info, Mapping) for info in infos.values()):

@@ -74,7 +74,7 @@ class _ReadsRawState(_WrapperMixinBase):
         return self._state_env.truncations
 
     @property
-    def infos(self) -> dict[str, dict]:
+    def infos(self) -> dict[str, dict[str, Any]]:
         return self._state_env.infos
 
     @property
@@ -160,7 +160,7 @@ class _OrderEnforcingWrapper(_ReadsRawState, wrappers.OrderEnforcingWrapper):
             illegal._prev_info = raw.infos[agent] if agent in raw.infos else {}
         return observation
 
-    def last(self, observe: bool = True) -> tuple:
+    def last(self, observe: bool = True) -> tuple[Any, ...]:
         if self._illegal is None or not self._has_reset:
             return super().last(observe)
         raw = self._raw

@@ -638,8 +638,8 @@ class PiliPiliGame:
             if len(getattr(game, key)) != n:
                 raise state.StateError(f"{where}.{key} must have {n} items")
         for key in ("hands", "staged", "position_cards"):
-            value = state.int_lists(get(key), f"{where}.{key}", 0, NUM_CARDS - 1, n, inner_most=NUM_CARDS)
-            setattr(game, key, value)
+            lists = state.int_lists(get(key), f"{where}.{key}", 0, NUM_CARDS - 1, n, inner_most=NUM_CARDS)
+            setattr(game, key, lists)
         # ``given`` came with sample_world (records saved before it have none: nothing known to be given)
         game.given = state.int_lists(
             record.get("given", [[]] * n), f"{where}.given", 0, NUM_CARDS - 1, n, inner_most=2 * NUM_CARDS
