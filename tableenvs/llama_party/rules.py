@@ -248,7 +248,7 @@ class LlamaParty:
         """Mark the table state (round, ring, totals, round scores) as changed."""
         self.version = next(_versions)
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         # Versions come from a per-process counter: one made in another process (or earlier in this one) could
         # equal a version an encoder here has cached, so an unpickled (or copied) game takes a fresh one.
         self.__dict__.update(state)
@@ -379,7 +379,7 @@ class LlamaParty:
         new.__dict__ = d
         return new
 
-    def to_record(self) -> dict:
+    def to_record(self) -> dict[str, Any]:
         """The game as plain JSON values (the deck and player count are the env's options)."""
         keys = (
             *("hands", "goal_of_slot", "display", "step", "to_act", "staged", "passed", "received", "totals"),
@@ -388,7 +388,7 @@ class LlamaParty:
         return json.loads(json.dumps({key: getattr(self, key) for key in keys}))
 
     @classmethod
-    def from_record(cls, record: dict, deck: Deck, num_players: int, rng: np.random.Generator) -> LlamaParty:
+    def from_record(cls, record: dict[str, Any], deck: Deck, num_players: int, rng: np.random.Generator) -> LlamaParty:
         """A game from :meth:`to_record`'s dict; :class:`~tableenvs.core.state.StateError` naming a bad field.
 
         Besides each field's type and range, the record must be consistent (``docs/llama_party.md``, State API):
@@ -401,7 +401,7 @@ class LlamaParty:
         game.rng = rng
         require = state.require
 
-        def get(key: str):
+        def get(key: str) -> Any:
             return state.field(record, key, "rules")
 
         passes = len(PASS_COUNTS)

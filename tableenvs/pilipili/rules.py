@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from enum import IntEnum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -102,7 +102,7 @@ class PiliPiliGame:
         self.log = log
         self.chilis = [0] * num_players
         self.rounds_completed = 0
-        self.round_history: list[dict] = []
+        self.round_history: list[dict[str, Any]] = []
         self.truncated = False
         self.winners: list[int] = []
         self.round_scored = False  # set when a move ends a round; the caller clears it
@@ -577,7 +577,7 @@ class PiliPiliGame:
         new.__dict__ = d
         return new
 
-    def to_record(self) -> dict:
+    def to_record(self) -> dict[str, Any]:
         """The game as plain JSON values (the options ``n``, ``missions``, ``max_rounds`` are the env's)."""
         index = {id(mission): i for i, mission in enumerate(self.missions or ())}
         record = {key: getattr(self, key) for key in _SCALARS}
@@ -595,7 +595,7 @@ class PiliPiliGame:
     @classmethod
     def from_record(
         cls,
-        record: dict,
+        record: dict[str, Any],
         *,
         num_players: int,
         missions: list[Mission] | None,
@@ -614,7 +614,7 @@ class PiliPiliGame:
         game = cls(n, missions, rng, max_rounds=max_rounds, log=log)
         where = "rules"
 
-        def get(key: str):
+        def get(key: str) -> Any:
             return state.field(record, key, where)
 
         value: int  # a bool for the flags
@@ -729,11 +729,11 @@ def _trick(value: object, where: str, n: int) -> tuple[list[tuple[int, int, int]
     return _plays(plays, f"{where}[0]", n), state.as_int(winner, f"{where}[1]", 0, n - 1)
 
 
-def _history_entry(value: object, where: str, n: int) -> dict:
+def _history_entry(value: object, where: str, n: int) -> dict[str, Any]:
     """One ``round_history`` entry (its keys, types and sizes checked; a copy: the record stays as it was)."""
     if not isinstance(value, dict) or sorted(value) != sorted(_HISTORY_KEYS):
         raise state.StateError(f"{where} must be a dict with the keys {', '.join(_HISTORY_KEYS)}")
-    entry: dict = {}
+    entry: dict[str, Any] = {}
     for key in _HISTORY_KEYS:
         item = value[key]
         if key in ("mission", "dealer", "hand_size"):
@@ -997,7 +997,7 @@ def _check_round(game: PiliPiliGame, where: str) -> None:
         require(sorted(game.hands[s]) == left, f"{where}.position_used[{s}]", "the hand is the positions not played")
 
 
-def mission_record(mission: Mission) -> dict:
+def mission_record(mission: Mission) -> dict[str, Any]:
     """A mission as the ``[[mission]]`` table it was read from (``load_missions`` reads it back)."""
     record = {
         "id": mission.id,

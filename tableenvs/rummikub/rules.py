@@ -241,7 +241,14 @@ class Rummikub:
         self.game_number = 0
         self._deal(rack_counts, table_counts, pool_order, first_player, opened)
 
-    def _deal(self, racks, table, pool_order, first_player, opened) -> None:
+    def _deal(
+        self,
+        racks: np.ndarray | None,
+        table: np.ndarray,
+        pool_order: np.ndarray | None,
+        first_player: int | None,
+        opened: Sequence[bool] | None,
+    ) -> None:
         """Start the next game of the episode (scripted parts given, the rest from the rng)."""
         rng = self.rng
         if rng is None:
@@ -422,7 +429,7 @@ class Rummikub:
         self.log.append(f"game {self.game_number}: player_{seat} empties its rack (Rummikub!)")
         return self._finish("out", (seat,), scores, totals)
 
-    def _finish(self, end: str, winners, scores: list[float], totals: list[int]) -> list[float]:
+    def _finish(self, end: str, winners: tuple[int, ...], scores: list[float], totals: list[int]) -> list[float]:
         self.scores += scores
         self.results.append(
             GameResult(self.game_number, end, tuple(winners), tuple(scores), tuple(totals), self.arrangement)
@@ -462,7 +469,7 @@ class Rummikub:
         new.__dict__ = d
         return new
 
-    def to_record(self) -> dict:
+    def to_record(self) -> dict[str, Any]:
         """The episode as plain JSON values (the rules options are the env's); the pool as the tiles still to draw."""
         return {
             "racks": self.racks.tolist(),
@@ -483,7 +490,7 @@ class Rummikub:
             "results": [result_record(result) for result in self.results],
         }
 
-    def load_record(self, record: dict, rng: np.random.Generator) -> Rummikub:
+    def load_record(self, record: dict[str, Any], rng: np.random.Generator) -> Rummikub:
         """A copy of this (fresh) engine, with its options, in the state of :meth:`to_record`'s dict; raises
         :class:`~tableenvs.core.state.StateError` naming a bad field. This engine is left unchanged.
 
@@ -496,10 +503,10 @@ class Rummikub:
         game = self.copy(rng)
         require = state.require
 
-        def get(key: str):
+        def get(key: str) -> Any:
             return state.field(record, key, "rules")
 
-        def counts(value, where: str) -> np.ndarray:
+        def counts(value: Any, where: str) -> np.ndarray:
             return np.array(state.int_list(value, where, 0, 2, TILE_TYPES), np.int64)
 
         game.racks = np.array(
@@ -598,7 +605,7 @@ class Rummikub:
         return game
 
 
-def melds_record(melds: Sequence[Meld]) -> list:
+def melds_record(melds: Sequence[Meld]) -> list[Any]:
     return [[meld.kind, list(meld.tiles), list(meld.stands_for)] for meld in melds]
 
 
@@ -642,7 +649,7 @@ def meld_problem(kind: str, tiles: Sequence[int], stands_for: Sequence[int]) -> 
     return ""
 
 
-def result_record(result: GameResult) -> dict:
+def result_record(result: GameResult) -> dict[str, Any]:
     return {
         "number": result.number,
         "end": result.end,
