@@ -339,13 +339,12 @@ class Encoder:
         to_rel = self._relative[seat]  # relative seat of each absolute seat
         m = game.mission
         hands = game.hands
+        view = game.seen_by(seat)  # what this seat may see (phase, hands, face-down trick): one decision
         if phase != rules.GAME_OVER:
-            # Only the declarer sees the DECLARE phase: to the others the wild is still being chosen
-            # (under simultaneous play they must not learn that it is the wild).
-            v[self.o_phase + (rules.PLAY if phase == rules.DECLARE and seat != game.to_act else phase)] = 1.0
+            v[self.o_phase + view.phase] = 1.0
             v[base[to_rel[game.leader]] + S_LEADER] = 1.0
             v[base[to_rel[game.to_act]] + S_TO_ACT] = 1.0
-        if game.sees_own_hand(seat):
+        if view.own_hand:
             v[self.o_phase + NUM_PHASES] = 1.0
             o = self.o_hand
             for card in hands[seat]:
@@ -353,7 +352,7 @@ class Encoder:
             o = self.o_staged
             for card in game.staged[seat]:
                 v[o + card] = 1.0
-        if game.sees_other_hands():
+        if view.other_hands:
             v[self.o_phase + NUM_PHASES + 1] = 1.0
             for r in range(1, n):
                 o = self.o_others + (r - 1) * NUM_CARDS
@@ -375,11 +374,11 @@ class Encoder:
             v[b + S_HAND] = len(hands[s])
             v[b + S_LAST] = last[s]
         if game.trick:
-            simultaneous = m.simultaneous
+            face_down = view.trick_face_down
             for play_seat, card, value in game.trick:
                 b = base[to_rel[play_seat]]
                 v[b + S_TPLAYED] = 1.0
-                if not simultaneous or play_seat == seat:
+                if not face_down or play_seat == seat:
                     v[b + S_TVISIBLE] = 1.0
                     v[played + card] = 1.0
                     v[b + S_TVALUE] = value

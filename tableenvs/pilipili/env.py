@@ -277,9 +277,8 @@ class PiliPiliEnv(TableEnv):
         """
         game = self._started_game()
         m = game.mission
-        phase = game.phase
-        if phase == Phase.DECLARE and seat != game.to_act:
-            phase = Phase.PLAY  # only the declarer knows the wild is being declared
+        view = game.seen_by(seat)  # the one visibility decision (rules.SeatView)
+        phase = view.phase
         lines = [
             f"player_{seat}'s view",
             f"round {game.rounds_completed + (0 if game.over else 1)} | mission {m.id} "
@@ -288,8 +287,7 @@ class PiliPiliEnv(TableEnv):
             + ("" if game.over else f", to act: player_{game.to_act}")
             + f", tricks played {game.tricks_played}/{game.total_tricks}",
         ]
-        own_visible = game.sees_own_hand(seat)
-        others_visible = game.sees_other_hands()
+        own_visible, others_visible = view.own_hand, view.other_hands
         for s in range(self.num_players):
             marks = ("D" if s == game.dealer else " ") + (">" if s == game.to_act and not game.over else " ")
             bid = "-" if game.bids[s] < 0 else str(game.bids[s])
@@ -316,7 +314,7 @@ class PiliPiliEnv(TableEnv):
             lines.append("played this round: " + " ".join(card_name(c) for c in sorted(game.played_cards)))
         if game.trick:
             shown = [
-                f"player_{s} {_played(c, v)}" if not m.simultaneous or s == seat else f"player_{s} (face down)"
+                f"player_{s} {_played(c, v)}" if not view.trick_face_down or s == seat else f"player_{s} (face down)"
                 for s, c, v in game.trick
             ]
             lines.append("trick: " + ", ".join(shown))

@@ -11,7 +11,7 @@ revealed, others' cards of a simultaneous trick face down; anything else hidden 
 from __future__ import annotations
 
 from tableenvs.core.svg import GOLD, INK, LIGHT, Svg
-from tableenvs.pilipili.rules import WILD, Phase, card_name
+from tableenvs.pilipili.rules import WILD, card_name
 
 CHILI_RED = "#d63a22"
 CARD_STEP = 33  # card width 30 plus a gap
@@ -31,9 +31,8 @@ def table_svg(env, seat: int | None = None) -> str:
     """The table of ``env`` (a ``PiliPiliEnv``) as SVG text: the god view, or what ``seat`` may see."""
     game = env.game
     m = game.mission
-    phase = game.phase
-    if seat is not None and phase == Phase.DECLARE and seat != game.to_act:
-        phase = Phase.PLAY  # only the declarer knows the wild is being declared
+    view = None if seat is None else game.seen_by(seat)  # the one visibility decision (rules.SeatView)
+    phase = game.phase if view is None else view.phase
     hand_width = max(len(hand) for hand in game.hands) * CARD_STEP
     picture = Svg(max(860, HAND_X + hand_width + 20))
     who = "god view" if seat is None else f"player_{seat}'s view"
@@ -42,8 +41,8 @@ def table_svg(env, seat: int | None = None) -> str:
     status = "game over" if game.over else f"{phase.name.lower()}, player_{game.to_act} to act"
     picture.text(12, 66, f"{status}; tricks played {game.tricks_played}/{game.total_tricks}", 13)
 
-    own_visible = seat is not None and game.sees_own_hand(seat)
-    others_visible = game.sees_other_hands()
+    own_visible = view is not None and view.own_hand
+    others_visible = game.sees_other_hands() if view is None else view.other_hands
     top = 80
     for s in range(game.n):
         y = top + s * ROW
@@ -68,7 +67,7 @@ def table_svg(env, seat: int | None = None) -> str:
         picture.text(12, y + 26, title, 14, bold=True)
         for k, (s, card, value) in enumerate(trick):
             x = 110 + k * 70
-            if seat is not None and m.simultaneous and s != seat and trick is game.trick:
+            if view is not None and view.trick_face_down and s != seat and trick is game.trick:
                 picture.card_back(x, y + 4)
             else:
                 _card(picture, x, y + 4, card, value)

@@ -77,6 +77,21 @@ def card_name(card: int) -> str:
     return "W" if card == WILD else str(card)
 
 
+class SeatView(NamedTuple):
+    """What one seat may see now: Pili Pili's one visibility decision (:meth:`PiliPiliGame.seen_by`), read alike by
+    the encoder (the observation), the text view, the picture and the world sampler (``docs/pilipili.md``)."""
+
+    #: the phase as the seat knows it: a wild being declared (``DECLARE``) is, to all but the declarer, a card
+    #: still being played (under simultaneous play the others must not learn that it is the wild)
+    phase: Phase
+    #: its own hand is open to it (the forehead, blind, timed look and memorise rules)
+    own_hand: bool
+    #: the others' hands are open to it (forehead while bidding, revealed hands in play)
+    other_hands: bool
+    #: the others' cards in the current trick are face down to it (simultaneous play)
+    trick_face_down: bool
+
+
 class PiliPiliGame:
     """A whole game of Pili Pili.
 
@@ -209,6 +224,16 @@ class PiliPiliGame:
     def first_bidder(self) -> int:
         """The dealer, unless the mission changes the bidding order (``bidding_order``)."""
         return (self.dealer + self.mission.bid_start) % self.n
+
+    def seen_by(self, seat: int) -> SeatView:
+        """What ``seat`` may see now (:class:`SeatView`)."""
+        phase = self.phase
+        return SeatView(
+            PLAY if phase == DECLARE and seat != self.to_act else phase,
+            self.sees_own_hand(seat),
+            self.sees_other_hands(),
+            self.mission.simultaneous,
+        )
 
     def sees_own_hand(self, seat: int) -> bool:
         """Whether ``seat`` may look at its own hand now (the forehead, blind, look and memorise rules)."""

@@ -48,7 +48,7 @@ _DESCENT_ROUNDS = 10
 
 def resample_hidden(game: PiliPiliGame, seat: int, rng: np.random.Generator) -> None:
     """Relabel in place (``game`` is the world's own copy) every card ``seat`` cannot see and has never seen."""
-    if game.phase == DECLARE and game.to_act != seat:
+    if game.seen_by(seat).phase != game.phase:  # a wild being declared, which to this seat is still being played
         declarer = game.to_act
         game.position_used[declarer][game.position_cards[declarer].index(WILD)] = False
         game.phase = PLAY
