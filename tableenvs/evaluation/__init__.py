@@ -59,13 +59,23 @@ from tableenvs.policies import PolicySpec, make_policy
 
 from .backends import BACKENDS, Interrupted, WorkerLost, run_batches
 from .models import check_training_record, label, labels, trained_players
-from .playing import Batch, GameRecord, _setup_key, game_seeds, limit_torch_threads, play_batch, play_planned_game
+from .playing import (
+    Batch,
+    GameRecord,
+    PlayedGame,
+    _setup_key,
+    game_seeds,
+    limit_torch_threads,
+    play_batch,
+    play_planned_game,
+)
 from .reports import EvaluationResult, strict_json
 from .seating import SeatingPlan, gauntlet_plan, seating_plan
 
 __all__ = [
     "EvaluationResult",
     "GameRecord",
+    "PlayedGame",
     "Interrupted",
     "SeatingPlan",
     "evaluate",
@@ -97,9 +107,9 @@ def evaluate(
     deterministic: bool = True,
     torch_threads: int = 1,
     progress: bool | Callable[[int], None] = False,
-    finished: Iterable[GameRecord] = (),
+    finished: Iterable[PlayedGame] = (),
     trust_models: bool = False,
-    on_games: Callable[[list[GameRecord]], None] | None = None,
+    on_games: Callable[[list[PlayedGame]], None] | None = None,
 ) -> EvaluationResult:
     """Play at least ``games`` games of ``env`` between ``policies`` and return an :class:`EvaluationResult`.
 
@@ -212,7 +222,7 @@ def evaluate(
     else:
         tick = None
 
-    def result(records: list[GameRecord], seconds: float, partial: dict[str, Any] | None = None) -> EvaluationResult:
+    def result(records: list[PlayedGame], seconds: float, partial: dict[str, Any] | None = None) -> EvaluationResult:
         return EvaluationResult(
             env=env,
             options={key: value for key, value in options.items() if _is_jsonable(value)},
@@ -233,7 +243,7 @@ def evaluate(
             resumed=min(resumed, len(records)),
         )
 
-    def batch_done(_index: int, records: list[GameRecord]) -> None:
+    def batch_done(_index: int, records: list[PlayedGame]) -> None:
         if on_games is not None:  # logged first: a game reported in the partial results is always in the log
             on_games(records)
         for record in records:
@@ -273,12 +283,12 @@ def evaluate(
     return result([played[g] for g in range(total)], time.perf_counter() - started)
 
 
-def _check_finished(finished: Iterable[GameRecord], plan: SeatingPlan, total: int, n: int) -> dict[int, GameRecord]:
+def _check_finished(finished: Iterable[PlayedGame], plan: SeatingPlan, total: int, n: int) -> dict[int, PlayedGame]:
     """``finished`` by game index, each checked to be a game of this tournament (index, block, seating, seats)."""
-    played: dict[int, GameRecord] = {}
+    played: dict[int, PlayedGame] = {}
     for record in finished:
-        if not isinstance(record, GameRecord):
-            raise TypeError(f"finished must hold GameRecord objects, got {type(record).__name__}")
+        if not isinstance(record, PlayedGame):
+            raise TypeError(f"finished must hold PlayedGame objects, got {type(record).__name__}")
         if not 0 <= record.index < total:
             raise ValueError(f"finished game {record.index} is not a game of this tournament (games 0-{total - 1})")
         seating = plan.seating(record.index)

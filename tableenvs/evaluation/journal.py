@@ -27,7 +27,7 @@ from typing import Any, TextIO
 
 from tableenvs.paths import OutputError, write_text_atomic
 
-from .playing import GameRecord
+from .playing import PlayedGame
 
 TOURNAMENT_FILE = "tournament.json"
 LOG_FILE = "games.jsonl"
@@ -38,13 +38,13 @@ _FIELDS = ("index", "block", "entrants", "rewards", "scores", "winners", "ranks"
 _TUPLES = ("entrants", "rewards", "scores", "winners", "ranks")
 
 
-def record_to_json(record: GameRecord) -> str:
+def record_to_json(record: PlayedGame) -> str:
     """One game as one line of JSON (no newline); :func:`record_from_json` gives back an equal record."""
     return json.dumps({name: getattr(record, name) for name in _FIELDS}, separators=(",", ":"))
 
 
-def record_from_json(data: Any) -> GameRecord:
-    """The :class:`GameRecord` of a parsed log line; ``ValueError`` naming what is wrong with it."""
+def record_from_json(data: Any) -> PlayedGame:
+    """The :class:`PlayedGame` of a parsed log line; ``ValueError`` naming what is wrong with it."""
     if not isinstance(data, dict) or sorted(data) != sorted(_FIELDS):
         raise ValueError(f"expected an object with the fields {', '.join(_FIELDS)}")
     for name in ("index", "block", "decisions"):
@@ -58,7 +58,7 @@ def record_from_json(data: Any) -> GameRecord:
         if not isinstance(value, list) or not all(isinstance(x, number) and not isinstance(x, bool) for x in value):
             raise ValueError(f"{name} must be a list of numbers, got {value!r}")
     fields: dict[str, Any] = {name: tuple(data[name]) if name in _TUPLES else data[name] for name in _FIELDS}
-    return GameRecord(**fields)
+    return PlayedGame(**fields)
 
 
 def read_tournament(directory: str | Path) -> dict[str, Any]:
@@ -75,7 +75,7 @@ def read_tournament(directory: str | Path) -> dict[str, Any]:
     return data
 
 
-def read_log(directory: str | Path) -> list[GameRecord]:
+def read_log(directory: str | Path) -> list[PlayedGame]:
     """The games logged in ``directory`` (by game index; none if there is no log).
 
     A last line without its newline (the process died while writing it) is ignored; any other line that is not a
@@ -89,7 +89,7 @@ def read_log(directory: str | Path) -> list[GameRecord]:
     except OSError as error:
         raise ValueError(f"cannot read {str(path)!r}: {error.strerror or error}") from None
     lines = text.split("\n")[:-1]  # the piece after the last newline is a line cut short, or empty
-    records: dict[int, GameRecord] = {}
+    records: dict[int, PlayedGame] = {}
     for number, line in enumerate(lines, 1):
         try:
             record = record_from_json(json.loads(line))
@@ -120,7 +120,7 @@ class GameLog:
     def path(self) -> Path:
         return self.directory / LOG_FILE
 
-    def append(self, records: Sequence[GameRecord]) -> None:
+    def append(self, records: Sequence[PlayedGame]) -> None:
         """Log ``records``; an ``OSError`` becomes an :class:`~tableenvs.paths.OutputError` naming the file."""
         if not records:
             return

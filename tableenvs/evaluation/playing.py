@@ -37,8 +37,9 @@ from .seating import SeatingPlan
 
 
 @dataclass(frozen=True)
-class GameRecord:
-    """The outcome of one game. Tuples are by seat; ``entrants[seat]`` indexes the tournament's entrants."""
+class PlayedGame:
+    """One game a tournament played: its outcome, not its moves (those are :class:`tableenvs.play.records.GameRecord`).
+    Tuples are by seat; ``entrants[seat]`` indexes the tournament's entrants."""
 
     index: int
     block: int
@@ -49,6 +50,11 @@ class GameRecord:
     ranks: tuple[int, ...]
     truncated: bool
     decisions: int
+
+
+#: The 0.1 name of :class:`PlayedGame`, kept until 0.2 (it was easy to confuse with
+#: :class:`tableenvs.play.records.GameRecord`, the step-by-step record of one game).
+GameRecord = PlayedGame
 
 
 def game_seeds(seed: int, game_index: int, block_size: int, duplicate: bool) -> tuple[int, np.random.SeedSequence]:
@@ -74,7 +80,7 @@ class SeatRng:
 
 def play_planned_game(
     raw_env: Any, policies: Sequence[Any], plan: SeatingPlan, game_index: int, seed: int, duplicate: bool
-) -> GameRecord:
+) -> PlayedGame:
     """Play game ``game_index`` of the plan on the raw env, ``policies[entrant]`` in each entrant's seats."""
     entrants = plan.seating(game_index)
     deal_seed, policy_seed = game_seeds(seed, game_index, plan.size, duplicate)
@@ -82,7 +88,7 @@ def play_planned_game(
     seats = [SeatRng(policies[e], r) for e, r in zip(entrants, seat_rngs, strict=True)]
     _, decisions = play_game(raw_env, seats, seed=deal_seed, rng=seat_rngs[0])
     outcome = raw_env.outcome()
-    return GameRecord(
+    return PlayedGame(
         index=game_index,
         block=game_index // plan.size,
         entrants=entrants,
@@ -115,7 +121,7 @@ class Batch:
 _LAST_SETUP: tuple[Any, Any, list[Any]] | None = None
 
 
-def play_batch(batch: Batch) -> list[GameRecord]:
+def play_batch(batch: Batch) -> list[PlayedGame]:
     """Worker entry point: build the env and the policies (or reuse the last batch's), play the batch's games."""
     global _LAST_SETUP
     key = _setup_key(batch)

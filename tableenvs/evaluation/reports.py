@@ -19,7 +19,7 @@ import numpy as np
 from tableenvs.evaluation.ratings import Z95
 from tableenvs.paths import atomic_output, write_text_atomic
 
-from .playing import GameRecord
+from .playing import PlayedGame
 from .seating import SeatingPlan
 from .statistics import entrant_rows, head_to_head, paired_comparisons
 
@@ -60,7 +60,7 @@ class EvaluationResult:
     seed: int
     plan: SeatingPlan
     duplicate: bool
-    records: list[GameRecord]
+    records: list[PlayedGame]
     score_name: str
     higher_is_better: bool
     workers: int = 1

@@ -1,6 +1,6 @@
 """Tournament statistics: per-entrant rows, the pairwise table and paired comparisons over blocks.
 
-Where you are: the evaluation package's numbers (pure functions of :class:`~tableenvs.evaluation.playing.GameRecord`
+Where you are: the evaluation package's numbers (pure functions of :class:`~tableenvs.evaluation.playing.PlayedGame`
 lists; the formulas live in :mod:`tableenvs.evaluation.ratings`).
 
 * :func:`entrant_rows` — per entrant: appearances (seat-games), win rate (shared wins split) with a 95% Wilson
@@ -38,11 +38,11 @@ import numpy as np
 
 from tableenvs.evaluation.ratings import Z95, elo_ratings, mean_interval, openskill_ratings, wilson_interval
 
-from .playing import GameRecord
+from .playing import PlayedGame
 
 
 def entrant_rows(
-    records: Sequence[GameRecord], labels: Sequence[str], pair_score: np.ndarray, pair_count: np.ndarray
+    records: Sequence[PlayedGame], labels: Sequence[str], pair_score: np.ndarray, pair_count: np.ndarray
 ) -> list[dict[str, Any]]:
     """One dict per entrant (the ``policies.csv`` rows); see the module docstring."""
     k = len(labels)
@@ -94,7 +94,7 @@ def entrant_rows(
     return rows
 
 
-def head_to_head(records: Sequence[GameRecord], num_entrants: int) -> tuple[np.ndarray, np.ndarray]:
+def head_to_head(records: Sequence[PlayedGame], num_entrants: int) -> tuple[np.ndarray, np.ndarray]:
     """``(score, meetings)`` matrices: ``score[a, b]`` = wins of ``a`` over ``b`` plus half the draws."""
     pair_score = np.zeros((num_entrants, num_entrants))
     pair_count = np.zeros((num_entrants, num_entrants), dtype=np.int64)
@@ -112,7 +112,7 @@ def head_to_head(records: Sequence[GameRecord], num_entrants: int) -> tuple[np.n
     return pair_score, pair_count
 
 
-def block_means(records: Sequence[GameRecord], num_entrants: int) -> dict[str, np.ndarray]:
+def block_means(records: Sequence[PlayedGame], num_entrants: int) -> dict[str, np.ndarray]:
     """``{"score": [block, entrant], "win": [block, entrant]}``: each entrant's mean over its seats in each block
     (nan where it has none)."""
     blocks = 1 + max((r.block for r in records), default=-1)
@@ -129,7 +129,7 @@ def block_means(records: Sequence[GameRecord], num_entrants: int) -> dict[str, n
 
 
 def paired_comparisons(
-    records: Sequence[GameRecord], labels: Sequence[str], pairs: Sequence[tuple[int, int]]
+    records: Sequence[PlayedGame], labels: Sequence[str], pairs: Sequence[tuple[int, int]]
 ) -> list[dict[str, Any]]:
     """For each ``(a, b)`` in ``pairs``: mean block difference ``a - b`` of final score and win rate with 95%
     normal intervals and two-sided p-values (see the module docstring). Blocks missing either entrant are left out.
