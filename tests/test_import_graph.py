@@ -24,7 +24,6 @@ OVER_500 = {
     "tableenvs/openspiel.py": 751,
     "tableenvs/rummikub/solver.py": 740,
     "tableenvs/rummikub/rules.py": 715,
-    "tableenvs/policies/numpy_policy.py": 647,
     "tableenvs/testing.py": 562,
     "tableenvs/llama_party/rules.py": 551,
     "tableenvs/play/records.py": 516,
