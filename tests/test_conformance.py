@@ -57,7 +57,7 @@ def test_every_check_applies_to_the_package_games():
     assert [item.id for item in ITEMS if item.skip] == []
     assert {item.check for item in ITEMS} == {
         *("api", "render", "seeds_differ", "spaces", "illegal_raw", "illegal_wrapped", "copies", "heuristic"),
-        *("registries", "player_range", "docs", "cli_play"),
+        *("registries", "player_range", "docs", "cli_play", "worlds"),
     }
 
 
@@ -110,9 +110,11 @@ RUN_CHECKS = """
     from tableenvs.testing import ConformanceError, check_game
 
     game, module, page = sys.argv[1:4]
-    tableenvs.register_game(GameSpec(game, module, f"outside/{game}-v0", player_counts=(2, 3, 4)))
+    worlds = sys.argv[4:] == ["worlds"]  # the game declares state and worlds
+    spec = GameSpec(game, module, f"outside/{game}-v0", player_counts=(2, 3, 4), state=worlds, worlds=worlds)
+    tableenvs.register_game(spec)
     try:
-        ran = check_game(game, docs=page)
+        ran = check_game(game, docs=None if page == "-" else page)
     except ConformanceError as error:
         print(error)
         sys.exit(1)
@@ -120,12 +122,36 @@ RUN_CHECKS = """
 """
 
 
-def _check_outside(tmp_path: Path, game: str, module: str, page: Path) -> subprocess.CompletedProcess:
+CARELESS_SAMPLER = """
+    from tableenvs.core.wrappers import wrap
+    from tableenvs.llama_party.env import LlamaPartyEnv
+
+    class CarelessLlama(LlamaPartyEnv):
+        \"\"\"Broken on purpose: its worlds swap the sampling seat's hand, which that seat sees.\"\"\"
+        metadata = {**LlamaPartyEnv.metadata, "name": "careless_llama_v0"}
+
+        def _resample_hidden(self, world, seat, rng):
+            super()._resample_hidden(world, seat, rng)
+            hands = world.game.hands
+            other = (seat + 1) % len(hands)
+            hands[seat], hands[other] = hands[other], hands[seat]
+
+    raw_env = CarelessLlama
+
+    def env(**options):
+        return wrap(CarelessLlama(**options))
+"""
+
+
+def _check_outside(
+    tmp_path: Path, game: str, module: str, page: Path | None, *flags: str
+) -> subprocess.CompletedProcess:
     (tmp_path / "outside_nim.py").write_text(textwrap.dedent(OUTSIDE_GAME))
     (tmp_path / "unmasked_nim.py").write_text("from outside_nim import UnmaskedNim as raw_env, unmasked_env as env\n")
+    (tmp_path / "careless_llama.py").write_text(textwrap.dedent(CARELESS_SAMPLER))
     (tmp_path / "run_checks.py").write_text(textwrap.dedent(RUN_CHECKS))
     return subprocess.run(
-        [sys.executable, "run_checks.py", game, module, str(page)],
+        [sys.executable, "run_checks.py", game, module, "-" if page is None else str(page), *flags],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -136,7 +162,7 @@ def _check_outside(tmp_path: Path, game: str, module: str, page: Path) -> subpro
 def test_a_game_from_outside_the_package_passes_check_game(tmp_path):
     done = _check_outside(tmp_path, "outside_nim_v0", "outside_nim", ROOT / "docs" / "adding-a-game.md")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.startswith("passed ") and done.stdout.rstrip().endswith("skipped: heuristic"), done.stdout
+    assert done.stdout.startswith("passed ") and done.stdout.rstrip().endswith("skipped: heuristic,worlds"), done.stdout
 
 
 def test_an_unmasked_illegal_action_fails_check_game(tmp_path):
@@ -154,3 +180,13 @@ def test_a_misnamed_docs_section_fails_check_game(tmp_path):
     done = _check_outside(tmp_path, "outside_nim_v0", "outside_nim", page)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "docs[outside_nim_v0-defaults]: nim.md: the table's sections ['pile', 'your_turn', 'to_act']" in done.stdout
+
+
+def test_a_sampler_that_ignores_what_a_seat_sees_fails_check_game(tmp_path):
+    """Issue 27: a game from outside whose sample_world breaks a constraint the seat has observed (here its own hand)
+    fails the conformance check, and only the worlds check."""
+    done = _check_outside(tmp_path, "careless_llama_v0", "careless_llama", None, "worlds")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "careless_llama_v0 fails 1 conformance check(s)" in done.stdout, done.stdout
+    pattern = r"^worlds\[careless_llama_v0-defaults\]: a world sampled for player_\d at move \d+ of seed 5 shows it"
+    assert re.search(pattern + " another observation", done.stdout, flags=re.M), done.stdout
