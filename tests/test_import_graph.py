@@ -25,7 +25,6 @@ OVER_500 = {
     "tableenvs/rummikub/solver.py": 740,
     "tableenvs/rummikub/rules.py": 715,
     "tableenvs/llama_party/rules.py": 551,
-    "tableenvs/play/records.py": 516,
 }
 
 

@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from tableenvs.play.records import printable
+from tableenvs.play.text import printable
 
 
 def exit_code(run: Callable[[], int], argv: list[str] | None) -> int:

@@ -15,7 +15,7 @@ import argparse
 from tableenvs.commands.extras import missing_module
 from tableenvs.commands.flags import parse_option
 from tableenvs.paths import check_model_files, check_output_dir
-from tableenvs.play.records import printable
+from tableenvs.play.text import printable
 
 
 def run(args: argparse.Namespace) -> int:

@@ -18,8 +18,8 @@ from tableenvs.commands.flags import check_output_file, policy_list
 from tableenvs.core.registry import make
 from tableenvs.evaluation.playing import limit_torch_threads
 from tableenvs.paths import check_model_files
-from tableenvs.play.records import printable
 from tableenvs.play.terminal_seat import human_turn, stdin_is_tty
+from tableenvs.play.text import printable
 from tableenvs.policies import make_policy
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from tableenvs.commands.flags import check_output_file
-from tableenvs.play.records import printable
+from tableenvs.play.text import printable
 
 
 def run(args: argparse.Namespace) -> int:
