@@ -24,7 +24,6 @@ OVER_500 = {
     "tableenvs/openspiel.py": 751,
     "tableenvs/rummikub/solver.py": 740,
     "tableenvs/rummikub/rules.py": 715,
-    "tableenvs/llama_party/rules.py": 551,
 }
 
 

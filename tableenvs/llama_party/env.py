@@ -49,6 +49,7 @@ from tableenvs.llama_party.encoder import (
 )
 from tableenvs.llama_party.picture import table_svg
 from tableenvs.llama_party.rules import DEAL_SIZE, GOAL_STEP, NUM_ROUNDS, NUM_SLOTS, PASS_COUNTS, LlamaParty
+from tableenvs.llama_party.state import game_from_record
 from tableenvs.llama_party.worlds import resample_hidden, world_event_log
 
 REWARDS = ("score", "win")
@@ -191,7 +192,7 @@ class LlamaPartyEnv(TableEnv):
         return {"num_players": self.num_players, "deck": deck, "reward": self.reward_mode}
 
     def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
-        game = LlamaParty.from_record(rules, self.deck, self.num_players, rng)
+        game = game_from_record(rules, self.deck, self.num_players, rng)
         return {"game": game, "encoder": copy.copy(self.encoder)}  # __getstate__: an empty table cache
 
     def _picture_svg(self, seat: int | None) -> str:
