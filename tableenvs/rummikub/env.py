@@ -45,7 +45,8 @@ from tableenvs.core.wrappers import wrap
 
 from .encoder import COMMIT, NUM_ACTIONS, Encoder
 from .picture import table_svg
-from .rules import Rummikub, melds_from_record, melds_record, result_from_record, result_record
+from .rules import Rummikub, melds_record, result_record
+from .state import game_from_record, melds_from_record, result_from_record
 from .tiles import TILE_TYPES, tile_name
 from .worlds import resample_hidden, world_event_log
 
@@ -181,7 +182,7 @@ class RummikubEnv(TableEnv):
         }
 
     def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
-        return {"game": self.game.load_record(rules, rng)}
+        return {"game": game_from_record(self.game, rules, rng)}
 
     def _resample_hidden(self, world: TableEnv, seat: int, rng: np.random.Generator) -> None:
         # What is dealt afresh and why it is uniform: tableenvs/rummikub/worlds.py.

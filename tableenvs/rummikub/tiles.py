@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from tableenvs.core.validation import check_int
+
 TILE_TYPES = 53
 JOKER = 52
 NUMBERS = 13
@@ -106,3 +108,31 @@ def check_within(name: str, part: np.ndarray, whole_name: str, whole: np.ndarray
     if over.size:
         t = int(over[0])
         raise ValueError(f"{name}[{t}] ({tile_name(t)}) is {part[t]} but {whole_name} holds only {whole[t]}")
+
+
+#: Tile type id by name (``"red 7"``, ``"joker"``), for scripted deals
+_TILE_NAMES = {tile_name(t): t for t in range(TILE_TYPES)}
+
+
+def tile_ids(name: str, tiles: Any) -> list[int]:
+    """Tile type ids of ``tiles``: a list of ids (0..52) or names (``"red 7"``, ``"joker"``), order kept."""
+    if isinstance(tiles, (str, bytes)) or not isinstance(tiles, (list, tuple, np.ndarray)):
+        raise ValueError(f"{name} must be a list of tile ids (0..52) or names like 'red 7', got {tiles!r}")
+    ids = []
+    for tile in tiles:
+        if isinstance(tile, str):
+            key = " ".join(tile.lower().split())
+            if key not in _TILE_NAMES:
+                raise ValueError(
+                    f"{name}: unknown tile name {tile!r}; use '<colour> <1..13>' with colour in "
+                    f"{', '.join(COLOURS)}, or 'joker'"
+                )
+            ids.append(_TILE_NAMES[key])
+        else:
+            ids.append(check_int(f"{name} tile id", tile, 0, TILE_TYPES - 1))
+    return ids
+
+
+def parse_tiles(name: str, tiles: Any) -> np.ndarray:
+    """Count vector (53,) of ``tiles`` given as in :func:`tile_ids`."""
+    return np.bincount(np.array(tile_ids(name, tiles), np.int64), minlength=TILE_TYPES).astype(np.int64)
