@@ -49,6 +49,7 @@ from tableenvs.pilipili.encoder import NUM_ACTIONS, Encoder
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission, load_missions, standard_missions
 from tableenvs.pilipili.picture import table_svg
 from tableenvs.pilipili.rules import NUM_CARDS, Phase, PiliPiliGame, card_name, mission_record
+from tableenvs.pilipili.state import game_from_record
 from tableenvs.pilipili.worlds import resample_hidden, world_event_log
 
 REWARDS = ("penalty", "win")
@@ -221,7 +222,7 @@ class PiliPiliEnv(TableEnv):
         }
 
     def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
-        game = PiliPiliGame.from_record(
+        game = game_from_record(
             rules,
             num_players=self.num_players,
             missions=self.missions,
