@@ -339,12 +339,11 @@ class Encoder:
         to_rel = self._relative[seat]  # relative seat of each absolute seat
         m = game.mission
         hands = game.hands
-        view = game.seen_by(seat)  # what this seat may see (phase, hands, face-down trick): one decision
         if phase != rules.GAME_OVER:
-            v[self.o_phase + view.phase] = 1.0
+            v[self.o_phase + game.phase_seen_by(seat)] = 1.0  # the visibility rules: PiliPiliGame.seen_by
             v[base[to_rel[game.leader]] + S_LEADER] = 1.0
             v[base[to_rel[game.to_act]] + S_TO_ACT] = 1.0
-        if view.own_hand:
+        if game.sees_own_hand(seat):
             v[self.o_phase + NUM_PHASES] = 1.0
             o = self.o_hand
             for card in hands[seat]:
@@ -352,7 +351,7 @@ class Encoder:
             o = self.o_staged
             for card in game.staged[seat]:
                 v[o + card] = 1.0
-        if view.other_hands:
+        if game.sees_other_hands():
             v[self.o_phase + NUM_PHASES + 1] = 1.0
             for r in range(1, n):
                 o = self.o_others + (r - 1) * NUM_CARDS
@@ -374,7 +373,7 @@ class Encoder:
             v[b + S_HAND] = len(hands[s])
             v[b + S_LAST] = last[s]
         if game.trick:
-            face_down = view.trick_face_down
+            face_down = game.trick_face_down
             for play_seat, card, value in game.trick:
                 b = base[to_rel[play_seat]]
                 v[b + S_TPLAYED] = 1.0

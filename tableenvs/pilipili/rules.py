@@ -77,16 +77,12 @@ def card_name(card: int) -> str:
 
 class SeatView(NamedTuple):
     """What one seat may see now: Pili Pili's one visibility decision (:meth:`PiliPiliGame.seen_by`), read alike by
-    the encoder (the observation), the text view, the picture and the world sampler (``docs/pilipili.md``)."""
+    the encoder (the observation), the text view, the picture and the world sampler (``docs/pilipili.md``). Each
+    field is one rule of the engine: ``phase_seen_by``, ``sees_own_hand``, ``sees_other_hands``, ``trick_face_down``."""
 
-    #: the phase as the seat knows it: a wild being declared (``DECLARE``) is, to all but the declarer, a card
-    #: still being played (under simultaneous play the others must not learn that it is the wild)
     phase: Phase
-    #: its own hand is open to it (the forehead, blind, timed look and memorise rules)
     own_hand: bool
-    #: the others' hands are open to it (forehead while bidding, revealed hands in play)
     other_hands: bool
-    #: the others' cards in the current trick are face down to it (simultaneous play)
     trick_face_down: bool
 
 
@@ -224,14 +220,20 @@ class PiliPiliGame:
         return (self.dealer + self.mission.bid_start) % self.n
 
     def seen_by(self, seat: int) -> SeatView:
-        """What ``seat`` may see now (:class:`SeatView`)."""
+        """What ``seat`` may see now; the observation encoder calls the four rules one by one (no tuple per step)."""
+        own, others = self.sees_own_hand(seat), self.sees_other_hands()
+        return SeatView(self.phase_seen_by(seat), own, others, self.trick_face_down)
+
+    def phase_seen_by(self, seat: int) -> Phase:
+        """The phase as ``seat`` knows it: a wild being declared is, to all but the declarer, still being played
+        (under simultaneous play the others must not learn that it is the wild)."""
         phase = self.phase
-        return SeatView(
-            PLAY if phase == DECLARE and seat != self.to_act else phase,
-            self.sees_own_hand(seat),
-            self.sees_other_hands(),
-            self.mission.simultaneous,
-        )
+        return PLAY if phase == DECLARE and seat != self.to_act else phase
+
+    @property
+    def trick_face_down(self) -> bool:
+        """The others' cards in the current trick are face down to each seat (simultaneous play)."""
+        return self.mission.simultaneous
 
     def sees_own_hand(self, seat: int) -> bool:
         """Whether ``seat`` may look at its own hand now (the forehead, blind, look and memorise rules)."""
@@ -625,10 +627,6 @@ FLAT_LIST_FIELDS = (
     *("played_cards", "round_tricks", "round_history", "_mission_pile"),
 )
 NESTED_LIST_FIELDS = ("hands", "staged", "given", "position_cards", "position_used")
-HISTORY_KEYS = (
-    *("mission", "dealer", "hand_size", "bids", "tricks_won", "extras", "designations", "tricks", "discarded"),
-    *("chilis_before", "chilis_after"),
-)
 
 
 def mission_record(mission: Mission) -> dict[str, Any]:

@@ -20,7 +20,6 @@ from tableenvs.pilipili.rules import (
     DECLARE,
     DESIGNATE,
     GAME_OVER,
-    HISTORY_KEYS,
     LOOK,
     MAX_WILD_VALUE,
     NUM_CARDS,
@@ -35,6 +34,12 @@ from tableenvs.pilipili.rules import (
     RoundSummary,
     effective_hand_size,
     mission_record,
+)
+
+#: The keys of one entry of a record's round history
+_HISTORY_KEYS = (
+    *("mission", "dealer", "hand_size", "bids", "tricks_won", "extras", "designations", "tricks", "discarded"),
+    *("chilis_before", "chilis_after"),
 )
 
 
@@ -159,10 +164,10 @@ def _trick(value: object, where: str, n: int) -> tuple[list[tuple[int, int, int]
 
 def _history_entry(value: object, where: str, n: int) -> dict[str, Any]:
     """One ``round_history`` entry (its keys, types and sizes checked; a copy: the record stays as it was)."""
-    if not isinstance(value, dict) or sorted(value) != sorted(HISTORY_KEYS):
-        raise state.StateError(f"{where} must be a dict with the keys {', '.join(HISTORY_KEYS)}")
+    if not isinstance(value, dict) or sorted(value) != sorted(_HISTORY_KEYS):
+        raise state.StateError(f"{where} must be a dict with the keys {', '.join(_HISTORY_KEYS)}")
     entry: dict[str, Any] = {}
-    for key in HISTORY_KEYS:
+    for key in _HISTORY_KEYS:
         item = value[key]
         if key in ("mission", "dealer", "hand_size"):
             high = {"mission": state.MAX_INT, "dealer": n - 1, "hand_size": MAX_HAND_SIZE}[key]
