@@ -8,6 +8,12 @@ Each row is saved as JSON under ``--out`` (default ``benchmarks/results/search_v
 ``--write-docs`` rewrites the marked results block of docs/agents.md from every saved row, each with the command
 that made it.
 
+A long run keeps its finished games: while it plays, every game is appended to ``<row>.partial/games.jsonl`` beside
+the row (the journal of ``tableenvs eval``, :mod:`tableenvs.evaluation.journal`), and the same command run again
+plays only the games the journal does not hold (a game depends only on the arguments and its index, so the result
+is the one an uninterrupted run gives). A journal made with other arguments is refused, naming them. The journal is
+removed once the row is saved; commit it to carry a run that did not finish over to another machine.
+
 Run: ``python benchmarks/search_vs_heuristic.py --games 400 [--game pilipili_v0 ...] [--spec search:...]
 [--players 4] [--workers 1] [--seed 0] [--timing-games 2] [--write-docs]``; ``--spec`` defaults to ``search`` (the
 game's default setting, :data:`tableenvs.policies.search.GAME_DEFAULTS`); ``--docs-only`` rewrites the docs from saved
@@ -27,6 +33,7 @@ from common import CLOCK, decision_times, replace_block
 
 import tableenvs
 from tableenvs.evaluation import evaluate
+from tableenvs.evaluation.journal import GameLog, read_log, read_tournament
 from tableenvs.policies import make_policy
 
 #: The table of each game: players and options (Rummikub 2 players, ``max_turns=200`` as in the earlier tables).
@@ -54,19 +61,49 @@ def versus_heuristic(paired: dict) -> tuple[dict, dict]:
     return diff, win
 
 
+def row_path(out: Path, name: str, spec: str, games: int, seed: int) -> Path:
+    """Where the row of a run is saved (its journal is the same name with ``.partial`` for ``.json``)."""
+    slug = spec.replace(":", "_").replace("=", "").replace("/", "_")
+    return out / f"{name}__{slug}__{games}__s{seed}.json"
+
+
+def journaled_evaluate(journal: Path, arguments: dict, workers: int):
+    """``evaluate(**arguments)``, every finished game appended to ``journal``'s log and the games it already holds
+    not played again; the journal is removed once the result is complete. ``ValueError`` naming the arguments that
+    differ from the journal's."""
+    finished = []
+    resume = (journal / "tournament.json").exists()
+    if resume:
+        saved = read_tournament(journal)["arguments"]
+        differ = sorted(key for key in set(saved) | set(arguments) if saved.get(key) != arguments.get(key))
+        if differ:
+            raise ValueError(f"{journal} was made with other arguments ({', '.join(differ)}): remove it or rerun those")
+        finished = read_log(journal)
+        print(f"# resuming {journal}: {len(finished)} games already played", flush=True)
+    log = GameLog(journal, {"arguments": arguments}, resume=resume)
+    try:
+        result = evaluate(**arguments, workers=workers, finished=finished, on_games=log.append)
+    finally:
+        log.close()
+    log.remove()
+    journal.rmdir()
+    return result
+
+
 def run(name: str, spec: str, args: argparse.Namespace) -> dict:
     setting = GAMES[name]
     players = args.players or setting["players"]
     wall, cpu = time.time(), CLOCK()
-    result = evaluate(
-        name,
-        ["heuristic", spec],
-        args.games,
-        num_players=players,
-        options=setting["options"],
-        seed=args.seed,
-        workers=args.workers,
-    )
+    arguments = {
+        "env": name,
+        "policies": ["heuristic", spec],
+        "games": args.games,
+        "num_players": players,
+        "options": setting["options"],
+        "seed": args.seed,
+    }
+    journal = row_path(args.out, name, spec, args.games, args.seed).with_suffix(".partial")
+    result = journaled_evaluate(journal, arguments, args.workers)
     wall, cpu = time.time() - wall, CLOCK() - cpu
     print(result.format_table(), flush=True)
     paired = result.paired[0]
@@ -157,8 +194,7 @@ def main() -> None:
         for name in args.game or GAMES:
             row = run(name, args.spec, args)
             args.out.mkdir(parents=True, exist_ok=True)
-            slug = row["spec"].replace(":", "_").replace("=", "")
-            (args.out / f"{name}__{slug}__{row['games']}__s{args.seed}.json").write_text(json.dumps(row, indent=1))
+            row_path(args.out, name, args.spec, args.games, args.seed).write_text(json.dumps(row, indent=1))
             print(table([row]), flush=True)
     if args.write_docs or args.docs_only:
         write_docs(args.out)
