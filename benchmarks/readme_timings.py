@@ -2,7 +2,8 @@
 
 Where you are: a benchmark script (machine-dependent figures, so never checked in CI). Each case runs as a user
 would run it, in a scratch directory, in a subprocess of this venv: the README's Stable-Baselines3 block (taken
-from README.md as it stands, run as a script) and the quick start's ``tableenvs train pilipili_v0`` command.
+from README.md as it stands, run as a script), the quick start's ``tableenvs train pilipili_v0`` command, and the
+test command's ``python -m pytest -q`` (in the checkout, after the install; the row also gives pytest's count).
 Wall time and CPU time (the subprocess and its children) are printed as a table and written, with the date, the
 machine's core count and its load average at the start and at the end, into README.md's ``measured:
 readme-timings`` block; the load says whether other work shared the machine (CPU time depends on that far less
@@ -54,7 +55,15 @@ CASES = {
         "the quick start's `tableenvs train pilipili_v0 --out runs/quick`",
         lambda: [tableenvs_command(), "train", "pilipili_v0", "--out", "runs/quick"],
     ),
+    "tests": (
+        "the test command's `python -m pytest -q` (after the install)",
+        lambda: [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(ROOT / "tests")],
+    ),
 }
+#: The cases run in the checkout rather than in a scratch directory (pytest reads the project's settings there).
+IN_CHECKOUT = {"tests"}
+#: pytest's closing line ("2130 passed, 3 skipped in 549.12s"), whose counts the tests row gives.
+PYTEST_SUMMARY = re.compile(r"^=*\s*(\d+ passed.*?) in [\d.]+s", re.M)
 
 
 def run_case(case: str) -> dict:
@@ -64,17 +73,24 @@ def run_case(case: str) -> dict:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         print(f"{case}: running {' '.join(CASES[case][1]())} ...", file=sys.stderr, flush=True)
-        done = subprocess.run(CASES[case][1](), cwd=scratch, capture_output=True, text=True)
+        cwd = ROOT if case in IN_CHECKOUT else scratch
+        done = subprocess.run(CASES[case][1](), cwd=cwd, capture_output=True, text=True)
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{case} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"case": case, "wall_s": wall, "cpu_s": cpu, "load_start": load_start, "load_end": os.getloadavg()[0]}
+    result = {"case": case, "wall_s": wall, "cpu_s": cpu, "load_start": load_start, "load_end": os.getloadavg()[0]}
+    summary = PYTEST_SUMMARY.search(done.stdout)
+    if summary is not None:
+        result["counts"] = summary.group(1)
+    return result
 
 
 def row(result: dict, date: str) -> str:
     label = CASES[result["case"]][0]
+    if "counts" in result:
+        label += f": {result['counts']}"
     return (
         f"| `{result['case']}` | {label} | {result['wall_s'] / 60:.1f} min | {result['cpu_s'] / 60:.1f} min | "
         f"{date}, {os.cpu_count()} cores, load average {result['load_start']:.1f} at the start, "
