@@ -1,14 +1,17 @@
-"""The ladder of docs/agents.md: random, heuristic and search at two budgets, per game, with decision times.
+"""The ladder of docs/agents.md: per game, each rung a head-to-head of one built-in agent against the one below it.
 
-For each game: a round-robin tournament (:func:`tableenvs.evaluation.evaluate`: balanced seats, duplicate deals,
-95% intervals) of ``random``, ``heuristic`` and the two search specs of ``--budgets`` (or the game's defaults
-below), then a timing pass: ``--timing-games`` games with one search seat among heuristic seats, timing every
-search decision that had a choice (at least two legal actions) in CPU time (``time.process_time``, one process,
-one core): mean and 90th percentile in ms, and simulations per CPU second.
+The rungs are random < heuristic < search and random < heuristic < trained (where a model is shipped), and trained
+against search. Each rung is a head-to-head table (half the seats each, every seating, duplicate deals: one deal per
+block, paired differences over the blocks, 95% intervals; :func:`tableenvs.evaluation.evaluate`) with the decision
+times of the upper agent (CPU time of one process, in games with one such seat among heuristics). Its rows come from
+three scripts, each saving its rows as JSON under ``benchmarks/results/``: this one (``ladder/``: the rungs that
+are neither of the others), ``search_vs_heuristic.py`` (``search_vs_heuristic/``) and ``trained_vs_heuristic.py``
+(``trained_vs_heuristic/``, the shipped model's rows only). ``--write-docs`` rewrites the ladder block of
+docs/agents.md from all of them, each row with the command that made it. A run keeps its finished games and the
+same command resumes it (``search_vs_heuristic.py``'s journal).
 
-Run: ``python benchmarks/ladder.py [--game pilipili_v0] [--games 500] [--players 4] [--workers 1]
-[--budgets "search:sims=20,search:sims=60"] [--entrants heuristic,search:sims=60] [--timing-games 3] [--out DIR]``
-(``--entrants`` replaces the round robin's entrants, e.g. a head-to-head table of heuristic against search).
+Run: ``python benchmarks/ladder.py --game pilipili_v0 --rung random,heuristic [--games 2000] [--players 5]
+[--workers 1] [--seed 0] [--timing-games 2] [--write-docs]``; ``--docs-only`` rewrites the docs from saved rows.
 """
 
 from __future__ import annotations
@@ -18,68 +21,91 @@ import json
 import platform
 from pathlib import Path
 
-from common import CLOCK, decision_times
+import search_vs_heuristic
+from common import replace_block
 
-from tableenvs.evaluation import evaluate
-
-#: Two search budgets per game, sized so that a decision takes at most about 100 ms of CPU (docs/agents.md).
-BUDGETS = {
-    "pilipili_v0": ("search:sims=20", "search:sims=60"),
-    "llama_party_v0": ("search:sims=50:rollout=random", "search:sims=200:rollout=random"),
-    "rummikub_v0": ("search:sims=8:rollout=random:depth=30", "search:sims=24:rollout=random:depth=30"),
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+BEGIN = "<!-- ladder: begin (written by benchmarks/ladder.py --write-docs) -->"
+END = "<!-- ladder: end -->"
+#: The players of each game's rungs: the default player count (Pili Pili 5, the shipped model's), Rummikub 2 as in
+#: the search rows (whose 4-player search is not measured), with ``max_turns=200``.
+GAMES = {
+    "pilipili_v0": {"players": 5, "options": {}},
+    "llama_party_v0": {"players": 4, "options": {}},
+    "rummikub_v0": {"players": 2, "options": {"max_turns": 200}},
 }
-OPTIONS = {"rummikub_v0": {"max_turns": 200}}
+
+
+def rows() -> list[dict]:
+    """Every saved rung: this script's, the search rows, and the shipped model's rows, by game then file name."""
+    found = []
+    for folder in ("ladder", "search_vs_heuristic", "trained_vs_heuristic"):
+        for path in sorted((RESULTS / folder).glob("*.json")):
+            row = json.loads(path.read_text())
+            if folder == "trained_vs_heuristic" and row["spec"] != "trained":
+                continue  # a recipe run's model, not the shipped one
+            row.setdefault("baseline", "heuristic")
+            found.append(row)
+    order = list(GAMES)
+    return sorted(found, key=lambda row: (order.index(row["game"]), row["baseline"] != "random", row["spec"]))
+
+
+def table(found: list[dict]) -> str:
+    """The ladder as a markdown table, with the commands under it."""
+    lines = [
+        "| game | rung: upper − lower | games (blocks) | score: upper − lower [95%] | win rate: upper − lower [95%] "
+        "| upper's ms / decision mean (p90) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in found:
+        better = "more is better" if row["higher_is_better"] else "fewer is better"
+        score = f"{row['score_diff']:+.2f} [{row['score_diff_low']:+.2f}, {row['score_diff_high']:+.2f}]"
+        win = f"{row['win_diff']:+.3f} [{row['win_diff_low']:+.3f}, {row['win_diff_high']:+.3f}]"
+        timing = row["timing"]
+        ms = f"{timing['mean_ms']:.2f} ({timing['p90_ms']:.2f})" if timing["decisions"] else "-"
+        lines.append(
+            f"| {row['game']} {row['players']}p | `{row['spec']}` − `{row['baseline']}` | {row['games']} "
+            f"({row['blocks']}) | {score} {row['score_name']} ({better}) | {win} | {ms} |"
+        )
+    lines += ["", "Commands (one per row, in order), with the date each finished:", ""]
+    lines += [f"* `{row['command']}` ({row['date']})" for row in found]
+    return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--game", action="append", choices=sorted(BUDGETS), help="a game (repeat; default all)")
-    parser.add_argument("--games", type=int, default=500, help="games per table (default 500)")
-    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--game", action="append", choices=sorted(GAMES), help="a game (repeat; default all)")
+    parser.add_argument("--rung", help="LOWER,UPPER: the two policies of the rung (e.g. random,heuristic)")
+    parser.add_argument("--games", type=int, default=2000, help="games per rung (rounded up to whole blocks)")
+    parser.add_argument("--players", type=int, help="seats (default: the game's row in GAMES)")
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--budgets", help="two comma-separated search specs, for every game chosen")
-    parser.add_argument("--entrants", help="comma-separated policies instead of random, heuristic and the budgets")
-    parser.add_argument("--timing-games", type=int, default=3, help="games of the timing pass (0: none)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, help="directory for one JSON file per game")
+    parser.add_argument("--timing-games", type=int, default=2, help="games of the timing pass (0: none)")
+    parser.add_argument("--out", type=Path, default=RESULTS / "ladder")
+    parser.add_argument("--write-docs", action="store_true", help="rewrite docs/agents.md's ladder from saved rows")
+    parser.add_argument("--docs-only", action="store_true", help="only rewrite the docs from the saved rows")
     args = parser.parse_args()
-    print(f"# {platform.python_version()} on {platform.machine()}, seed {args.seed}")
-    for name in args.game or sorted(BUDGETS):
-        specs = tuple(args.budgets.split(",")) if args.budgets else BUDGETS[name]
-        entrants = args.entrants.split(",") if args.entrants else ["random", "heuristic", *specs]
-        specs = [spec for spec in entrants if spec.startswith("search")] if args.timing_games > 0 else []
-        start = CLOCK()
-        result = evaluate(
-            name,
-            entrants,
-            args.games,
-            num_players=args.players,
-            options=OPTIONS.get(name, {}),
-            seed=args.seed,
-            workers=args.workers,
-        )
-        cpu = CLOCK() - start
-        print(f"\n## {name}")
-        print(f"tournament CPU (this process; workers not counted): {cpu:.0f} s")
-        print(result.format_table())
-        timings = [
-            {
-                "spec": spec,
-                **decision_times(name, spec, args.players, OPTIONS.get(name, {}), args.timing_games, args.seed),
-            }
-            for spec in specs
-        ]
-        if timings:
-            print("\n| search | decisions timed | mean ms | p90 ms | simulations / CPU s |\n|---|---:|---:|---:|---:|")
-        for row in timings:
-            print(
-                f"| `{row['spec']}` | {row['decisions']} | {row['mean_ms']:.1f} | {row['p90_ms']:.1f} | "
-                f"{row['simulations_per_second']:.0f} |"
-            )
-        if args.out:
+    if not args.docs_only:
+        if args.rung is None or len(args.rung.split(",")) != 2:
+            parser.error("--rung LOWER,UPPER is required (two policies), e.g. --rung random,heuristic")
+        lower, upper = args.rung.split(",")
+        print(f"# {platform.python_version()} on {platform.machine()}, seed {args.seed}")
+        for name in args.game or GAMES:
+            search_vs_heuristic.GAMES[name] = GAMES[name]
+            players = args.players
+            args.players = players or GAMES[name]["players"]
+            row = search_vs_heuristic.run(name, upper, args, baseline=lower)
+            args.players = players
+            row["command"] = f"python benchmarks/ladder.py --game {name} --rung {args.rung} --games {args.games}"
+            row["command"] += f" --seed {args.seed}" + (f" --players {players}" if players else "")
             args.out.mkdir(parents=True, exist_ok=True)
-            data = {"result": result.to_dict(), "timings": timings, "cpu_seconds": cpu}
-            (args.out / f"{name}.json").write_text(json.dumps(data, indent=1, default=str))
+            slug = f"{lower}-{upper}".replace(":", "_").replace("=", "").replace("/", "_")
+            (args.out / f"{name}__{slug}__{args.games}__s{args.seed}.json").write_text(json.dumps(row, indent=1))
+            print(table([{**row, "baseline": lower}]), flush=True)
+    if args.write_docs or args.docs_only:
+        replace_block(search_vs_heuristic.DOCS, BEGIN, END, table(rows()))
+        print(f"wrote the ladder into {search_vs_heuristic.DOCS}")
 
 
 if __name__ == "__main__":

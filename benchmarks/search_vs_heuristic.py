@@ -48,11 +48,11 @@ BEGIN = "<!-- search_vs_heuristic: begin (written by benchmarks/search_vs_heuris
 END = "<!-- search_vs_heuristic: end -->"
 
 
-def versus_heuristic(paired: dict) -> tuple[dict, dict]:
+def versus_heuristic(paired: dict, baseline: str = "heuristic") -> tuple[dict, dict]:
     """The score and win-rate differences of an evaluation's paired row (``a - b``) turned into "the other policy
-    minus the heuristic": ``({score_diff, score_diff_low, score_diff_high}, {win_diff, win_diff_low,
-    win_diff_high})``."""
-    sign = -1.0 if paired["policy"] == "heuristic" else 1.0
+    minus ``baseline``" (default the heuristic): ``({score_diff, score_diff_low, score_diff_high}, {win_diff,
+    win_diff_low, win_diff_high})``."""
+    sign = -1.0 if paired["policy"] == baseline else 1.0
     diff = {key: sign * paired[key] for key in ("score_diff", "score_diff_low", "score_diff_high")}
     win = {key: sign * paired[key] for key in ("win_diff", "win_diff_low", "win_diff_high")}
     if sign < 0:  # the interval's ends swap with the sign
@@ -90,13 +90,15 @@ def journaled_evaluate(journal: Path, arguments: dict, workers: int):
     return result
 
 
-def run(name: str, spec: str, args: argparse.Namespace) -> dict:
+def run(name: str, spec: str, args: argparse.Namespace, baseline: str = "heuristic") -> dict:
+    """Play ``spec`` against ``baseline`` head to head (``args``: games, players, seed, workers, timing games, out)
+    and return the saved row: ``spec`` − ``baseline`` with its intervals, the decision times of ``spec``."""
     setting = GAMES[name]
     players = args.players or setting["players"]
     wall, cpu = time.time(), CLOCK()
     arguments = {
         "env": name,
-        "policies": ["heuristic", spec],
+        "policies": [baseline, spec],
         "games": args.games,
         "num_players": players,
         "options": setting["options"],
@@ -107,7 +109,7 @@ def run(name: str, spec: str, args: argparse.Namespace) -> dict:
     wall, cpu = time.time() - wall, CLOCK() - cpu
     print(result.format_table(), flush=True)
     paired = result.paired[0]
-    diff, win = versus_heuristic(paired)
+    diff, win = versus_heuristic(paired, baseline)
     timing = decision_times(name, spec, players, setting["options"], args.timing_games, args.seed)
     command = f"python benchmarks/search_vs_heuristic.py --game {name} --games {args.games} --seed {args.seed}"
     if spec != "search":
@@ -118,6 +120,7 @@ def run(name: str, spec: str, args: argparse.Namespace) -> dict:
         "game": name,
         "players": players,
         "spec": spec,
+        "baseline": baseline,
         "resolved": repr(make_policy(spec, tableenvs.make_raw(name, num_players=players, **setting["options"]))),
         "games": result.games,
         "blocks": result.blocks,
