@@ -61,10 +61,13 @@ class TrickTakingEnv(TableEnv):
         return self._describe_action(action)  # a played card is seen by all
 
     def _picture_svg(self, seat: int | None) -> str:
+        """The table's text lines, then the current trick as cards."""
         picture = Svg(width=720)
-        for i, line in enumerate(self._lines(seat)):
+        lines = self._lines(seat)
+        for i, line in enumerate(lines):
             picture.text(12, 28 + 24 * i, line)
-        picture.rect(0, 150, 1, 1, "none")  # at least 150 pixels high
+        for i, card in enumerate(self.game.trick):
+            picture.card(12 + 36 * i, 24 * len(lines) + 16, card_name(card))
         return picture.text_of()
 
     def _final_scores(self) -> list[int]:

@@ -24,7 +24,8 @@ def game_from_record(rules: Any, num_players: int, hand_size: int, rng: Any) -> 
     leader = as_int(field(rules, "leader", "rules"), "rules.leader", 0, n - 1)
     played = int_lists(field(rules, "played", "rules"), "rules.played", 0, DECK - 1, most=hand_size)
     trick = int_list(field(rules, "trick", "rules"), "rules.trick", 0, DECK - 1, most=n - 1)
-    require(all(len(each) == n + 1 and each[0] < n for each in played), "rules.played", "each is [leader, n cards]")
+    for i, each in enumerate(played):
+        require(len(each) == n + 1 and each[0] < n, f"rules.played[{i}]", f"{each} is not [leader, {n} cards]")
     cards = [*(c for hand in hands for c in hand), *undealt, *(c for each in played for c in each[1:]), *trick]
     distinct(cards, "rules: the cards")
     require(len(cards) == DECK, "rules", f"the cards are {len(cards)}, not the deck of {DECK}")
@@ -39,7 +40,8 @@ def game_from_record(rules: Any, num_players: int, hand_size: int, rng: Any) -> 
             lacks[seat].add(led)
     for seat in range(n):
         in_trick = (seat - leader) % n < len(trick)
-        require(len(hands[seat]) == hand_size - len(played) - in_trick, f"rules.hands[{seat}]", "wrong size")
+        size = hand_size - len(played) - in_trick
+        require(len(hands[seat]) == size, f"rules.hands[{seat}]", f"holds {len(hands[seat])} cards, not {size}")
         held = [card_name(c) for c in hands[seat] if suit(c) in lacks[seat]]
         require(not held, f"rules.hands[{seat}]", f"holds {' '.join(held)} of a suit it showed it lacks")
     return game
