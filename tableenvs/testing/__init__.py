@@ -31,6 +31,10 @@ check                       what it asserts
 ``heuristic``               the heuristic (``GameSpec.heuristic``) plays only masked actions to the end of games
 ``docs``                    the docs page's observation table adds up to the encoder's layout (only with ``docs=``)
 ``cli_play``                ``tableenvs play NAME --quiet`` plays a whole game at the fewest and most players
+``worlds``                  a world of ``sample_world`` shows its seat the same observation and mask, is a state the
+                            game's own reader accepts (``set_state``: so the reader must refuse a record that breaks
+                            a public constraint, e.g. a hand contradicting a shown void), plays on, and leaves the
+                            real game as it was (only for games declaring ``worlds``)
 ==========================  ====================================================================================
 
 ``tests/test_conformance.py`` runs every check on every registered game, one pytest item each (:func:`checks`).

@@ -409,11 +409,17 @@ def _check_cli_play(name: str, _options: dict[str, Any]) -> None:
 #: Checks run once per game (and ``docs``, on the page given to :func:`checks`).
 def _check_worlds(name: str, _options: dict[str, Any]) -> None:
     """``sample_world`` (games declaring ``worlds``): at points of two random games, a world sampled for any seat shows
-    that seat the same observation and mask and the same agent to act, plays on legally, and is a game of its own
-    (sampling and stepping it leave the real game's state record as it was)."""
+    that seat the same observation and mask and the same agent to act, is a state the game's own record reader
+    accepts (``set_state``), plays on legally, and is a game of its own (sampling and stepping it leave the real
+    game's state record as it was).
+
+    The reader is how a game states what its rules make impossible, public history included (a seat holding a card
+    of a suit it showed it lacks): a world that breaks a public constraint the current observation does not show is
+    caught there, in any game whose reader checks the history it records."""
     import json
 
     env = tableenvs.make_raw(name)
+    reader = tableenvs.make_raw(name)  # reads each world's state record back
     for seed in (5, 6):
         env.reset(seed=seed)
         rng = np.random.default_rng(seed)
@@ -431,6 +437,10 @@ def _check_worlds(name: str, _options: dict[str, Any]) -> None:
                     assert len(differ) == 0, f"{where} shows it another observation (entries {differ[:8].tolist()})"
                     assert np.array_equal(real["action_mask"], seen["action_mask"]), f"{where} has another mask"
                     assert world.agent_selection == agent, f"{where} has {world.agent_selection} to act, not {agent}"
+                    try:
+                        reader.set_state(world.get_state())
+                    except ValueError as error:
+                        raise AssertionError(f"{where} is refused by the game's state reader: {error}") from None
                     _random_steps(world, 6, np.random.default_rng(step))
                 assert json.dumps(env.get_state(), sort_keys=True) == before, (
                     f"sampling worlds at move {step} of seed {seed} changed the real game"
