@@ -143,12 +143,34 @@ CARELESS_SAMPLER = """
 """
 
 
+FORGETFUL_STATE = """
+    import numpy as np
+
+    from tableenvs.core.wrappers import wrap
+    from tableenvs.llama_party.env import LlamaPartyEnv
+
+    class ForgetfulLlama(LlamaPartyEnv):
+        \"\"\"Broken on purpose: a restored game forgets its generator, so later rounds are dealt otherwise.\"\"\"
+        metadata = {**LlamaPartyEnv.metadata, "name": "forgetful_llama_v0"}
+
+        def set_state(self, state):
+            super().set_state(state)
+            self.game.rng = np.random.default_rng(0)
+
+    raw_env = ForgetfulLlama
+
+    def env(**options):
+        return wrap(ForgetfulLlama(**options))
+"""
+
+
 def _check_outside(
     tmp_path: Path, game: str, module: str, page: Path | None, *flags: str
 ) -> subprocess.CompletedProcess:
     (tmp_path / "outside_nim.py").write_text(textwrap.dedent(OUTSIDE_GAME))
     (tmp_path / "unmasked_nim.py").write_text("from outside_nim import UnmaskedNim as raw_env, unmasked_env as env\n")
     (tmp_path / "careless_llama.py").write_text(textwrap.dedent(CARELESS_SAMPLER))
+    (tmp_path / "forgetful_llama.py").write_text(textwrap.dedent(FORGETFUL_STATE))
     (tmp_path / "run_checks.py").write_text(textwrap.dedent(RUN_CHECKS))
     return subprocess.run(
         [sys.executable, "run_checks.py", game, module, "-" if page is None else str(page), *flags],
@@ -162,7 +184,7 @@ def _check_outside(
 def test_a_game_from_outside_the_package_passes_check_game(tmp_path):
     done = _check_outside(tmp_path, "outside_nim_v0", "outside_nim", ROOT / "docs" / "adding-a-game.md")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.startswith("passed ") and done.stdout.rstrip().endswith("skipped: heuristic,worlds"), done.stdout
+    assert done.stdout.startswith("passed ") and done.stdout.rstrip().endswith("skipped: heuristic,state,worlds"), done.stdout
 
 
 def test_an_unmasked_illegal_action_fails_check_game(tmp_path):
@@ -190,3 +212,13 @@ def test_a_sampler_that_ignores_what_a_seat_sees_fails_check_game(tmp_path):
     assert "careless_llama_v0 fails 1 conformance check(s)" in done.stdout, done.stdout
     pattern = r"^worlds\[careless_llama_v0-defaults\]: a world sampled for player_\d at move \d+ of seed 5 shows it"
     assert re.search(pattern + " another observation", done.stdout, flags=re.M), done.stdout
+
+
+def test_a_state_record_that_does_not_restore_the_game_fails_check_game(tmp_path):
+    """A game from outside whose restored state forgets its generator (later deals differ) fails the state check,
+    and only it: a record must give back the whole game, its future included."""
+    done = _check_outside(tmp_path, "forgetful_llama_v0", "forgetful_llama", None, "worlds")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "forgetful_llama_v0 fails 1 conformance check(s)" in done.stdout, done.stdout
+    pattern = r"^state\[forgetful_llama_v0-defaults\]: raw env: the (from_state|set_state) copy differs \d+ moves after"
+    assert re.search(pattern, done.stdout, flags=re.M), done.stdout

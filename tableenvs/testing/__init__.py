@@ -31,6 +31,9 @@ check                       what it asserts
 ``heuristic``               the heuristic (``GameSpec.heuristic``) plays only masked actions to the end of games
 ``docs``                    the docs page's observation table adds up to the encoder's layout (only with ``docs=``)
 ``cli_play``                ``tableenvs play NAME --quiet`` plays a whole game at the fewest and most players
+``state``                   a ``get_state`` record, through JSON, restores by ``from_state`` and on a fresh env
+                            by ``set_state``, and both continue identically to the end (only for games declaring
+                            ``state``)
 ``worlds``                  a world of ``sample_world`` shows its seat the same observation and mask, is a state the
                             game's own reader accepts (``set_state``: so the reader must refuse a record that breaks
                             a public constraint, e.g. a hand contradicting a shown void), plays on, and leaves the
@@ -136,8 +139,8 @@ def checks(name: str, *, docs: str | Path | None = None) -> list[CheckItem]:
         skip = None
         if check == "player_range" and not spec.player_counts:
             skip = "the game has no num_players option"
-        if check == "worlds" and not spec.declares("worlds"):
-            skip = "the spec does not declare worlds (GameSpec.worlds)"
+        if check in ("state", "worlds") and not spec.declares(check):
+            skip = f"the spec does not declare {check} (GameSpec.{check})"
         items.append(CheckItem(check, name, {}, _bind(run, name, {}), skip))
     page = None if docs is None else Path(docs)
     skip = "no docs page given (check_game(name, docs=PATH))" if page is None else None

@@ -218,6 +218,38 @@ def _check_copies(name: str, options: dict[str, Any]) -> None:
         _same_as(env, copies, "after reset() without a seed")
 
 
+def _check_state(name: str, _options: dict[str, Any]) -> None:
+    """``get_state`` / ``set_state`` / ``TableEnv.from_state`` (games declaring ``state``): at points of a random game
+    the record, through JSON, makes an env (from the record alone, and on a fresh env of the same options) that shows
+    everything the game does and continues identically to the end, as the ``copies`` check asks of pickle."""
+    import json
+
+    env = tableenvs.make_raw(name, render_mode="ansi")
+    rng = np.random.default_rng(8)
+    for seed, steps in ((7, 0), (8, 9), (9, 40)):
+        env.reset(seed=seed)
+        _random_steps(env, steps, rng)
+        record = json.loads(json.dumps(env.get_state()))
+        loaded = TableEnv.from_state(record, render_mode="ansi")
+        fresh = tableenvs.make_raw(name, render_mode="ansi")
+        fresh.reset(seed=seed + 1000)  # another game first: set_state must replace all of it
+        fresh.set_state(record)
+        copies = {"from_state": loaded, "set_state": fresh}
+        _same_as(env, copies, f"at once (seed {seed}, {steps} moves)")
+        for step in range(10_000):
+            agent = env.agent_selection
+            if env.terminations[agent] or env.truncations[agent]:
+                break
+            action = int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"])))
+            for each in (env, *copies.values()):
+                each.step(action)
+            if step % 7 == 0:
+                _same_as(env, copies, f"{step + 1} moves after restoring (seed {seed})")
+        else:
+            raise AssertionError("the game did not end in 10,000 random moves")
+        _same_as(env, copies, f"at the end (seed {seed})")
+
+
 def _check_heuristic(name: str, options: dict[str, Any]) -> None:
     from tableenvs.policies import make_policy
 
@@ -454,5 +486,6 @@ PER_GAME: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "registries": _check_registries,
     "player_range": _check_player_range,
     "cli_play": _check_cli_play,
+    "state": _check_state,
     "worlds": _check_worlds,
 }
