@@ -2,10 +2,10 @@
 
 Where you are: the play sub-command's implementation, called by :mod:`tableenvs.cli` with the parsed flags. It checks
 the flags (``--pause``, ``--record``, ``--policies`` against the seats, the model files) before the game starts, then
-steps the env, printing the table at the start and end and each decision as it happens; a human seat's turn is
-:func:`tableenvs.play.terminal_seat.human_turn`, and only what the table sees is printed while one plays. ``--record``
-writes the game through :class:`tableenvs.play.records.Recorder`. User errors are ``ValueError`` (the CLI prints them,
-exit 2).
+steps the env, printing the table at the start and end (with why the game ended) and each decision as it happens;
+a human seat's turn is :func:`tableenvs.play.terminal_seat.human_turn`, and only what the table sees is printed while
+one plays. ``--record`` writes the game through :class:`tableenvs.play.records.Recorder`. User errors are
+``ValueError`` (the CLI prints them, exit 2).
 """
 
 from __future__ import annotations
@@ -101,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         shown = len(log)
     print()
     print(env.render())
+    print(f"game ended: {raw.outcome().reason}")
     print("total reward: " + ", ".join(f"{agent} {value:+g}" for agent, value in totals.items()))
     if args.record is not None:
         path = recorder.finish(env).save(args.record)

@@ -256,7 +256,8 @@ def _outcome_dict(env: Any) -> dict[str, Any] | None:
     outcome = env.unwrapped.outcome()
     if outcome is None:
         return None
-    return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(outcome).items()}
+    fields = {key: getattr(outcome, key) for key in _OUTCOME_FIELDS}  # the record's format: no end reason
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in fields.items()}
 
 
 def _returns(env: Any) -> list[float]:
