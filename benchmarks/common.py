@@ -17,10 +17,33 @@ from typing import Any
 import numpy as np
 
 import tableenvs
-from tableenvs.policies import make_policy
+from tableenvs.policies import make_policy, play_game
 
 #: Benchmarks time this process's CPU (other jobs on a shared machine slow no contender down in the figures).
 CLOCK = time.process_time
+
+
+class _TimedSeat:
+    """A seat that plays ``search`` at each decision with a choice, timing it (CPU ms), and ``heuristic`` at the
+    others; ``simulations`` sums a search policy's ``last_simulations``."""
+
+    def __init__(self, search: Any, heuristic: Any):
+        self.search, self.heuristic = search, heuristic
+        self.times: list[float] = []
+        self.searched: list[float] = []  # the times of the decisions that simulated
+        self.simulations = 0
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
+        if action_mask.sum() <= 1:
+            return self.heuristic.act(observation, action_mask, rng)
+        start = CLOCK()
+        action = self.search.act(observation, action_mask, rng)
+        self.times.append(1000 * (CLOCK() - start))
+        simulated = getattr(self.search, "last_simulations", 0)
+        self.simulations += simulated
+        if simulated:
+            self.searched.append(self.times[-1])
+        return action
 
 
 def decision_times(name: str, spec: str, players: int, options: dict, games: int, seed: int) -> dict:
@@ -32,22 +55,12 @@ def decision_times(name: str, spec: str, players: int, options: dict, games: int
         env = tableenvs.make_raw(name, num_players=players, **options)
         search = make_policy(spec, env)
         heuristic = make_policy("heuristic", env)
-        rng = np.random.default_rng(seed + game)
-        env.reset(seed=seed + game)
-        while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
-            agent = env.agent_selection
-            seen = env.observe(agent)
-            if agent == env.possible_agents[game % players] and seen["action_mask"].sum() > 1:
-                start = CLOCK()
-                action = search.act(seen["observation"], seen["action_mask"], rng)
-                times.append(1000 * (CLOCK() - start))
-                simulated = getattr(search, "last_simulations", 0)
-                simulations += simulated
-                if simulated:
-                    searched.append(times[-1])
-            else:
-                action = heuristic.act(seen["observation"], seen["action_mask"], rng)
-            env.step(action)
+        timed = _TimedSeat(search, heuristic)
+        seats = [timed if seat == game % players else heuristic for seat in range(players)]
+        play_game(env, seats, seed=seed + game, rng=np.random.default_rng(seed + game))
+        times += timed.times
+        searched += timed.searched
+        simulations += timed.simulations
     array = np.array(times) if times else np.zeros(1)
     return {
         "decisions": len(times),

@@ -10,7 +10,7 @@ module                 what it holds
                        reward)
 ``layout``             the observation layout and the encoder protocol (``Layout``, ``Encoder``)
 ``actions``            the action check and its two errors (``IllegalActionError``, ``InvalidActionError``)
-``outcome``            a finished game's ``Outcome`` and the competition ranks
+``outcome``            a finished game's ``Outcome``, why it ended (``EndReason``) and the competition ranks
 ``aec_base``           PettingZoo's AEC bookkeeping over the hooks (``AECBase``)
 ``state_api``          ``clone``, ``get_state``/``set_state``, ``from_state``, ``sample_world`` (``StateAPI``)
 ``table_env``          ``TableEnv``, the class a game adapter subclasses, with the one table of its hooks
@@ -24,12 +24,13 @@ module                 what it holds
 
 from tableenvs.core.actions import IllegalActionError, InvalidActionError, check_action
 from tableenvs.core.engine import RulesError
-from tableenvs.core.outcome import Outcome
+from tableenvs.core.outcome import EndReason, Outcome
 from tableenvs.core.registry import GameSpec, make, make_raw, names, register_game, spec
 from tableenvs.core.state import StateError
 from tableenvs.core.table_env import TableEnv
 
 __all__ = [
+    "EndReason",
     "GameSpec",
     "IllegalActionError",
     "InvalidActionError",

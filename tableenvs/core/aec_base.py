@@ -36,7 +36,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from tableenvs.core.actions import IllegalActionError, check_action
-from tableenvs.core.outcome import Outcome
+from tableenvs.core.outcome import CUT_SHORT, RULES_ENDED, EndReason, Outcome
 from tableenvs.core.svg import rasterise
 from tableenvs.core.validation import check_choice, check_seed
 
@@ -305,9 +305,21 @@ class AECBase(AECEnv):
         if not named:
             best = max(scores) if higher else min(scores)
             named = tuple(s for s, x in enumerate(scores) if x == best)
-        return Outcome(scores, name, higher, named, returns, truncated)
+        return Outcome(scores, name, higher, named, returns, truncated, self._declared_end_reason(truncated))
 
     # ------------------------------------------------------------------ internals
+
+    def _declared_end_reason(self, truncated: bool) -> EndReason:
+        """The declared reason (``end_reasons``) that the hook :meth:`_end_reason` names; a clear error otherwise."""
+        key = self._end_reason(truncated)
+        for reason in self.end_reasons:
+            if reason.key == key and reason.truncated == truncated:
+                return reason
+        kind = "cut short" if truncated else "ended by its rules"
+        keys = ", ".join(r.key for r in self.end_reasons if r.truncated == truncated) or "none"
+        raise ValueError(
+            f"{self.metadata['name']}: end reason {key!r} is not one it declares for a game {kind}: {keys}"
+        )
 
     def _current_mask(self) -> np.ndarray:
         if self._mask is None:
@@ -414,3 +426,16 @@ class AECBase(AECEnv):
 
     def _rules_winners(self) -> Sequence[int]:
         return self.game.winners
+
+    #: Every way a game can end (see :class:`Outcome`): the rules' reasons and the env's cut-offs, as data.
+    end_reasons: tuple[EndReason, ...] = (RULES_ENDED, CUT_SHORT)
+
+    def _end_reason(self, truncated: bool) -> str:
+        """The key of the reason the game just ended for: the one reason of ``end_reasons`` of its kind."""
+        keys = [reason.key for reason in self.end_reasons if reason.truncated == truncated]
+        if len(keys) != 1:
+            raise NotImplementedError(
+                f"{self.metadata['name']} declares {len(keys)} end reasons of this kind ({', '.join(keys) or 'none'}): "
+                "its _end_reason(truncated) must say which one ended the game"
+            )
+        return keys[0]

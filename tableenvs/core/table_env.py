@@ -27,6 +27,8 @@ hook                               when         what it does
 ``_final_scores()``                default      each seat's final score in the game's measure: None (the total
                                                 reward counts)
 ``_rules_winners()``               default      the seats the rules name as winners: ``self.game.winners``
+``_end_reason(truncated)``         default      the key of the ``end_reasons`` entry the game just ended for
+                                                (cut short or not): the only one of that kind
 ``_render_view_text(s)``           views        the table as text as seat ``s`` may see it (``render_view``)
 ``_describe_action_public(a)``     views        what the others learn of action ``a`` (default: ``"moves"``)
 ``_picture_svg(s)``                picture      SVG text, god view (``s`` None) or seat ``s``'s (``render_svg``)
@@ -46,10 +48,11 @@ The defaults serve an adapter that keeps its rules engine in ``self.game`` (the 
 state API, ``RestorableEngine`` of :mod:`tableenvs.core.engine`) and its encoder in ``self.encoder``;
 ``docs/adding-a-game.md`` walks through one, and ``tableenvs/toy_game.py`` is a whole game in that shape.
 
-Class attributes an adapter sets: ``metadata`` (with ``"name"``), ``num_actions``, ``score_name`` and
-``higher_is_better`` (what :meth:`TableEnv.outcome` reports) and, if ``reset`` takes options,
-``reset_option_keys``. ``num_players`` and the encoder (or ``observation_size`` and the observation bounds) are
-passed to ``TableEnv.__init__``.
+Class attributes an adapter sets: ``metadata`` (with ``"name"``), ``num_actions``, ``score_name``,
+``higher_is_better`` and ``end_reasons`` (what :meth:`TableEnv.outcome` reports; the default reasons are "the rules
+ended it" and "cut short", :mod:`tableenvs.core.outcome`) and, if ``reset`` takes options, ``reset_option_keys``.
+``num_players`` and the encoder (or ``observation_size`` and the observation bounds) are passed to
+``TableEnv.__init__``.
 """
 
 from __future__ import annotations

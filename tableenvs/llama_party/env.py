@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from tableenvs.core.engine import win_rewards
+from tableenvs.core.outcome import EndReason
 from tableenvs.core.table_env import TableEnv
 from tableenvs.core.validation import check_choice, check_int
 from tableenvs.core.wrappers import wrap
@@ -48,7 +49,7 @@ from tableenvs.llama_party.encoder import (
     Encoder,
 )
 from tableenvs.llama_party.picture import table_svg
-from tableenvs.llama_party.rules import DEAL_SIZE, GOAL_STEP, NUM_ROUNDS, NUM_SLOTS, PASS_COUNTS, LlamaParty
+from tableenvs.llama_party.rules import DEAL_SIZE, END_SCORE, GOAL_STEP, NUM_ROUNDS, NUM_SLOTS, PASS_COUNTS, LlamaParty
 from tableenvs.llama_party.state import game_from_record
 from tableenvs.llama_party.worlds import resample_hidden, world_event_log
 
@@ -114,6 +115,14 @@ class LlamaPartyEnv(TableEnv):
 
     def _final_scores(self) -> list[float]:
         return [float(x) for x in self.game.totals]
+
+    end_reasons = (
+        EndReason("last_round", f"round {NUM_ROUNDS} was played"),
+        EndReason("score_limit", f"a player's total reached {END_SCORE} before round {NUM_ROUNDS}"),
+    )
+
+    def _end_reason(self, truncated: bool) -> str:
+        return "last_round" if self.game.round_number >= NUM_ROUNDS else "score_limit"
 
     def _describe_action_public(self, action: int) -> str:
         """Goal choices and passes are secret: only that a card was picked."""

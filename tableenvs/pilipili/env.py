@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from tableenvs.core.engine import win_rewards
+from tableenvs.core.outcome import EndReason
 from tableenvs.core.table_env import TableEnv
 from tableenvs.core.validation import check_bool, check_choice, check_int, check_int_list
 from tableenvs.core.wrappers import wrap
@@ -48,7 +49,7 @@ from tableenvs.decks import DeckError
 from tableenvs.pilipili.encoder import NUM_ACTIONS, Encoder
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission, load_missions, standard_missions
 from tableenvs.pilipili.picture import table_svg
-from tableenvs.pilipili.rules import NUM_CARDS, Phase, PiliPiliGame, card_name, mission_record
+from tableenvs.pilipili.rules import CHILI_LIMIT, NUM_CARDS, Phase, PiliPiliGame, card_name, mission_record
 from tableenvs.pilipili.state import game_from_record
 from tableenvs.pilipili.worlds import resample_hidden, world_event_log
 
@@ -165,6 +166,10 @@ class PiliPiliEnv(TableEnv):
 
     score_name = "chilis"
     higher_is_better = False
+    end_reasons = (
+        EndReason("chili_limit", f"a player holds {CHILI_LIMIT} or more chilis after a round"),
+        EndReason("max_rounds", "cut short after max_rounds rounds", truncated=True),
+    )
 
     def _final_scores(self) -> list[float]:
         return [float(x) for x in self._started_game().chilis]

@@ -4,8 +4,8 @@ Where you are: shared plumbing used by ``tableenvs play --record FILE`` and ``ta
 from Python:
 
 * :func:`record_game` — play one game between policies and return its :class:`GameRecord`.
-* :class:`Recorder` — record a game you drive yourself: ``add(env, action)`` before each ``env.step(action)``,
-  ``finish(env)`` at the end.
+* :class:`Recorder` — record a game you drive yourself: ``add(env, action)`` before each ``env.step(action)``
+  (or ``on_step`` as :func:`tableenvs.policies.play_game`'s hook), ``finish(env)`` at the end.
 * :class:`GameRecord` — ``save(path)`` / ``GameRecord.load(path)`` / ``to_dict()`` / ``from_dict()``.
 * :func:`record_tournament` — records of games of a finished tournament (``tableenvs eval --records DIR``).
 * :func:`replay` — re-play a record on a fresh env (same game, options and seed) and check that every step
@@ -256,7 +256,8 @@ def _outcome_dict(env: Any) -> dict[str, Any] | None:
     outcome = env.unwrapped.outcome()
     if outcome is None:
         return None
-    return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(outcome).items()}
+    fields = {key: getattr(outcome, key) for key in _OUTCOME_FIELDS}  # the record's format: no end reason
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in fields.items()}
 
 
 def _returns(env: Any) -> list[float]:
@@ -276,6 +277,10 @@ class Recorder:
         self.record.steps.append(
             {"agent": raw.agent_selection, "action": int(action), "description": raw.describe_action(int(action))}
         )
+
+    def on_step(self, env: Any, agent: str, observation: Any, action: int) -> None:
+        """:func:`tableenvs.policies.play_game`'s per-step hook: :meth:`add` each action."""
+        self.add(env, action)
 
     def finish(self, env: Any) -> GameRecord:
         self.record.returns = _returns(env)
@@ -319,21 +324,9 @@ def record_game(
     names = [spec if isinstance(spec, str) else getattr(spec, "name", type(spec).__name__) for spec in specs]
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(seed if rng is None else rng)
     recorder = Recorder(game, options, seed, names)
-    seats = [_RecordingSeat(make_policy(spec, raw_env, trust_models=trust_models), raw_env, recorder) for spec in specs]
-    play_game(raw_env, seats, seed=seed, rng=generator)
+    seats = [make_policy(spec, raw_env, trust_models=trust_models) for spec in specs]
+    play_game(raw_env, seats, seed=seed, rng=generator, on_step=recorder.on_step)
     return recorder.finish(raw_env)
-
-
-class _RecordingSeat:
-    """A seat's policy that also records each of its actions (with its description, before the step)."""
-
-    def __init__(self, policy: Any, raw_env: Any, recorder: Recorder):
-        self.policy, self.raw_env, self.recorder = policy, raw_env, recorder
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
-        action = int(self.policy.act(observation, action_mask, rng))
-        self.recorder.add(self.raw_env, action)
-        return action
 
 
 def record_tournament(
@@ -383,10 +376,8 @@ def record_tournament(
         deal_seed, policy_seed = game_seeds(result.seed, index, plan.size, result.duplicate)
         seat_rngs = [np.random.default_rng(child) for child in policy_seed.spawn(len(entrants))]
         recorder = Recorder(result.env, options, deal_seed, [names[e] for e in entrants])
-        seats = [
-            _RecordingSeat(SeatRng(policies[e], r), raw_env, recorder) for e, r in zip(entrants, seat_rngs, strict=True)
-        ]
-        play_game(raw_env, seats, seed=deal_seed, rng=seat_rngs[0])
+        seats = [SeatRng(policies[e], r) for e, r in zip(entrants, seat_rngs, strict=True)]
+        play_game(raw_env, seats, seed=deal_seed, rng=seat_rngs[0], on_step=recorder.on_step)
         record = recorder.finish(raw_env)
         if not _same_numbers(list(tournament_game.rewards), record.returns):
             raise RecordError(

@@ -14,7 +14,8 @@ and reads it only through ``sample_world`` (hidden parts resampled, the agent's 
   :mod:`tableenvs.policies.torch_policy`), a saved Stable-Baselines3 model (a ``.zip`` path, only with
   ``trust_models=True``, or a loaded model, see :mod:`tableenvs.policies.sb3_policy`), a callable, or a :class:`Policy`
   object (returned as is).
-* :func:`play_game` — one whole game on a raw env with one policy per seat (evaluation, records, training, benchmarks).
+* :func:`play_game` — one whole game on a raw env with one policy per seat, and an optional per-step hook
+  (evaluation, records, ``tableenvs play``, distillation, benchmarks).
 
 Trust: a ``.npz`` file is plain arrays and a ``.pt`` file is read with ``torch.load(weights_only=True)``; neither
 runs code when loaded. An SB3 ``.zip`` holds pickles, which can run any code when loaded, so :func:`make_policy`
@@ -210,13 +211,33 @@ def _heuristic(raw: TableEnv) -> Policy:
     return getattr(importlib.import_module(module), cls)(raw)
 
 
+#: What :func:`play_game` calls before each step: ``on_step(raw_env, agent, observation, action)``.
+StepHook = Callable[[Any, str, dict[str, np.ndarray], int], None]
+
+
 def play_game(
-    raw_env: Any, seat_policies: Any, *, seed: int | None, rng: np.random.Generator
+    raw_env: Any,
+    seat_policies: Any,
+    *,
+    seed: int | None,
+    rng: np.random.Generator,
+    on_step: StepHook | None = None,
 ) -> tuple[np.ndarray, int]:
     """Play one whole game on a raw tableenvs env: ``seat_policies[seat]`` acts for each seat.
 
-    The env is reset with ``seed`` (the deal); the policies draw from ``rng``. Returns every seat's total
-    reward and the number of decisions. The game's final state stays in ``raw_env`` for the caller to read.
+    The env is reset with ``seed`` (the deal); the policies draw from ``rng``. ``on_step``, if given, is called
+    before each step with the env, the agent to act, its observation (``observe(agent)``) and the action its policy
+    chose; it may read the env but not step it, and an exception it raises ends the game there. Returns every seat's
+    total reward and the number of decisions. The game's final state stays in ``raw_env`` for the caller to read.
+
+    The game loops of the package that play a whole game with one policy per seat run here: the tournaments
+    (:mod:`tableenvs.evaluation`), game records (:mod:`tableenvs.play.records`: ``on_step`` records each action),
+    ``tableenvs play`` (``on_step`` prints, records and paces; a human seat is a policy that asks), distillation's
+    labelling (:mod:`tableenvs.training.distill`: ``on_step`` keeps each searched decision) and the benchmarks that
+    play whole games. Others step the env themselves on purpose: the browser's tables (:mod:`tableenvs.web.tables`)
+    step when a request arrives, not in a loop; the conformance checks (:mod:`tableenvs.testing`) and the
+    OpenSpiel bridge test stepping itself; the example in ``tableenvs/__init__`` and the README shows PettingZoo's own
+    ``agent_iter`` loop, and the benchmarks that time that loop (or stop mid-game) keep it.
     """
     raw_env.reset(seed=seed)
     names = raw_env.possible_agents
@@ -228,7 +249,10 @@ def play_game(
         if raw_env.terminations[agent] or raw_env.truncations[agent]:
             return totals, decisions
         observation = raw_env.observe(agent)
-        raw_env.step(seat_policies[seat_of[agent]].act(observation["observation"], observation["action_mask"], rng))
+        action = seat_policies[seat_of[agent]].act(observation["observation"], observation["action_mask"], rng)
+        if on_step is not None:
+            on_step(raw_env, agent, observation, action)
+        raw_env.step(action)
         decisions += 1
         rewards = raw_env.rewards
         for seat, name in enumerate(names):

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from tableenvs.core.outcome import EndReason
 from tableenvs.core.state import StateError
 from tableenvs.core.table_env import TableEnv
 from tableenvs.core.wrappers import wrap
@@ -121,6 +122,21 @@ class RummikubEnv(TableEnv):
 
     def _rules_winners(self) -> tuple[int, ...]:
         return ()  # the engine names each game's winners, not the episode's: the best episode score wins
+
+    #: Why an episode ends: how its last game ended, or ``max_turns``.
+    end_reasons = (
+        EndReason("went_out", "a player emptied its rack"),
+        EndReason("blocked", "the pool was empty and every player passed in a row"),
+        EndReason("pool_empty", "the pool ran out (end_on_empty_pool)"),
+        EndReason("max_turns", "cut short after max_turns turns", truncated=True),
+    )
+
+    def _end_reason(self, truncated: bool) -> str:
+        if truncated:
+            return "max_turns"
+        if self.game.results[-1].end == "out":
+            return "went_out"
+        return "pool_empty" if self.game.end_on_empty_pool else "blocked"
 
     def _describe_action_public(self, action: int) -> str:
         """Staging is private until the commit (the table then shows the play); commits and draws are public."""

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 import tableenvs
-from tableenvs.policies import make_policy
+from tableenvs.policies import make_policy, play_game
 
 #: What one shard row holds, by array name.
 FIELDS = ("observation", "mask", "target", "value", "action", "game")
@@ -62,32 +62,29 @@ class LabelJob:
 
 def _label_one_game(env: Any, search: Any, deal_seed: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Every multi-choice decision of one game played by ``search`` at every seat, as shard arrays."""
-    env.reset(seed=deal_seed)
     num_actions = env.action_space(env.possible_agents[0]).n
     observations, masks, targets, values, actions = [], [], [], [], []
-    for _agent in env.agent_iter():
-        observation, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
+
+    def label(env: Any, agent: str, observation: dict[str, np.ndarray], action: int) -> None:
         mask = observation["action_mask"]
-        action = search.act(observation["observation"], mask, rng)
         root = getattr(search, "last_root", None)
-        if root is not None or mask.sum() > 1:
-            target = np.zeros(num_actions, dtype=np.float32)
-            value = np.zeros(num_actions, dtype=np.float32)
-            if root is not None:  # a search policy's root visits and mean values
-                legal, visits, means = root
-                target[legal] = visits / visits.sum()
-                value[legal] = np.where(visits > 0, means, 0.0)
-            else:  # any other policy: its choice
-                target[action] = 1.0
-            observations.append(np.asarray(observation["observation"], dtype=np.float32))
-            masks.append(np.asarray(mask, dtype=np.int8))
-            targets.append(target)
-            values.append(value)
-            actions.append(action)
-        env.step(action)
+        if root is None and mask.sum() <= 1:
+            return
+        target = np.zeros(num_actions, dtype=np.float32)
+        value = np.zeros(num_actions, dtype=np.float32)
+        if root is not None:  # a search policy's root visits and mean values
+            legal, visits, means = root
+            target[legal] = visits / visits.sum()
+            value[legal] = np.where(visits > 0, means, 0.0)
+        else:  # any other policy: its choice
+            target[action] = 1.0
+        observations.append(np.asarray(observation["observation"], dtype=np.float32))
+        masks.append(np.asarray(mask, dtype=np.int8))
+        targets.append(target)
+        values.append(value)
+        actions.append(action)
+
+    play_game(env, [search] * len(env.possible_agents), seed=deal_seed, rng=rng, on_step=label)
     count = len(actions)
     return {
         "observation": np.asarray(observations, dtype=np.float32).reshape(count, -1),

@@ -264,6 +264,7 @@ class GameTable:
                 "higher_is_better": outcome.higher_is_better,
                 "winners": [self.agents[s] for s in outcome.winners],
                 "truncated": outcome.truncated,
+                "reason": outcome.reason.text,
             }
             view["seed"] = self.seed
         if agent is not None:

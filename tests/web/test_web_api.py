@@ -72,6 +72,7 @@ def test_a_whole_game_against_agents_ends_with_the_env_returns(game):
         outcome = table.env.outcome()
         assert view["returns"] == list(outcome.returns) and view["view"] == "god"
         assert view["outcome"]["winners"] == [f"player_{s}" for s in outcome.winners]
+        assert view["outcome"]["reason"] == outcome.reason.text  # why the game ended, shown on the page
         assert view["svg"] == table.env.render_svg() and view["seed"] == 5
         # the record replays to the same returns; every move in it is the one the server played
         record = GameRecord.from_dict(test_client.get(f"/api/games/{game_id}/record").json())
