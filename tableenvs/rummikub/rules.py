@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -67,6 +67,17 @@ class GameResult:
     scores: tuple[float, ...]
     rack_totals: tuple[int, ...]
     arrangement: tuple[Meld, ...] = ()
+
+
+class SeatView(NamedTuple):
+    """What one seat may see now of the tiles off the table: Rummikub's one visibility decision
+    (:meth:`Rummikub.seen_by`), read alike by the text view, the picture, the world sampler and the public move text
+    (``docs/rummikub.md``, "What a seat sees"). The parts are the engine's arrays (not copies): read them only. The
+    table, the tiles placed last turn, every rack's size, the opened flags, the scores and the pool's size are
+    public; the others' racks and the pool's order it never sees."""
+
+    rack: np.ndarray  # its own rack, as counts (its staged tiles included)
+    staged: np.ndarray | None  # the tiles staged this turn when it is the one staging them (``sees_staged``)
 
 
 class Rummikub:
@@ -266,6 +277,15 @@ class Rummikub:
             self._staged_is_play = staged_is_play if anything_staged else None
             self._legal = (stage_mask, can_commit, not anything_staged)
         return self._legal
+
+    def seen_by(self, seat: int) -> SeatView:
+        """What ``seat`` may see now: its own rack, and the staged tiles when it stages them. The observation
+        encoder reads the same two parts directly (no tuple per observation)."""
+        return SeatView(self.racks[seat], self.staged if self.sees_staged(seat) else None)
+
+    def sees_staged(self, seat: int) -> bool:
+        """Whether ``seat`` sees the tiles staged this turn: only the player staging them (private until commit)."""
+        return seat == self.to_act and not (self.over or self.truncated)
 
     def rack_totals(self) -> list[int]:
         return [rack_total(rack) for rack in self.racks]
