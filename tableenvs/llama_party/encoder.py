@@ -11,7 +11,7 @@ left, 0 = self, padded to 4 seats): the sections of :data:`LAYOUT` (a :class:`ta
 in ``docs/llama_party.md`` is its ``markdown_table()``, checked by the tests).
 
 Hidden: other players' hands, picks and goals, the dummies' contents and goals, and the positions of
-face-down goals (the own goal's position included).
+face-down goals (the own goal's position included): the seat sees what ``LlamaParty.seen_by`` says.
 """
 
 from __future__ import annotations
@@ -126,6 +126,8 @@ class Encoder:
     def fill(self, game: LlamaParty, seat: int, out: np.ndarray) -> None:
         """Write ``seat``'s observation into ``out``, a zeroed, contiguous float32 vector."""
         view = float_entries(out)  # item writes through a memoryview are cheaper than numpy scalar writes
+        # The parts of LlamaParty.seen_by(seat), read one by one (no tuple per observation): its own slot's cards
+        # (hand, picks, goal, passed, received) and the face-up goals.
         hand = game.hands[seat]
         letters = self.letters
         counts = [0] * NUM_LETTERS
@@ -142,7 +144,7 @@ class Encoder:
             view[LAYOUT.OWN_GOAL + goal] = 1.0
         step = game.step
         display = game.display
-        for position in range(step):
+        for position in range(step):  # the face-up goals, game.revealed, without the slice
             view[LAYOUT.REVEALED + position * DECK_SIZE + display[position]] = 1.0
         for card in game.passed[seat]:
             view[LAYOUT.PASSED + card] = 1.0

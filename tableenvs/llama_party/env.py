@@ -125,7 +125,8 @@ class LlamaPartyEnv(TableEnv):
         return "last_round" if self.game.round_number >= NUM_ROUNDS else "score_limit"
 
     def _describe_action_public(self, action: int) -> str:
-        """Goal choices and passes are secret: only that a card was picked."""
+        """Goal choices and passes are secret: only that a card was picked (it becomes the mover's goal or one of
+        its picks, which ``LlamaParty.seen_by`` shows to the mover alone)."""
         game = self.game
         if game.over or game.step == GOAL_STEP:
             return "chooses a goal" if not game.over else "picks a card"
@@ -155,6 +156,21 @@ class LlamaPartyEnv(TableEnv):
         status = f"pass {game.step} ({PASS_COUNTS[game.step - 1]} cards each), player_{game.to_act} to pick"
         return status + (f" {game.picks_left} more" if picks_left else "")
 
+    def _slot_names(self) -> list[str]:
+        n = self.num_players
+        return [f"player_{slot}" if slot < n else f"D{slot - n}" for slot in range(NUM_SLOTS)]
+
+    def _display_lines(self, revealed: list[int]) -> list[str]:
+        """The goal display (``revealed`` face up, the rest face down or not yet placed) and the passing ring."""
+        game = self.game
+        shown = [str(self.deck[card]) for card in revealed]
+        shown += ["(face down)" if game.display else "(not placed)"] * (NUM_SLOTS - len(shown))
+        names = self._slot_names()
+        return [
+            "goals: " + "  ".join(f"[{p + 1}] {text}" for p, text in enumerate(shown)),
+            "passing: " + " -> ".join(names[slot] for slot in (*game.ring, game.ring[0])),
+        ]
+
     def _render_text(self) -> str:
         game = self.game
         n = self.num_players
@@ -162,12 +178,8 @@ class LlamaPartyEnv(TableEnv):
         cards = self._cards_text
         status = self._status_text(picks_left=True)
         lines = [f"Llama Party, {n} players, round {game.round_number}/{NUM_ROUNDS}: {status}"]
-        shown = [str(deck[card]) for card in game.revealed]
-        shown += ["(face down)" if game.display else "(not placed)"] * (NUM_SLOTS - len(shown))
-        lines.append("goals: " + "  ".join(f"[{p + 1}] {text}" for p, text in enumerate(shown)))
-        names = [f"player_{slot}" if slot < n else f"D{slot - n}" for slot in range(NUM_SLOTS)]
-        lines.append("passing: " + " -> ".join(names[slot] for slot in (*game.ring, game.ring[0])))
-
+        lines += self._display_lines(game.revealed)
+        names = self._slot_names()
         for slot in range(NUM_SLOTS):
             goal = game.goal_of_slot[slot]
             goal_text = deck[goal].id if goal >= 0 else "-"
@@ -208,30 +220,26 @@ class LlamaPartyEnv(TableEnv):
         return table_svg(self, seat)
 
     def _render_view_text(self, seat: int) -> str:
-        """The table as ``seat`` sees it: its own hand, picks and goal, the goals revealed so far (the others'
-        goals and the face-down display stay hidden), the cards it passed and received, every total, and the hands
-        shown at the last scoring. The others' hands (and the dummies') are never shown while a round runs."""
+        """The table as ``seat`` sees it (``LlamaParty.seen_by``): its own hand, picks and goal, the goals revealed
+        so far (the others' goals and the face-down display stay hidden), the cards it passed and received, every
+        total, and the hands shown at the last scoring. The others' hands (and the dummies') are never shown while a
+        round runs."""
         game = self.game
         n = self.num_players
-        deck = self.deck
         cards = self._cards_text
+        view = game.seen_by(seat)  # the one visibility decision (rules.SeatView)
         status = self._status_text(picks_left=False)
         if game.to_act == seat and not game.over:
             status += f" ({game.picks_left} more)"
 
         lines = [f"player_{seat}'s view", f"Llama Party, {n} players, round {game.round_number}/{NUM_ROUNDS}: {status}"]
-        shown = [str(deck[card]) for card in game.revealed]
-        shown += ["(face down)" if game.display else "(not placed)"] * (NUM_SLOTS - len(shown))
-        lines.append("goals: " + "  ".join(f"[{p + 1}] {text}" for p, text in enumerate(shown)))
-        names = [f"player_{slot}" if slot < n else f"D{slot - n}" for slot in range(NUM_SLOTS)]
-        lines.append("passing: " + " -> ".join(names[slot] for slot in (*game.ring, game.ring[0])))
-        goal = game.goal_of_slot[seat]
-        lines.append(f"your goal: {deck[goal] if goal >= 0 else '-'}")
-        lines.append(f"your hand: {cards(game.hands[seat])}")
-        if game.staged[seat]:
-            lines.append(f"your picks: {cards(game.staged[seat])}")
-        if game.passed[seat] or game.received[seat]:
-            lines.append(f"passed this round: {cards(game.passed[seat])}; received: {cards(game.received[seat])}")
+        lines += self._display_lines(view.revealed)
+        lines.append(f"your goal: {self.deck[view.goal] if view.goal >= 0 else '-'}")
+        lines.append(f"your hand: {cards(view.hand)}")
+        if view.picks:
+            lines.append(f"your picks: {cards(view.picks)}")
+        if view.passed or view.received:
+            lines.append(f"passed this round: {cards(view.passed)}; received: {cards(view.received)}")
         for s in range(n):
             rounds = ", ".join(f"{scores[s]:+d}" for scores in game.round_scores) or "-"
             you = " (you)" if s == seat else ""

@@ -4,9 +4,9 @@ Where you are: the Llama Party package's drawing, built on :mod:`tableenvs.core.
 (the revealed goal cards, face-down or empty slots for the rest), the passing ring, then one row per seat (and,
 in the god view, per dummy): its total and round scores, its goal card and its hand, the cards it picked to
 pass; finally the hands shown at the last scoring. A card shows its id and its rules (``+3/A, AA +6``), tinted by
-its letter. A seat's picture follows the information rules of its text view (``LlamaPartyEnv.render_view``): its
-own goal, hand, picks and the cards it passed and received; of the others only totals; revealed goals and the
-hands shown at the last scoring are public.
+its letter. A seat's picture shows what ``LlamaParty.seen_by`` says, as its text view (``LlamaPartyEnv.render_view``)
+does: its own goal, hand, picks and the cards it passed and received, and the revealed goals; of the others only
+totals; the hands shown at the last scoring are public.
 """
 
 from __future__ import annotations
@@ -39,6 +39,18 @@ def table_svg(env, seat: int | None = None) -> str:
 
     names = [f"player_{slot}" if slot < n else f"dummy D{slot - n}" for slot in range(NUM_SLOTS)]
     live = not game.over
+    # the goal, hand and picks drawn face up, by slot: every slot's in the god view, the seat's own in its view
+    faces: dict[int, tuple[int, list[int], list[int]]]
+    if seat is None:
+        view = None
+        faces = {
+            slot: (game.goal_of_slot[slot], game.hands[slot], game.staged[slot] if slot < n else [])
+            for slot in range(NUM_SLOTS)
+        }
+    else:
+        view = game.seen_by(seat)  # the one visibility decision (rules.SeatView)
+        faces = {seat: (view.goal, view.hand, view.picks)}
+    revealed = game.revealed if view is None else view.revealed
     picture = Svg(HAND_X + 12 * STEP + 60)
     who = "god view" if seat is None else f"player_{seat}'s view"
     picture.text(12, 24, f"Llama Party, {n} players, round {game.round_number}/{NUM_ROUNDS} ({who})", 18, bold=True)
@@ -50,8 +62,8 @@ def table_svg(env, seat: int | None = None) -> str:
     picture.text(12, y + 28, "goals", 15, bold=True)
     for position in range(NUM_SLOTS):
         x = GOAL_X + position * STEP
-        if position < len(game.revealed):
-            card(x, y, game.revealed[position])
+        if position < len(revealed):
+            card(x, y, revealed[position])
         elif game.display:
             picture.card_back(x, y, w=CARD_W, h=CARD_H)
         else:
@@ -67,18 +79,18 @@ def table_svg(env, seat: int | None = None) -> str:
         if slot < n:
             rounds = ", ".join(f"{scores[slot]:+d}" for scores in game.round_scores) or "-"
             picture.text(12, y + 36, f"total {game.totals[slot]} (rounds {rounds})", 12)
-        if seat is None or slot == seat:
-            goal = game.goal_of_slot[slot]
+        if slot in faces:
+            goal, hand, picks = faces[slot]
             picture.text(GOAL_X - 8, y + 28, "goal", 12, anchor="end")
             if goal >= 0:
                 card(GOAL_X, y, goal, GOLD)
-            end = cards(HAND_X, y, game.hands[slot])
-            if slot < n and game.staged[slot]:
+            end = cards(HAND_X, y, hand)
+            if picks:
                 picture.text(end + 8, y + 28, "picked", 12, GOLD)
-                cards(end + 60, y, game.staged[slot], GOLD)
+                cards(end + 60, y, picks, GOLD)
         y += CARD_H + 10
-    if seat is not None and (game.passed[seat] or game.received[seat]):
-        for title, passed in (("you passed", game.passed[seat]), ("you received", game.received[seat])):
+    if view is not None and (view.passed or view.received):
+        for title, passed in (("you passed", view.passed), ("you received", view.received)):
             picture.text(12, y + 28, title, 12)
             cards(GOAL_X, y, passed)
             y += CARD_H + 10

@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -154,6 +154,21 @@ def winners(totals: Sequence[int], last_round_scores: Sequence[int]) -> list[int
 # ---------------------------------------------------------------------------------------------- the game
 
 
+class SeatView(NamedTuple):
+    """What one seat may see now of the round's cards: Llama Party's one visibility decision
+    (:meth:`LlamaParty.seen_by`), read alike by the text view, the picture and the world sampler
+    (``docs/llama_party.md``, "What a seat sees"). The parts are the engine's own lists (not copies): read them,
+    don't change them. Everything else a seat sees is public (totals, round scores, the passing ring, the hands
+    shown at the last scoring); of the other slots (players and dummies) it sees no card, pick or goal."""
+
+    hand: list[int]  # its hand, its picks of this step excluded
+    picks: list[int]  # the cards it picked to pass in this step, not yet moved
+    goal: int  # its goal card, -1 until chosen
+    passed: list[int]  # what it passed this round, in order
+    received: list[int]  # what it received this round, in order
+    revealed: list[int]  # the face-up goals, by display position (the rest of the display is face down)
+
+
 class LlamaParty:
     """One game of Llama Party for ``num_players`` (2..4) real players.
 
@@ -261,9 +276,16 @@ class LlamaParty:
         """Picks the seat to act still has to make in this step."""
         return 1 if self.step == GOAL_STEP else PASS_COUNTS[self.step - 1] - len(self.staged[self.to_act])
 
+    def seen_by(self, seat: int) -> SeatView:
+        """What ``seat`` may see now: its own hand slot's cards (hand, picks, goal, what it passed and received)
+        and the face-up goals (:attr:`revealed`). The observation encoder reads the same parts one by one (no tuple
+        per observation); ``tests/llama_party/test_llama_party_seat_view.py`` checks that they agree."""
+        hand, picks, goal = self.hands[seat], self.staged[seat], self.goal_of_slot[seat]
+        return SeatView(hand, picks, goal, self.passed[seat], self.received[seat], self.revealed)
+
     @property
     def revealed(self) -> list[int]:
-        """Face-up goals, by display position."""
+        """Face-up goals, by display position: the first ``step`` (one more is turned before each pass)."""
         return self.display[: self.step]
 
     def legal_cards(self) -> list[int]:

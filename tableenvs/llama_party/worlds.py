@@ -35,7 +35,7 @@ from math import comb
 
 import numpy as np
 
-from tableenvs.llama_party.rules import DEAL_SIZE, NUM_SLOTS, PASS_COUNTS, LlamaParty, place_goals
+from tableenvs.llama_party.rules import DEAL_SIZE, NUM_SLOTS, PASS_COUNTS, LlamaParty, SeatView, place_goals
 
 #: Tries of the round sampler (rejection sampling) before the relabelling below is used instead
 HISTORY_TRIES = 400
@@ -127,9 +127,8 @@ def relabel_unseen(game: LlamaParty, seat: int, rng: np.random.Generator) -> Non
     """Relabel in place every card of the round ``seat`` has never seen (the fallback of :func:`resample_hidden`)."""
     if not game.over:
         _move_own_goal(game, seat, rng)
-    seen = set(game.hands[seat]) | set(game.staged[seat]) | set(game.passed[seat]) | set(game.received[seat])
-    seen.update(game.display[: game.step])
-    seen.add(game.goal_of_slot[seat])
+    view = game.seen_by(seat)  # the one visibility decision (rules.SeatView)
+    seen = {view.goal, *view.hand, *view.picks, *view.passed, *view.received, *view.revealed}
     if game.over:  # the last round's hands were shown (the dummies' stay hidden)
         seen.update(card for hand in game.shown_hands for card in hand)
     # The places of the unseen cards, in an order that follows the places (other slots' hands, the others' picks,
@@ -235,21 +234,25 @@ def sample_round(game: LlamaParty, seat: int, rng: np.random.Generator) -> Round
     first time, ``t`` the tokens among the ``h`` cards they came from: that is the likelihood of the observation given
     the history up to a constant, so the kept histories are exactly uniform among the consistent ones. A card it had
     seen before (one it passed, come back) must be where the history put it, or the history is dropped."""
-    dealt = Counter(game.hands[seat]) + Counter(game.staged[seat]) + Counter(game.passed[seat])
-    if game.goal_of_slot[seat] >= 0:
-        dealt[game.goal_of_slot[seat]] += 1
-    dealt -= Counter(game.received[seat])
+    view = game.seen_by(seat)  # the one visibility decision (rules.SeatView)
+    dealt = Counter(view.hand) + Counter(view.picks) + Counter(view.passed)
+    if view.goal >= 0:
+        dealt[view.goal] += 1
+    dealt -= Counter(view.received)
     if sum(dealt.values()) != DEAL_SIZE or max(dealt.values()) != 1:
         return None
     uniforms = _Uniforms(rng)
     for _ in range(HISTORY_TRIES):
-        history = _try_round(game, seat, uniforms, sorted(dealt))
+        history = _try_round(game, seat, view, uniforms, sorted(dealt))
         if history is not None:
             return history
     return None
 
 
-def _try_round(game: LlamaParty, seat: int, rng: _Uniforms, dealt: list[int]) -> RoundHistory | None:
+def _try_round(game: LlamaParty, seat: int, view: SeatView, rng: _Uniforms, dealt: list[int]) -> RoundHistory | None:
+    """One try of :func:`sample_round`: a history drawn forward from ``dealt`` (the observer's deal), forced to
+    what ``view`` (its :class:`SeatView`) shows, or None when the acceptance test drops it. Of the others it reads
+    only the public state: the ring, totals, round and step, who is to act and how many picks it has made."""
     n, o, step, to_act = game.num_players, seat, game.step, game.to_act
     label: dict[int, int] = {}  # token -> the card ``seat`` saw it to be
     known = set(dealt)  # cards with a place in the history
@@ -284,38 +287,38 @@ def _try_round(game: LlamaParty, seat: int, rng: _Uniforms, dealt: list[int]) ->
         draws.append(i)
         goal[slot] = hands[slot].pop(i)
     for s in range(n if step else to_act):  # the goal step
-        card = game.goal_of_slot[o] if s == o else hands[s][rng.below(len(hands[s]))]
+        card = view.goal if s == o else hands[s][rng.below(len(hands[s]))]
         hands[s].remove(card)
         goal[s] = card
         actions.append(card)
     if step:
-        own = game.goal_of_slot[o]
+        own = view.goal
         for _ in range(1000):  # the placement's random order, given which face-up goal is (not) the observer's
             order = [rng.pick(NUM_SLOTS, NUM_SLOTS)] if game.round_number == 1 else [rng.pick(n, n)]
             if game.round_number != 1:
                 order.append(rng.pick(NUM_SLOTS - n, NUM_SLOTS - n))
             slots = place_goals(game.round_number, range(NUM_SLOTS), n, game.totals, ScriptedDraws(order))
-            if all((slots[j] == o) == (game.display[j] == own) for j in range(step)):
+            if all((slots[j] == o) == (view.revealed[j] == own) for j in range(step)):
                 break
         else:
             return None
         draws += order
         for j in range(step):
             if slots[j] != o:
-                label[goal[slots[j]]] = game.display[j]
-                known.add(game.display[j])
+                label[goal[slots[j]]] = view.revealed[j]
+                known.add(view.revealed[j])
     taken = 0
     for k in range(1, step + 1):
         count = PASS_COUNTS[k - 1]
         complete = k < step
-        seen_now = game.received[o][taken : taken + count]
+        seen_now = view.received[taken : taken + count]
         for s in range(n):
             picks_made = count if complete or s < to_act else len(game.staged[s]) if s == to_act else 0
             if not picks_made:
                 continue
             hand = hands[s]
             if s == o:
-                cards = game.passed[o][taken : taken + count] if complete else list(game.staged[o])
+                cards = view.passed[taken : taken + count] if complete else list(view.picks)
                 values = [label.get(x, x) for x in hand]
                 picks = [hand[values.index(card)] for card in cards]
             elif complete and game.left_of[s] == o:

@@ -12,7 +12,8 @@ observer in turn order, 0 = self; seat blocks are padded to 4 with zeros): the s
 :class:`tableenvs.core.layout.Layout`; the table in ``docs/rummikub.md`` is its ``markdown_table()``, checked by the
 tests).
 
-Hidden: other players' racks and staged tiles, and the order of the pool.
+Hidden: other players' racks and staged tiles, and the order of the pool: the seat sees what ``Rummikub.seen_by``
+says (its own rack; the staged tiles only while it stages them, ``Rummikub.sees_staged``).
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ class Encoder:
         """Write ``seat``'s observation into the zeroed float32 vector ``out``.
 
         Called at every decision: one call of the compiled :func:`_fill` (a third of the time of slice copies and
-        per-entry writes from Python)."""
+        per-entry writes from Python). It writes the parts of ``game.seen_by(seat)`` (no tuple per observation): the
+        seat's own rack, and the staged tiles only when ``game.sees_staged(seat)``."""
         if game.opened != self._opened_flags:  # the engine's list of flags changes at a player's first commit only
             self._opened_flags = list(game.opened)
             self._opened = np.array(game.opened, np.bool_)
@@ -101,7 +103,7 @@ class Encoder:
             self._opened,
             seat,
             game.to_act,
-            game.to_act == seat and not (game.over or game.truncated),
+            game.sees_staged(seat),
             game.pool_size,
             game.passes,
             len(game.results),

@@ -139,8 +139,10 @@ class RummikubEnv(TableEnv):
         return "pool_empty" if self.game.end_on_empty_pool else "blocked"
 
     def _describe_action_public(self, action: int) -> str:
-        """Staging is private until the commit (the table then shows the play); commits and draws are public."""
-        if action < COMMIT:
+        """Commits and draws are public; a staged tile is named only if the others see the staging
+        (``Rummikub.sees_staged``: they don't, staging is private until the commit, which the table then shows)."""
+        game = self.game
+        if action < COMMIT and not game.sees_staged((game.to_act + 1) % self.num_players):
             return "stages a tile"
         return self._describe_action(action)
 
@@ -234,21 +236,22 @@ class RummikubEnv(TableEnv):
         return table_svg(self, seat)
 
     def _render_view_text(self, seat: int) -> str:
-        """The table as ``seat`` sees it: the melds on the table, its own rack (and its staged tiles on its turn),
-        the tile counts, opened flags and scores of every rack, the pool size; never the others' tiles."""
+        """The table as ``seat`` sees it (``Rummikub.seen_by``): the melds on the table, its own rack (and its
+        staged tiles on its turn), the tile counts, opened flags and scores of every rack, the pool size; never the
+        others' tiles."""
         game = self.game
-        live = not (game.over or game.truncated)
+        view = game.seen_by(seat)  # the one visibility decision (rules.SeatView)
         lines = [f"player_{seat}'s view", *self._public_table_lines()]
         if game.last_placed.any():
             lines.append(f"placed last turn: {_tiles_text(game.last_placed)}")
         for s in range(self.num_players):
             rack = game.racks[s]
             flags = "opened" if game.opened[s] else "not opened"
-            tiles = f": {_tiles_text(rack)}" if s == seat else ""
+            tiles = f": {_tiles_text(view.rack)}" if s == seat else ""
             you = " (you)" if s == seat else ""
             lines.append(f"player_{s}{you}: score {game.scores[s]:+g}, {flags}, {int(rack.sum())} tiles{tiles}")
-        if live and game.to_act == seat and game.staged.any():
-            lines.append(f"your staged tiles: {_tiles_text(game.staged)}")
+        if view.staged is not None and view.staged.any():
+            lines.append(f"your staged tiles: {_tiles_text(view.staged)}")
         return "\n".join(lines)
 
 

@@ -1,4 +1,5 @@
-"""Rummikub melds: the ``Meld`` record and how the tiles of one number split into groups.
+"""Rummikub melds: the ``Meld`` record, how the tiles of one number split into groups, and a quick bound on the
+opening points a set of tiles can make (``opening_bound``).
 
 You are in the meld model used by the solver's answers. Rules:
 
@@ -17,7 +18,21 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
+import numpy as np
+
 from .tiles import COLOURS, JOKER, NUMBERS, number_of, tile_name
+
+# Per tile type its most opening points (a joker stands for at most a 13) * 128 + 1: one dot product of a count
+# vector gives its points bound (bits 7..) and its number of tiles (bits 0..6: at most 106), asked at every decision
+# of a player who has not opened (a third of the time of a dot and a sum)
+_BOUND_AND_COUNT = np.array([(t % 13 + 1) * 128 + 1 for t in range(52)] + [13 * 128 + 1], dtype=np.int64)
+
+
+def opening_bound(tiles: np.ndarray) -> int:
+    """Upper bound on the opening points of the count vector ``tiles`` (a joker at most 13); 0 below 3 tiles (no
+    meld)."""
+    packed = int(tiles.dot(_BOUND_AND_COUNT))
+    return packed >> 7 if packed & 127 >= 3 else 0
 
 
 @dataclass(frozen=True)

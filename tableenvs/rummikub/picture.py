@@ -3,8 +3,9 @@
 Where you are: the Rummikub package's drawing, built on :mod:`tableenvs.core.svg`. From the top: the status line
 and pool size, the melds on the table (tiles with their number in the tile's colour, a joker as a purple ``J``
 with the tile it stands for below it), then one rack per seat (score, opened or not, its tiles) and the tiles
-staged this turn. A seat's picture follows the information rules of its text view (``RummikubEnv.render_view``):
-the table, its own rack (and its own staging), and only the tile counts of the others' racks, drawn face down.
+staged this turn. A seat's picture shows what ``Rummikub.seen_by`` says, as its text view
+(``RummikubEnv.render_view``) does: the table, its own rack (and its own staging), and only the tile counts of the
+others' racks, drawn face down.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ def table_svg(env, seat: int | None = None) -> str:
     """The table of ``env`` (a ``RummikubEnv``) as SVG text: the god view, or what ``seat`` may see."""
     game = env.game
     live = not (game.over or game.truncated)
+    view = None if seat is None else game.seen_by(seat)  # the one visibility decision (rules.SeatView)
     picture = Svg(WIDTH)
     who = "god view" if seat is None else f"player_{seat}'s view"
     title = f"Rummikub, {env.num_players} players, game {game.game_number}/{game.games_per_episode} ({who})"
@@ -76,14 +78,15 @@ def table_svg(env, seat: int | None = None) -> str:
         label = f"player_{s}{you}: score {game.scores[s]:+g}, {flags}, {int(rack.sum())} tiles"
         picture.text(12, y + 16, label, 14, GOLD if acting else LIGHT, bold=acting)
         y += 24
-        if seat is None or s == seat:
-            y = _tiles(picture, 12, y, rack)
+        if view is None or s == seat:
+            y = _tiles(picture, 12, y, rack if view is None else view.rack)
         else:
             for k in range(int(rack.sum())):
                 picture.card_back(12 + (k % PER_ROW) * STEP, y + (k // PER_ROW) * (TILE_H + 4), w=TILE_W, h=TILE_H)
             y += max(1, -(-int(rack.sum()) // PER_ROW)) * (TILE_H + 4)
         y += 6
-    if live and game.staged.any() and (seat is None or seat == game.to_act):
+    staged = (game.staged if live else None) if view is None else view.staged
+    if staged is not None and staged.any():
         picture.text(12, y + 16, f"staged by player_{game.to_act}", 14, GOLD, bold=True)
-        _tiles(picture, 12, y + 24, game.staged, stroke=GOLD)
+        _tiles(picture, 12, y + 24, staged, stroke=GOLD)
     return picture.text_of()

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -31,16 +31,13 @@ from tableenvs.core import state
 from tableenvs.core.engine import RestorableEngine, RulesError
 from tableenvs.core.validation import check_bool, check_choice, check_int
 
-from .melds import Meld
+from .melds import Meld, opening_bound
 from .solver import TurnSweep, _arranged, arrange, is_valid_play
-from .tiles import COPIES, JOKERS, NUMBERS, TILE_TYPES, TILE_VALUES, parse_tiles, tile_ids, tile_name
+from .tiles import FULL_SET, NUM_TILES, TILE_TYPES, parse_tiles, rack_total, tile_ids, tile_name
 
 RACK_SIZE = 14  # tiles dealt to each player
 PENALTY_TILES = 3  # tiles drawn after a failed play (strict_commit=False)
-NUM_TILES = 106
 POOL_EXHAUSTED = ("lowest_rack", "draw")
-FULL_SET = np.array([COPIES] * (TILE_TYPES - 1) + [JOKERS], dtype=np.int64)
-FULL_SET.setflags(write=False)
 #: Largest ``max_turns`` and ``games_per_episode`` (2**53: the turn counters stay exact as floats and fit the int64
 #: arguments of the compiled observation code)
 MAX_COUNT = state.MAX_INT
@@ -52,10 +49,6 @@ def _check_count(name: str, value: Any) -> int:
     if value > MAX_COUNT:
         raise ValueError(f"{name} must be <= 2**53 ({MAX_COUNT}), got {value}")
     return value
-
-
-#: Points of all 106 tiles (a joker 30): no rack total, and no game's score, is larger
-ALL_POINTS = 2 * 4 * sum(range(1, NUMBERS + 1)) + JOKERS * 30
 
 
 @dataclass(frozen=True)
@@ -76,21 +69,15 @@ class GameResult:
     arrangement: tuple[Meld, ...] = ()
 
 
-# Per tile type its most opening points (a joker stands for at most a 13) * 128 + 1: one dot product of a count
-# vector gives its points bound (bits 7..) and its number of tiles (bits 0..6: at most 106), asked at every decision
-# of a player who has not opened (a third of the time of a dot and a sum)
-_BOUND_AND_COUNT = np.array([(t % 13 + 1) * 128 + 1 for t in range(52)] + [13 * 128 + 1], dtype=np.int64)
+class SeatView(NamedTuple):
+    """What one seat may see now of the tiles off the table: Rummikub's one visibility decision
+    (:meth:`Rummikub.seen_by`), read alike by the text view, the picture, the world sampler and the public move text
+    (``docs/rummikub.md``, "What a seat sees"). The parts are the engine's arrays (not copies): read them only. The
+    table, the tiles placed last turn, every rack's size, the opened flags, the scores and the pool's size are
+    public; the others' racks and the pool's order it never sees."""
 
-
-def _opening_bound(tiles: np.ndarray) -> int:
-    """Upper bound on the opening points of ``tiles`` (a joker at most 13); 0 below 3 tiles (no meld)."""
-    packed = int(tiles.dot(_BOUND_AND_COUNT))
-    return packed >> 7 if packed & 127 >= 3 else 0
-
-
-def rack_total(rack: np.ndarray) -> int:
-    """Points on a rack: face values, a joker 30."""
-    return int(rack @ TILE_VALUES)
+    rack: np.ndarray  # its own rack, as counts (its staged tiles included)
+    staged: np.ndarray | None  # the tiles staged this turn when it is the one staging them (``sees_staged``)
 
 
 class Rummikub:
@@ -269,7 +256,7 @@ class Rummikub:
             rack = self.racks[seat]
             staged = self.staged
             staged_is_play = None  # whether the staged tiles are a legal play, when the solver was asked
-            if opening and _opening_bound(rack) < max(self.min_initial, 1):
+            if opening and opening_bound(rack) < max(self.min_initial, 1):
                 stage_mask = np.zeros(TILE_TYPES, bool)  # exact shortcut: the rack cannot reach min_initial
             else:
                 # one sweep gives the mask and is_valid_play(staged), reused while the turn stages tiles; the
@@ -281,7 +268,7 @@ class Rummikub:
             elif not self.strict_commit or not np.count_nonzero(stage_mask):
                 # strict: a feasible staged set that no tile extends is itself a legal play
                 can_commit = True
-            elif opening and _opening_bound(staged) < max(self.min_initial, 1):
+            elif opening and opening_bound(staged) < max(self.min_initial, 1):
                 can_commit = False  # exact shortcut: an opening needs a meld (3 tiles: bound 0 below) and min_initial
             else:
                 if staged_is_play is None:  # never: a tile is only playable when the solver was asked
@@ -290,6 +277,15 @@ class Rummikub:
             self._staged_is_play = staged_is_play if anything_staged else None
             self._legal = (stage_mask, can_commit, not anything_staged)
         return self._legal
+
+    def seen_by(self, seat: int) -> SeatView:
+        """What ``seat`` may see now: its own rack, and the staged tiles when it stages them. The observation
+        encoder reads the same two parts directly (no tuple per observation)."""
+        return SeatView(self.racks[seat], self.staged if self.sees_staged(seat) else None)
+
+    def sees_staged(self, seat: int) -> bool:
+        """Whether ``seat`` sees the tiles staged this turn: only the player staging them (private until commit)."""
+        return seat == self.to_act and not (self.over or self.truncated)
 
     def rack_totals(self) -> list[int]:
         return [rack_total(rack) for rack in self.racks]

@@ -15,9 +15,9 @@ import numpy as np
 from tableenvs.core import state
 
 from .melds import Meld
-from .rules import ALL_POINTS, FULL_SET, NUM_TILES, GameResult, Rummikub
+from .rules import GameResult, Rummikub
 from .solver import is_valid_play
-from .tiles import COLOURS, JOKER, NUMBERS, TILE_TYPES
+from .tiles import ALL_POINTS, COLOURS, FULL_SET, JOKER, NUM_TILES, NUMBERS, TILE_TYPES
 
 
 def game_from_record(engine: Rummikub, record: dict[str, Any], rng: np.random.Generator) -> Rummikub:

@@ -32,6 +32,17 @@ JOKER_VALUE = 30
 TILE_VALUES = np.array([n + 1 for _ in COLOURS for n in range(NUMBERS)] + [JOKER_VALUE], dtype=np.int64)
 TILE_VALUES.setflags(write=False)
 _ONES = np.ones(TILE_TYPES, dtype=np.int64)
+NUM_TILES = 106
+#: The whole set as counts: two of each numbered type, two jokers
+FULL_SET = np.array([COPIES] * (TILE_TYPES - 1) + [JOKERS], dtype=np.int64)
+FULL_SET.setflags(write=False)
+#: Points of all 106 tiles (a joker 30): no rack total, and no game's score, is larger
+ALL_POINTS = 2 * 4 * sum(range(1, NUMBERS + 1)) + JOKERS * 30
+
+
+def rack_total(rack: np.ndarray) -> int:
+    """Points on a rack: face values, a joker 30."""
+    return int(rack @ TILE_VALUES)
 
 
 def tile_count(counts: np.ndarray) -> int:

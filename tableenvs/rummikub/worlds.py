@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .rules import FULL_SET, Rummikub
-from .tiles import TILE_TYPES
+from .rules import Rummikub
+from .tiles import FULL_SET, TILE_TYPES
 
 
 def resample_hidden(game: Rummikub, seat: int, rng: np.random.Generator) -> None:
     """Deal afresh, in place (``game`` is the world's own copy), every tile ``seat`` has not seen."""
-    unseen = FULL_SET - game.table - game.racks[seat]
+    view = game.seen_by(seat)  # the one visibility decision (rules.SeatView)
+    unseen = FULL_SET - game.table - view.rack
     tiles = rng.permutation(np.repeat(np.arange(TILE_TYPES), unseen))
     start = 0
     for other in range(game.num_players):
@@ -40,7 +41,7 @@ def resample_hidden(game: Rummikub, seat: int, rng: np.random.Generator) -> None
             start += size
     game.pool = tiles[start:]
     game._drawn = 0
-    if game.to_act != seat:
+    if view.staged is None:  # another player's staging in progress: put it back at the start of its turn
         game.staged[:] = 0
     game._legal = None
     game._staged_is_play = None
@@ -57,7 +58,7 @@ def world_event_log(game: Rummikub, lines: list[str], seat: int) -> list[str]:
         else line
         for line in lines
     ]
-    if game.to_act != seat and game.staged.any():
+    if not game.sees_staged(seat) and game.staged.any():
         acting = f"player_{game.to_act}: stages a tile"
         while out and out[-1] == acting:
             out.pop()
