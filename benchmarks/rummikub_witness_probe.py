@@ -31,7 +31,7 @@ from common import play_out
 
 import tableenvs
 from tableenvs.rummikub import _solver_kernel as kernel
-from tableenvs.rummikub import solver
+from tableenvs.rummikub import solver, sweep, turn_sweep
 
 RUN_NEXT, RUN_SHAPE, STILL_NEEDED = kernel.RUN_NEXT.tolist(), kernel.RUN_SHAPE.tolist(), kernel.STILL_NEEDED.tolist()
 ACC_NEXT, GROUPS_OK, GROUP_NEEDS = kernel.ACC_NEXT.tolist(), kernel.GROUPS_OK.tolist(), kernel.GROUP_NEEDS.tolist()
@@ -132,16 +132,16 @@ class Search:
 def table_positions(games: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """``(table, rack, staged)`` of every new sweep of a play onto the table in seeded random 4-player games."""
     found = []
-    recorded = solver._recorded_sweep
+    recorded = turn_sweep.recorded_sweep
 
     def spy(table, rack, staged, opening, min_initial, *rest):
         if not opening and table.any():
             found.append((table.copy(), rack.copy(), staged.copy()))
         return recorded(table, rack, staged, opening, min_initial, *rest)
 
-    solver._recorded_sweep = spy
-    searching = solver._SEARCH_STATES
-    solver._SEARCH_STATES = 1 << 62  # the engine sweeps every turn (its searches would skip the big positions)
+    turn_sweep.recorded_sweep = spy
+    searching = turn_sweep._SEARCH_STATES
+    turn_sweep._SEARCH_STATES = 1 << 62  # the engine sweeps every turn (its searches would skip the big positions)
     try:
         env = tableenvs.make("rummikub_v0", num_players=4)
         rng = np.random.default_rng(0)
@@ -149,13 +149,13 @@ def table_positions(games: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray
             env.reset(seed=seed)
             play_out(env, rng)
     finally:
-        solver._recorded_sweep = recorded
-        solver._SEARCH_STATES = searching
+        turn_sweep.recorded_sweep = recorded
+        turn_sweep._SEARCH_STATES = searching
     return found
 
 
 def sweep_states(table, rack, staged) -> int:
-    lo, _, result = solver._recorded_sweep(table, rack, staged, False, 30)
+    lo, _, result = sweep.recorded_sweep(table, rack, staged, False, 30)
     return int(result[0])
 
 

@@ -1,4 +1,4 @@
-"""The OpenSpiel bridge (tableenvs/openspiel.py): OpenSpiel's own checks, its bots, and agents both ways.
+"""The OpenSpiel bridge (tableenvs/openspiel/): OpenSpiel's own checks, its bots, and agents both ways.
 
 Where you are: tests of ``tableenvs.openspiel`` (guide: docs/openspiel.md). Skipped as a whole when pyspiel is not
 importable (``pip install open-spiel``; CI installs it). Small games throughout (2 players, few rounds or turns,

@@ -730,7 +730,7 @@ def reach(
 ):
     """The ``playable`` mask and exact-play flag of a recorded sweep without points (``value_cap`` 0), answered at
     one *cut*: a layer boundary every path crosses once. The sweep is given as ``n_entries .. edge_mark``, the
-    arguments ``exact_choices`` takes too (``solver._graph``).
+    arguments ``exact_choices`` takes too (``sweep.graph``).
 
     Asked for ``lo + delta`` like ``walk`` (same edges allowed, same accepted final states), but instead of points
     each entry keeps one word (``REACHED``, ``EXACT``, tile bits): ``forward`` over the allowed paths from the root

@@ -13,7 +13,7 @@ import pytest
 from rummikub_support import random_rack, random_table
 from test_solver_tail import TAIL, counts
 
-from tableenvs.rummikub import solver
+from tableenvs.rummikub import solver, sweep
 from tableenvs.rummikub.melds import Meld, group_meld, split_groups
 from tableenvs.rummikub.tiles import JOKER, NUMBERS
 
@@ -90,7 +90,7 @@ def test_compiled_replay_equals_the_python_one(seed):
     compared = runs = groups = jokers = 0
     for table, rack in positions:
         for choices in path_choices(table, rack, "tiles" if rng.random() < 0.5 else "value"):
-            got = solver._melds_from_choices(choices)
+            got = sweep.melds_from_choices(choices)
             expected = reference_melds(choices)
             assert got == expected
             compared += 1

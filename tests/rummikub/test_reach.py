@@ -4,7 +4,7 @@ For a play onto the table the engine keeps, per entry of the turn's recorded swe
 root, along an exact path, tile types used above their bounds) and a backward word (the same towards an accepted
 end), and answers each question at one layer boundary (the cut): a later question redoes only the layers between the
 boundaries still known and the new cut. Every answer (mask and exact-play flag), at whatever cut it is asked and
-after whatever questions came before, must equal a whole walk of the same recorded sweep (``solver._walk``, which
+after whatever questions came before, must equal a whole walk of the same recorded sweep (``sweep.walk``, which
 the ILP differential tests tie to the oracle); and the backward words asked down to the root must give the same
 exact-play flag as the walk's ``exact_to_end``.
 """
@@ -16,12 +16,12 @@ import pytest
 from test_rewalk import growing_questions, tail_and_random_positions
 
 from tableenvs.rummikub import _solver_kernel as kernel
-from tableenvs.rummikub.solver import _ZERO_DELTA, _graph, _walk
+from tableenvs.rummikub.sweep import ZERO_DELTA, graph, walk
 
 
 def ask(recorded, delta, old_delta, words, bounds, cut):
     lo, _, result = recorded
-    return kernel.kernels()[5](delta, old_delta, lo[52] + delta[52], *_graph(result), *words, bounds, cut)
+    return kernel.kernels()[5](delta, old_delta, lo[52] + delta[52], *graph(result), *words, bounds, cut)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -37,14 +37,14 @@ def test_answers_from_kept_words_equal_a_whole_walk(seed):
                 n_entries = recorded[2][0]
                 words = (np.full(n_entries + 3, -7, np.int64), np.full(n_entries + 3, -7, np.int64))  # garbage
                 bounds = np.array([-1, 66], np.int64)
-                mask, exact = ask(recorded, _ZERO_DELTA, _ZERO_DELTA, words, bounds, -1)
-                expected = _walk(recorded, _ZERO_DELTA)
+                mask, exact = ask(recorded, ZERO_DELTA, ZERO_DELTA, words, bounds, -1)
+                expected = walk(recorded, ZERO_DELTA)
                 assert np.array_equal(mask, expected[0]) and exact == expected[1]
-                old_delta = _ZERO_DELTA
+                old_delta = ZERO_DELTA
             assert question_recorded is recorded
             cut = -1 if rng.random() < 0.6 else int(rng.integers(0, 66))  # the engine's choice, or any boundary
             mask, exact = ask(recorded, delta, old_delta, words, bounds, cut)
-            expected = _walk(recorded, delta)
+            expected = walk(recorded, delta)
             assert np.array_equal(mask, expected[0]) and exact == expected[1]
             assert 0 <= bounds[1] <= bounds[0] <= 65  # some boundary is known both ways
             if rng.random() < 0.3:  # the backward words at every boundary, as the arrangement at a commit reads them

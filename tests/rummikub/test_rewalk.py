@@ -1,6 +1,6 @@
 """The incremental walk (issue 17, third pass) against a whole walk of the same recorded sweep.
 
-Within a turn the engine answers a larger staged set from the last walk of the same recorded sweep (``solver._walk``
+Within a turn the engine answers a larger staged set from the last walk of the same recorded sweep (``sweep.walk``
 given the last walk, ``kernel.walk``): only the cells whose staged count grew (and, when a joker is staged, the
 accepted final states) change, so it redoes the forward pass from the first such cell and the backward pass from the
 last one down. Every answer (mask, exact-play flag, the count of edges on accepted plays) and the per-entry arrays
@@ -16,15 +16,15 @@ import pytest
 from rummikub_support import random_rack, random_table
 from test_solver_tail import TAIL, counts
 
-from tableenvs.rummikub.solver import _ZERO_DELTA, _recorded_sweep, _walk
+from tableenvs.rummikub.sweep import ZERO_DELTA, recorded_sweep, walk
 
 
 def growing_questions(rng, table, rack, opening):
     """A recorded sweep of nothing staged and growing staged sets: one tile, several at once, jokers, refused ones."""
-    recorded = _recorded_sweep(table, rack, _ZERO_DELTA, opening, 30)
+    recorded = recorded_sweep(table, rack, ZERO_DELTA, opening, 30)
     staged = np.zeros(53, dtype=np.int64)
     while True:
-        mask = _walk(recorded, staged)[0]
+        mask = walk(recorded, staged)[0]
         spare = np.flatnonzero(rack > staged)
         choices = np.flatnonzero(mask) if rng.random() < 0.8 else spare
         if choices.size == 0:
@@ -55,11 +55,11 @@ def test_rewalk_equals_a_whole_walk(seed):
     compared = jokers = 0
     for table, rack in positions:
         opening = bool(rng.random() < 0.25)
-        whole = _walk(_recorded_sweep(table, rack, _ZERO_DELTA, opening, 30), _ZERO_DELTA)
-        walked = (_ZERO_DELTA, whole[2], whole[3], whole[4])
+        whole = walk(recorded_sweep(table, rack, ZERO_DELTA, opening, 30), ZERO_DELTA)
+        walked = (ZERO_DELTA, whole[2], whole[3], whole[4])
         for recorded, delta in growing_questions(rng, table, rack, opening):
-            mask, exact, *arrays, kept = _walk(recorded, delta, walked)
-            expected = _walk(recorded, delta)
+            mask, exact, *arrays, kept = walk(recorded, delta, walked)
+            expected = walk(recorded, delta)
             assert np.array_equal(mask, expected[0]) and exact == expected[1] and kept == expected[5]
             from_root = arrays[0]
             assert np.array_equal(from_root, np.broadcast_to(expected[2], from_root.shape))

@@ -16,18 +16,18 @@ import numpy as np
 import pytest
 from test_rewalk import tail_and_random_positions
 
-from tableenvs.rummikub import solver
+from tableenvs.rummikub import solver, sweep, turn_sweep
 from tableenvs.rummikub.solver import TurnSweep
 
 
 def fresh_solve(table, rack, **options):
     """``solve`` with no recorded sweep to read."""
-    saved = getattr(solver._latest_recorded, "entry", None)
-    solver._latest_recorded.entry = None
+    saved = getattr(turn_sweep._latest_recorded, "entry", None)
+    turn_sweep._latest_recorded.entry = None
     try:
         return solver.solve(table, rack, **options)
     finally:
-        solver._latest_recorded.entry = saved
+        turn_sweep._latest_recorded.entry = saved
 
 
 def assert_same(read, fresh):
@@ -42,15 +42,15 @@ def assert_same(read, fresh):
 def test_solve_from_the_recorded_sweep_equals_a_fresh_sweep(seed, monkeypatch):
     rng = np.random.default_rng(2300 + seed)
     read_sweeps = 0
-    scored = solver._scored
+    scored = sweep.scored
 
     def counted(*args):
         nonlocal read_sweeps
         read_sweeps += 1
         return scored(*args)
 
-    monkeypatch.setattr(solver, "_scored", counted)
-    monkeypatch.setattr(solver, "_SEARCH_STATES", 1 << 40)  # the engine sweeps (no searches): a sweep to read
+    monkeypatch.setattr(sweep, "scored", counted)
+    monkeypatch.setattr(turn_sweep, "_SEARCH_STATES", 1 << 40)  # the engine sweeps (no searches): a sweep to read
     compared = 0
     for table, rack in tail_and_random_positions(rng, seed):
         staged = np.zeros(53, np.int64)
@@ -81,9 +81,9 @@ def test_a_sweep_no_longer_held_is_not_read(monkeypatch):
     rng = np.random.default_rng(7)
     (table, rack), (other_table, other_rack) = tail_and_random_positions(rng, 0)[1:3]
     read_sweeps = []
-    scored = solver._scored
-    monkeypatch.setattr(solver, "_scored", lambda *args: read_sweeps.append(1) or scored(*args))
-    monkeypatch.setattr(solver, "_SEARCH_STATES", 1 << 40)
+    scored = sweep.scored
+    monkeypatch.setattr(sweep, "scored", lambda *args: read_sweeps.append(1) or scored(*args))
+    monkeypatch.setattr(turn_sweep, "_SEARCH_STATES", 1 << 40)
     zero = np.zeros(53, np.int64)
     sweeps = TurnSweep()
     sweeps.legal(table, rack, zero, False, 30)

@@ -15,6 +15,7 @@ import pytest
 from ilp_oracle import Oracle
 
 import tableenvs.rummikub.solver as solver_module
+import tableenvs.rummikub.sweep as sweep_module
 from tableenvs.rummikub import JOKER, TILE_TYPES, TILE_VALUES, is_valid_play, playable, solve
 
 EMPTY = np.zeros(TILE_TYPES, dtype=np.int64)
@@ -37,7 +38,7 @@ class SweepMeter:
 
     def __init__(self, monkeypatch):
         self.sweeps: list[tuple[int, int]] = []
-        original = solver_module._sweep
+        original = sweep_module.run
 
         def metered(*args):
             result = original(*args)
@@ -45,7 +46,7 @@ class SweepMeter:
             self.sweeps.append((int(result[0]), sum(b.nbytes for b in buffers)))
             return result
 
-        monkeypatch.setattr(solver_module, "_sweep", metered)
+        monkeypatch.setattr(sweep_module, "run", metered)
 
     def take(self) -> tuple[int, int]:
         """(states, bytes) of the biggest sweep since the last call."""

@@ -2,7 +2,7 @@
 
 The sweep drops a state that needs more jokers than it has left: to complete its number's groups from the later
 colours' tiles (``kernel.GROUP_NEEDS``) plus, per colour, to extend its short runs at that colour's next two cells.
-Such a state has no completion, so no answer may change. ``solver._LOOK_AHEAD = False`` gives back the sweep without
+Such a state has no completion, so no answer may change. ``sweep._LOOK_AHEAD = False`` gives back the sweep without
 it (only the cell's own colour checked); both must give equal masks, exact-play flags, best plays and arrangements
 (meld for meld), and the look-ahead must never record more states.
 """
@@ -17,7 +17,9 @@ from rummikub_support import random_rack, random_table
 from test_solver_tail import TAIL, counts
 
 import tableenvs.rummikub.solver as solver_module
-from tableenvs.rummikub.solver import _playable_and_exact, _recorded_sweep, solve
+import tableenvs.rummikub.sweep as sweep_module
+from tableenvs.rummikub.solver import _playable_and_exact, solve
+from tableenvs.rummikub.sweep import recorded_sweep
 
 
 def answers(table, rack, staged, opening):
@@ -55,10 +57,10 @@ def positions() -> list[tuple]:
 def test_look_ahead_changes_no_answer(monkeypatch, case):
     table, rack, staged, opening = positions()[case]
     with_look_ahead = answers(table, rack, staged, opening)
-    states_with = _recorded_sweep(table, rack, staged, opening, 30)[2][0]
-    monkeypatch.setattr(solver_module, "_LOOK_AHEAD", False)
+    states_with = recorded_sweep(table, rack, staged, opening, 30)[2][0]
+    monkeypatch.setattr(sweep_module, "_LOOK_AHEAD", False)
     assert answers(table, rack, staged, opening) == with_look_ahead
-    assert states_with <= _recorded_sweep(table, rack, staged, opening, 30)[2][0]
+    assert states_with <= recorded_sweep(table, rack, staged, opening, 30)[2][0]
 
 
 def test_look_ahead_cuts_the_tail_sweeps(monkeypatch):
@@ -66,6 +68,6 @@ def test_look_ahead_cuts_the_tail_sweeps(monkeypatch):
     states (measured: about half)."""
     sizes = []
     for look_ahead in (True, False):
-        monkeypatch.setattr(solver_module, "_LOOK_AHEAD", look_ahead)
-        sizes.append([_recorded_sweep(*(counts(t) for t in case), False, 30)[2][0] for case in TAIL])
+        monkeypatch.setattr(sweep_module, "_LOOK_AHEAD", look_ahead)
+        sizes.append([recorded_sweep(*(counts(t) for t in case), False, 30)[2][0] for case in TAIL])
     assert all(3 * cut <= 2 * plain for cut, plain in zip(*sizes, strict=True)), sizes

@@ -18,7 +18,7 @@ import pytest
 from rummikub_support import random_rack, random_table
 
 import tableenvs
-import tableenvs.rummikub.solver as solver_module
+import tableenvs.rummikub.turn_sweep as turn_sweep_module
 from tableenvs.rummikub.rules import Rummikub
 from tableenvs.rummikub.solver import _playable_and_exact, _TurnSweep
 
@@ -91,13 +91,13 @@ def test_engine_answers_equal_fresh_solves_over_random_games(num_players):
     assert decisions > 300 and staged_decisions > 100
 
 
-@pytest.mark.parametrize("prune_edges", [0, solver_module._PRUNE_EDGES])
+@pytest.mark.parametrize("prune_edges", [0, turn_sweep_module._PRUNE_EDGES])
 def test_pruned_turn_sweep_equals_fresh_solves_on_big_tables(monkeypatch, prune_edges):
     """Big tables and a few small ones, one ``_TurnSweep`` for all (buffers reused): growing staged sets, now and
     then one the mask refuses, equal fresh solves; with openings pruned at every question (0) and at the engine's
     threshold, and plays onto the table answered from the words ``kernel.reach`` keeps between questions."""
-    monkeypatch.setattr(solver_module, "_PRUNE_EDGES", prune_edges)
-    monkeypatch.setattr(solver_module, "_SEARCH_STATES", 1 << 40)  # the sweep's paths (searches: test_witness.py)
+    monkeypatch.setattr(turn_sweep_module, "_PRUNE_EDGES", prune_edges)
+    monkeypatch.setattr(turn_sweep_module, "_SEARCH_STATES", 1 << 40)  # the sweep's paths (searches: test_witness.py)
     rng = np.random.default_rng(1717)
     from_words = 0
     turn = _TurnSweep()  # one for every position: each new sweep reuses the buffers of the one before
@@ -123,7 +123,7 @@ def test_pruned_turn_sweep_equals_fresh_solves_on_big_tables(monkeypatch, prune_
 def test_pruned_opening_sweeps_equal_fresh_solves(monkeypatch):
     """Openings keep pruning (points make each walk a forward and a backward pass): big racks, growing staged sets,
     pruned at every question that stages more, equal fresh solves."""
-    monkeypatch.setattr(solver_module, "_PRUNE_EDGES", 0)
+    monkeypatch.setattr(turn_sweep_module, "_PRUNE_EDGES", 0)
     rng = np.random.default_rng(1718)
     empty = np.zeros(53, dtype=np.int64)
     pruned = 0

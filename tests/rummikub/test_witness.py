@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from test_rewalk import tail_and_random_positions
 
-from tableenvs.rummikub import solver
+from tableenvs.rummikub import sweep, turn_sweep
 from tableenvs.rummikub.solver import TurnSweep, _arranged, _playable_and_exact
 
 
@@ -46,7 +46,7 @@ def play_turns(rng, positions, turn: TurnSweep) -> tuple[int, int]:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_searched_answers_equal_a_fresh_sweep(seed, monkeypatch):
-    monkeypatch.setattr(solver, "_SEARCH_STATES", 0)
+    monkeypatch.setattr(turn_sweep, "_SEARCH_STATES", 0)
     rng = np.random.default_rng(2500 + seed)
     searched, swept = play_turns(rng, tail_and_random_positions(rng, seed), TurnSweep())
     assert searched > 40  # most questions answered by the searches
@@ -55,8 +55,8 @@ def test_searched_answers_equal_a_fresh_sweep(seed, monkeypatch):
 @pytest.mark.parametrize("budget", [3, 60])
 def test_a_search_over_budget_falls_back_to_the_sweep(budget, monkeypatch):
     """Small budgets: some questions (or all) run out and the rest of the turn is swept; the answers stay exact."""
-    monkeypatch.setattr(solver, "_SEARCH_STATES", 0)
-    monkeypatch.setattr(solver, "_SEARCH_BUDGET", budget)
+    monkeypatch.setattr(turn_sweep, "_SEARCH_STATES", 0)
+    monkeypatch.setattr(turn_sweep, "_SEARCH_BUDGET", budget)
     rng = np.random.default_rng(2600 + budget)
     searched, swept = play_turns(rng, tail_and_random_positions(rng, 1), TurnSweep())
     assert swept > 20
@@ -67,7 +67,7 @@ def test_a_search_over_budget_falls_back_to_the_sweep(budget, monkeypatch):
 def test_the_dead_states_of_a_turn_are_not_those_of_the_last(monkeypatch):
     """A new turn starts with no dead states: a TurnSweep used across positions (states dead on one table are alive
     on another) keeps answering exactly."""
-    monkeypatch.setattr(solver, "_SEARCH_STATES", 0)
+    monkeypatch.setattr(turn_sweep, "_SEARCH_STATES", 0)
     rng = np.random.default_rng(2700)
     positions = tail_and_random_positions(rng, 2)
     turn = TurnSweep()
@@ -78,7 +78,7 @@ def test_the_dead_states_of_a_turn_are_not_those_of_the_last(monkeypatch):
 def test_a_rack_joker_is_searched_like_any_tile(monkeypatch):
     """The joker's entry: some play uses one more joker than staged. Positions where it cannot (a lone joker and a
     tile that makes no meld with it, on an empty or a small table) and where it can, against fresh sweeps."""
-    monkeypatch.setattr(solver, "_SEARCH_STATES", 0)
+    monkeypatch.setattr(turn_sweep, "_SEARCH_STATES", 0)
     tile = lambda colour, number: colour * 13 + number - 1  # noqa: E731
     cases = []
     for table_tiles, rack_tiles in [
@@ -101,7 +101,7 @@ def test_a_question_that_drops_staged_tiles_is_answered_anew(monkeypatch):
     """States a search proved dead for more staged tiles may be alive for fewer: after a turn's staged set grew, a
     question about a set that is not a superset of the last one (any order of questions, as ``legal`` allows) must
     not reuse them."""
-    monkeypatch.setattr(solver, "_SEARCH_STATES", 0)
+    monkeypatch.setattr(turn_sweep, "_SEARCH_STATES", 0)
     rng = np.random.default_rng(2800)
     compared = 0
     for table, rack in tail_and_random_positions(rng, 3):
@@ -130,12 +130,12 @@ def test_a_sweep_gives_up_at_the_threshold_and_only_there():
     gave_up = kept = 0
     spare: dict = {}
     for table, rack in tail_and_random_positions(rng, 4):
-        whole = solver._recorded_sweep(table, rack, np.zeros(53, np.int64), False, 30)
+        whole = sweep.recorded_sweep(table, rack, np.zeros(53, np.int64), False, 30)
         states, edges = whole[2][0], whole[2][6]
         for max_states in (states - 1, states, max(states // 3, 1)):
             if max_states < 1:
                 continue
-            capped = solver._recorded_sweep(table, rack, np.zeros(53, np.int64), False, 30, spare, max_states)
+            capped = sweep.recorded_sweep(table, rack, np.zeros(53, np.int64), False, 30, spare, max_states)
             if states > max_states:
                 assert capped is None
                 gave_up += 1
@@ -149,9 +149,9 @@ def test_a_sweep_gives_up_at_the_threshold_and_only_there():
 def test_a_turn_whose_sweep_gives_up_is_searched(monkeypatch):
     """A play onto the table's sweep stops once it holds ``_SEARCH_STATES`` states; that turn's questions are then
     searched (falling back to a whole sweep only over budget), with every answer still a fresh sweep's."""
-    monkeypatch.setattr(solver, "_SEARCH_STATES", 3000)
+    monkeypatch.setattr(turn_sweep, "_SEARCH_STATES", 3000)
     gave_up = []
-    recorded_sweep = solver._recorded_sweep
+    recorded_sweep = turn_sweep.recorded_sweep
 
     def counting(*args):
         result = recorded_sweep(*args)
@@ -159,7 +159,7 @@ def test_a_turn_whose_sweep_gives_up_is_searched(monkeypatch):
             gave_up.append(args[-1])
         return result
 
-    monkeypatch.setattr(solver, "_recorded_sweep", counting)
+    monkeypatch.setattr(turn_sweep, "recorded_sweep", counting)
     rng = np.random.default_rng(3000)
     searched = swept = 0
     for seed in range(3):

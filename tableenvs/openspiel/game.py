@@ -1,0 +1,146 @@
+"""The OpenSpiel bridge's games: ``TableGame``, one subclass per title, their registration with pyspiel, and lookups.
+
+Where you are: the game half of :mod:`tableenvs.openspiel`. Importing this module registers the three pyspiel games
+(``tableenvs_pilipili_v0``, ...) with their default parameters; ``pyspiel.load_game`` then builds a
+:class:`TableGame`, which checks the parameters, builds the game's :class:`~tableenvs.openspiel.state.Shared` and
+tells OpenSpiel the title's facts (:mod:`tableenvs.openspiel.game_types`). :func:`load_game` and
+:func:`game_for_env` find the game of a tableenvs env name or env.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyspiel
+
+from tableenvs.core.table_env import TableEnv
+from tableenvs.core.validation import check_choice, check_int
+from tableenvs.openspiel.game_types import (
+    COMMON_PARAMS,
+    ENV_TO_OPENSPIEL,
+    MAX_DEAL_SEEDS,
+    REWARD_MODELS,
+    TITLES,
+    Title,
+    game_type,
+)
+from tableenvs.openspiel.observer import TableObserver
+from tableenvs.openspiel.state import SHARED_BY_KEY, Shared, TableState
+
+
+def _env_options(title: Title, params: dict[str, Any]) -> dict[str, Any]:
+    """The env's constructor options from OpenSpiel parameters (``ValueError`` naming a bad one)."""
+    unknown = sorted(set(params) - set(title.params) - set(COMMON_PARAMS))
+    if unknown:
+        raise ValueError(
+            f"{title.short_name}: unknown parameter(s) {', '.join(map(repr, unknown))}; parameters: "
+            f"{', '.join([*title.params, *COMMON_PARAMS])}"
+        )
+    check_int("deal_seeds", params["deal_seeds"], 1, MAX_DEAL_SEEDS)
+    check_choice("reward_model", params["reward_model"], REWARD_MODELS)
+    options = {key: params[key] for key in title.params}
+    if title.env == "llama_party_v0" and options["deck"] == "standard":
+        options["deck"] = None
+    return options
+
+
+class TableGame(pyspiel.Game):
+    """One of the three games as a pyspiel game; the subclasses below fix which (``_TITLE``)."""
+
+    _TITLE: Title
+
+    def __init__(self, params: dict[str, Any] | None = None):
+        title = self._TITLE
+        params = {**title.params, **COMMON_PARAMS, **(params or {})}
+        try:
+            options = _env_options(title, params)
+            shared = Shared(title, params, options)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{title.short_name}: {error}") from None
+        facts = title.facts(shared.template)
+        info = pyspiel.GameInfo(
+            num_distinct_actions=shared.template.num_actions,
+            max_chance_outcomes=shared.deal_seeds,
+            num_players=shared.num_players,
+            min_utility=facts["min"],
+            max_utility=facts["max"],
+            utility_sum=0.0 if facts["zero_sum"] else None,
+            max_game_length=facts["length"],
+        )
+        super().__init__(game_type(title, params["reward_model"], facts["zero_sum"]), info, params)
+        self._shared = shared
+        SHARED_BY_KEY[shared.key] = shared
+
+    def new_initial_state(self) -> TableState:
+        """The state before the deal (a chance node)."""
+        return TableState(self)
+
+    def max_chance_nodes_in_history(self) -> int:
+        return 1
+
+    def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> TableObserver:
+        """The observer OpenSpiel asks for (observation: ``perfect_recall=False``; information state: ``True``)."""
+        if isinstance(iig_obs_type, dict) and params is None:  # C++ calls make_py_observer(params) for the default
+            iig_obs_type, params = None, iig_obs_type
+        return TableObserver(self._shared, iig_obs_type, params)
+
+    def state_from_env(self, env: TableEnv) -> TableState:
+        """A state (after the deal) continuing from a started raw env of this game with the same options; the
+        state takes the env (pass a clone or ``sample_world`` to keep yours). Its ``history()`` is empty, and the
+        seats' recall starts from the env's current observations."""
+        shared = self._shared
+        if not isinstance(env, TableEnv) or env.metadata["name"] != shared.title.env:
+            raise ValueError(f"state_from_env: expected a raw {shared.title.env} env, got {env!r}")
+        if env.num_players != shared.num_players:
+            raise ValueError(f"state_from_env: the env has {env.num_players} players, the game {shared.num_players}")
+        state = TableState(self)
+        table = state._table
+        table.env = env
+        table.returns = np.array(env._returns, np.float64)
+        table.over = env.outcome() is not None
+        table.recall = [b""] * shared.num_players
+        table.seen = [b""] * shared.num_players
+        table.observe_all()
+        return state
+
+
+def _game_class(title: Title) -> type:
+    name = "".join(part.title() for part in title.env.removesuffix("_v0").split("_")) + "Game"
+    return type(name, (TableGame,), {"_TITLE": title, "__doc__": f"{title.long_name} as a pyspiel game."})
+
+
+PiliPiliGame = _game_class(TITLES["tableenvs_pilipili_v0"])
+LlamaPartyGame = _game_class(TITLES["tableenvs_llama_party_v0"])
+RummikubGame = _game_class(TITLES["tableenvs_rummikub_v0"])
+GAME_CLASSES = {"tableenvs_pilipili_v0": PiliPiliGame, "tableenvs_llama_party_v0": LlamaPartyGame}
+GAME_CLASSES["tableenvs_rummikub_v0"] = RummikubGame
+
+for _name, _cls in GAME_CLASSES.items():
+    pyspiel.register_game(game_type(TITLES[_name], "terminal", _name == "tableenvs_rummikub_v0"), _cls)
+
+
+def load_game(env_name: str, **params: Any) -> TableGame:
+    """The OpenSpiel game of tableenvs env ``env_name`` (``"pilipili_v0"``, ...) with ``params``."""
+    if env_name not in ENV_TO_OPENSPIEL:
+        raise ValueError(f"no OpenSpiel game for {env_name!r}; games: {', '.join(ENV_TO_OPENSPIEL)}")
+    return pyspiel.load_game(ENV_TO_OPENSPIEL[env_name], params)
+
+
+def game_for_env(env: Any) -> TableGame:
+    """The OpenSpiel game with the options of ``env`` (a raw or wrapped tableenvs env)."""
+    raw = getattr(env, "unwrapped", None)
+    if not isinstance(raw, TableEnv) or raw.metadata["name"] not in ENV_TO_OPENSPIEL:
+        raise ValueError(f"game_for_env: expected a tableenvs env of {', '.join(ENV_TO_OPENSPIEL)}, got {env!r}")
+    name = raw.metadata["name"]
+    options = raw._state_options()
+    if name == "llama_party_v0" and options["deck"] is None:
+        options["deck"] = "standard"
+    bad = {key: value for key, value in options.items() if not isinstance(value, (bool, int, float, str))}
+    if bad:
+        raise ValueError(
+            f"game_for_env: OpenSpiel parameters are numbers, booleans or strings; the env's option(s) "
+            f"{', '.join(f'{k}={v!r:.60}' for k, v in bad.items())} cannot be one (use a file path for a deck, a "
+            "finite max_rounds)"
+        )
+    return load_game(name, **options)
