@@ -34,7 +34,8 @@ check                       what it asserts
 ``state``                   a ``get_state`` record, through JSON, restores by ``from_state`` and on a fresh env
                             by ``set_state``, and both continue identically to the end (only for games declaring
                             ``state``)
-``worlds``                  a world of ``sample_world`` shows its seat the same observation and mask, is a state the
+``worlds``                  a world of ``sample_world`` shows its seat the same observation and mask (and text view
+                            and picture, where the game declares ``views`` / ``picture``: a leak shows), is a state the
                             game's own reader accepts (``set_state``: so the reader must refuse a record that breaks
                             a public constraint, e.g. a hand contradicting a shown void), plays on, and leaves the
                             real game as it was (only for games declaring ``worlds``)

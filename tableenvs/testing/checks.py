@@ -441,8 +441,9 @@ def _check_cli_play(name: str, _options: dict[str, Any]) -> None:
 #: Checks run once per game (and ``docs``, on the page given to :func:`checks`).
 def _check_worlds(name: str, _options: dict[str, Any]) -> None:
     """``sample_world`` (games declaring ``worlds``): at points of two random games, a world sampled for any seat shows
-    that seat the same observation and mask and the same agent to act, is a state the game's own record reader
-    accepts (``set_state``), plays on legally, and is a game of its own (sampling and stepping it leave the real
+    that seat the same observation and mask and the same agent to act (and, where the game declares ``views`` or
+    ``picture``, the same text view and picture), is a state the game's own record reader accepts (``set_state``),
+    plays on legally, and is a game of its own (sampling and stepping it leave the real
     game's state record as it was).
 
     The reader is how a game states what its rules make impossible, public history included (a seat holding a card
@@ -452,6 +453,12 @@ def _check_worlds(name: str, _options: dict[str, Any]) -> None:
 
     env = tableenvs.make_raw(name)
     reader = tableenvs.make_raw(name)  # reads each world's state record back
+    spec = tableenvs.spec(name)
+    shown = [
+        method
+        for method, capability in (("render_view", "views"), ("render_svg", "picture"))
+        if spec.declares(capability)
+    ]
     for seed in (5, 6):
         env.reset(seed=seed)
         rng = np.random.default_rng(seed)
@@ -469,6 +476,8 @@ def _check_worlds(name: str, _options: dict[str, Any]) -> None:
                     assert len(differ) == 0, f"{where} shows it another observation (entries {differ[:8].tolist()})"
                     assert np.array_equal(real["action_mask"], seen["action_mask"]), f"{where} has another mask"
                     assert world.agent_selection == agent, f"{where} has {world.agent_selection} to act, not {agent}"
+                    for method in shown:  # what the seat is shown must not change with what it cannot know
+                        assert getattr(world, method)(seer) == getattr(env, method)(seer), f"{where}: {method} differs"
                     try:
                         reader.set_state(world.get_state())
                     except ValueError as error:
