@@ -7,7 +7,9 @@ PettingZoo's AEC bookkeeping (:mod:`tableenvs.core.aec_base`) and the state API 
 
 Hooks (all seats are integers ``0 .. n-1``; agent names are derived). *Required*: every game; *capability*: the game
 declares that capability on its :class:`tableenvs.core.registry.GameSpec` (``views``, ``picture``, ``state``,
-``worlds``) and ``tableenvs.testing.check_game`` checks it; *default*: what happens when the adapter leaves it out.
+``worlds``) and ``tableenvs.testing.check_game`` checks it (``state`` and ``worlds`` by checks of their own, ``views``
+and ``picture`` inside the worlds check: a sampled world shows the seat the same view and picture; without
+``worlds`` they are drawn but not checked for leaks); *default*: what happens when the adapter leaves it out.
 
 =================================  ===========  ==============================================================
 hook                               when         what it does
