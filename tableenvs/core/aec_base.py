@@ -191,6 +191,17 @@ class AECBase(AECEnv):
             return
         action = self._legal_action_id(action)
         self.event_log.append(f"{agent}: {self._describe_action(action)}")
+        self._play(agent, action)
+
+    def step_trusted(self, action: int) -> None:
+        """:meth:`step` for search rollouts in a sampled world: ``action`` must be a legal action id (an ``int`` the
+        mask allows) for the agent to act in a game that is not over, which is not checked, and the step is not
+        written to ``event_log``. Everything else is :meth:`step`'s (the rules, rewards, terminations, the next
+        agent), so a rollout plays the same game, without building the mask or the move's text at every step."""
+        self._play(self.agent_selection, action)
+
+    def _play(self, agent: str, action: int) -> None:
+        """Apply a legal ``action`` of ``agent`` (the agent to act) and do PettingZoo's bookkeeping after it."""
         self._cumulative_rewards[agent] = 0.0
         step_rewards = self._apply(action)
         self._mask = None

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from tableenvs.core.table_env import TableEnv
-from tableenvs.policies.rollouts import advance, rollout_action
+from tableenvs.policies.rollouts import advance, checks_actions, rollout_action
 
 
 class _Node:
@@ -96,12 +96,14 @@ class ISMCTS:
         cut = False  # a depth or turns cut-off
         while steps_left > 0:
             acting = world.agent_selection
+            checked = False  # a tree action is one of the world's legal actions
             if node is not None and acting == agent:
                 action, expanded = self._select(node, world.legal_actions())
                 path.append((node, action))
             else:
                 action, expanded = rollout_action(world, self.rollout_policy, self.in_world, rng), False
-            reward, ended, turns_left = advance(world, action, agent, turns_left)
+                checked = checks_actions(self.rollout_policy, self.in_world)
+            reward, ended, turns_left = advance(world, action, agent, turns_left, checked)
             steps_left -= 1
             value += reward
             if ended:

@@ -15,6 +15,13 @@ import numpy as np
 from tableenvs.core.table_env import TableEnv
 
 
+def checks_actions(policy: Any, in_world: Any) -> bool:
+    """Whether a rollout must check the actions of ``policy``: those of a policy's ``act`` (any object with one may be
+    passed), not those of the uniform choice among the legal actions or of a heuristic's ``act_in_world``, which
+    read the world's own legal moves (``tests/test_act_in_world.py``)."""
+    return policy is not None and in_world is None
+
+
 def rollout_action(world: TableEnv, policy: Any, in_world: Any, rng: np.random.Generator) -> int:
     """The rollout policy's action for the seat to act in ``world``: uniformly random without a ``policy``, through
     its ``act_in_world`` (``in_world``) when it has one, so that no observation is encoded, else its ``act``."""
@@ -27,11 +34,20 @@ def rollout_action(world: TableEnv, policy: Any, in_world: Any, rng: np.random.G
     return policy.act(seen["observation"], seen["action_mask"], rng)
 
 
-def advance(world: TableEnv, action: int, agent: str, turns_left: int | None) -> tuple[float, bool, int | None]:
+def advance(
+    world: TableEnv, action: int, agent: str, turns_left: int | None, checked: bool = False
+) -> tuple[float, bool, int | None]:
     """Play ``action`` in ``world``: (``agent``'s reward for it, whether the scoring period or the game ended, the
-    turns left: one fewer when the seat to act changed, 0 once the budget is spent, None for no budget)."""
+    turns left: one fewer when the seat to act changed, 0 once the budget is spent, None for no budget).
+
+    ``action`` is legal in ``world`` (a root or tree action the world's mask allows, or a rollout action of a policy
+    that :func:`checks_actions` trusts) and is played by :meth:`~tableenvs.core.aec_base.AECBase.step_trusted`,
+    unless ``checked``: then by ``step``, which refuses an illegal one."""
     acting = world.agent_selection
-    world.step(action)
+    if checked:
+        world.step(action)
+    else:
+        world.step_trusted(action)
     rewards = world.rewards
     following = world.agent_selection
     ended = bool(world.terminations[following] or world.truncations[following] or any(rewards.values()))

@@ -91,7 +91,7 @@ from typing import Any
 import numpy as np
 
 from tableenvs.core.table_env import TableEnv
-from tableenvs.policies.rollouts import advance, rollout_action
+from tableenvs.policies.rollouts import advance, checks_actions, rollout_action
 
 DEFAULT_SIMS = 100
 
@@ -416,8 +416,9 @@ class SearchPolicy:
         turns_left = self.options.turns if turns is None else turns
         estimate = self.estimate if estimate is None else estimate
         cut_off = True  # after ``depth`` decisions or ``turns`` turns, unless the scoring period ends first
+        checked = False  # the root action: legal in the world, which shows the agent the real mask
         for _ in range(self.options.depth):
-            reward, ended, turns_left = advance(world, action, agent, turns_left)
+            reward, ended, turns_left = advance(world, action, agent, turns_left, checked)
             value += reward
             if ended:
                 cut_off = False
@@ -425,6 +426,7 @@ class SearchPolicy:
             if turns_left == 0:
                 break
             action = rollout_action(world, policy, in_world, rng)
+            checked = checks_actions(policy, in_world)
         if cut_off and estimate is not None:  # the game's estimate of the rest, if it has one
             value += estimate(world, agent)
         return value
