@@ -163,7 +163,8 @@ def block(kept: dict[str, dict]) -> str:
     from tableenvs.training.reports import format_table
 
     lines = [
-        "| run | command | learner decisions | wall time (CPU time of the job) | commit, date, machine |",
+        "| run | command | learner decisions | wall time (CPU time of the job) "
+        "| commit (HEAD when the run ended), date, machine |",
         "|---|---|---:|---|---|",
     ]
     for name in RUNS:
