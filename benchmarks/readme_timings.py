@@ -78,7 +78,7 @@ def run_case(case: str) -> dict:
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
-        raise SystemExit(f"{case} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+        raise SystemExit(f"{case} failed (exit {done.returncode}):\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     result = {"case": case, "wall_s": wall, "cpu_s": cpu, "load_start": load_start, "load_end": os.getloadavg()[0]}
     summary = PYTEST_SUMMARY.search(done.stdout)

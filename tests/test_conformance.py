@@ -57,7 +57,7 @@ def test_every_check_applies_to_the_package_games():
     assert [item.id for item in ITEMS if item.skip] == []
     assert {item.check for item in ITEMS} == {
         *("api", "render", "seeds_differ", "spaces", "illegal_raw", "illegal_wrapped", "copies", "heuristic"),
-        *("registries", "player_range", "docs", "cli_play", "worlds"),
+        *("registries", "player_range", "docs", "cli_play", "state", "worlds"),
     }
 
 
