@@ -195,6 +195,21 @@ def _same_as(env: Any, copies: dict[str, Any], when: str) -> None:
         assert _snapshot(other) == expected, f"{kind} env: the {how} copy differs {when}"
 
 
+def _play_alike(env: Any, copies: dict[str, Any], rng: np.random.Generator, every: int, when: str) -> None:
+    """Play ``env`` and its ``copies`` to the end of the game with the same random moves, checking that they agree
+    after every ``every``-th move."""
+    for step in range(10_000):
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            return
+        action = int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"])))
+        for each in (env, *copies.values()):
+            each.step(action)
+        if step % every == 0:
+            _same_as(env, copies, f"{step + 1} moves {when}")
+    raise AssertionError("the game did not end in 10,000 random moves")
+
+
 def _check_copies(name: str, options: dict[str, Any]) -> None:
     for make in (tableenvs.make_raw, tableenvs.make):
         env = make(name, **options, render_mode="ansi")
@@ -202,17 +217,7 @@ def _check_copies(name: str, options: dict[str, Any]) -> None:
         _random_steps(env, 15, np.random.default_rng(3))
         copies = {"pickle": pickle.loads(pickle.dumps(env)), "deepcopy": copy.deepcopy(env)}
         _same_as(env, copies, "at once")
-        rng = np.random.default_rng(4)
-        for step in range(10_000):  # to the end of the game, the same moves everywhere
-            agent = env.agent_selection
-            if env.terminations[agent] or env.truncations[agent]:
-                break
-            action = int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"])))
-            for each in (env, *copies.values()):
-                each.step(action)
-            _same_as(env, copies, f"after {step + 1} moves")
-        else:
-            raise AssertionError("the game did not end in 10,000 random moves")
+        _play_alike(env, copies, np.random.default_rng(4), 1, "after copying")
         for each in (env, *copies.values()):
             each.reset()  # no seed: the copied random generator deals the next game
         _same_as(env, copies, "after reset() without a seed")
@@ -236,17 +241,7 @@ def _check_state(name: str, _options: dict[str, Any]) -> None:
         fresh.set_state(record)
         copies = {"from_state": loaded, "set_state": fresh}
         _same_as(env, copies, f"at once (seed {seed}, {steps} moves)")
-        for step in range(10_000):
-            agent = env.agent_selection
-            if env.terminations[agent] or env.truncations[agent]:
-                break
-            action = int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"])))
-            for each in (env, *copies.values()):
-                each.step(action)
-            if step % 7 == 0:
-                _same_as(env, copies, f"{step + 1} moves after restoring (seed {seed})")
-        else:
-            raise AssertionError("the game did not end in 10,000 random moves")
+        _play_alike(env, copies, rng, 7, f"after restoring (seed {seed})")
         _same_as(env, copies, f"at the end (seed {seed})")
 
 
