@@ -204,4 +204,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ValueError as error:  # a bad policy, game option or journal: one line, not a traceback
+        sys.exit(f"{Path(__file__).name}: {error}")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import sys
 from pathlib import Path
 
 import search_vs_heuristic
@@ -84,4 +85,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ValueError as error:  # a bad policy, game option or journal: one line, not a traceback
+        sys.exit(f"{Path(__file__).name}: {error}")
