@@ -60,14 +60,12 @@ def table(found: list[dict]) -> str:
         "|---|---|---|---|---|---|",
     ]
     for row in found:
-        better = "more is better" if row["higher_is_better"] else "fewer is better"
-        score = f"{row['score_diff']:+.2f} [{row['score_diff_low']:+.2f}, {row['score_diff_high']:+.2f}]"
-        win = f"{row['win_diff']:+.3f} [{row['win_diff_low']:+.3f}, {row['win_diff_high']:+.3f}]"
+        score, win = search_vs_heuristic.cells(row)
         timing = row["timing"]
         ms = f"{timing['mean_ms']:.2f} ({timing['p90_ms']:.2f})" if timing["decisions"] else "-"
         lines.append(
             f"| {row['game']} {row['players']}p | `{row['spec']}` − `{row['baseline']}` | {row['games']} "
-            f"({row['blocks']}) | {score} {row['score_name']} ({better}) | {win} | {ms} |"
+            f"({row['blocks']}) | {score} | {win} | {ms} |"
         )
     lines += ["", "Commands (one per row, in order), with the date each finished:", ""]
     lines += [f"* `{row['command']}` ({row['date']})" for row in found]

@@ -140,6 +140,15 @@ def run(name: str, spec: str, args: argparse.Namespace, baseline: str = "heurist
     }
 
 
+def cells(row: dict) -> tuple[str, str]:
+    """A saved row's two difference cells: the score's, with its name and direction, and the win rate's (also used by
+    ``trained_vs_heuristic.py`` and ``ladder.py``)."""
+    better = "more is better" if row["higher_is_better"] else "fewer is better"
+    score = f"{row['score_diff']:+.2f} [{row['score_diff_low']:+.2f}, {row['score_diff_high']:+.2f}]"
+    win = f"{row['win_diff']:+.3f} [{row['win_diff_low']:+.3f}, {row['win_diff_high']:+.3f}]"
+    return f"{score} {row['score_name']} ({better})", win
+
+
 def table(rows: list[dict]) -> str:
     """The markdown table of the saved rows (search - heuristic, per game, with the commands)."""
     lines = [
@@ -148,10 +157,7 @@ def table(rows: list[dict]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for row in rows:
-        better = "more is better" if row["higher_is_better"] else "fewer is better"
-        score = f"{row['score_diff']:+.2f} [{row['score_diff_low']:+.2f}, {row['score_diff_high']:+.2f}]"
-        score += f" {row['score_name']} ({better})"
-        win = f"{row['win_diff']:+.3f} [{row['win_diff_low']:+.3f}, {row['win_diff_high']:+.3f}]"
+        score, win = cells(row)
         timing = row["timing"]
         ms = f"{timing['mean_ms']:.0f} ({timing['p90_ms']:.0f})" if timing["decisions"] else "-"
         searching = "-"

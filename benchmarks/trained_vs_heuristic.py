@@ -42,14 +42,12 @@ def table(rows: list[dict]) -> str:
         "|---|---|---|---|---|---|",
     ]
     for row in rows:
-        better = "more is better" if row["higher_is_better"] else "fewer is better"
-        score = f"{row['score_diff']:+.2f} [{row['score_diff_low']:+.2f}, {row['score_diff_high']:+.2f}]"
-        win = f"{row['win_diff']:+.3f} [{row['win_diff_low']:+.3f}, {row['win_diff_high']:+.3f}]"
+        score, win = search_vs_heuristic.cells(row)
         timing = row["timing"]
         us = f"{1000 * timing['mean_ms']:.0f} ({1000 * timing['p90_ms']:.0f})" if timing["decisions"] else "-"
         lines.append(
             f"| {row['game']} {row['players']}p | `{row['spec']}` | {row['games']} ({row['blocks']}) | "
-            f"{score} {row['score_name']} ({better}) | {win} | {us} |"
+            f"{score} | {win} | {us} |"
         )
     lines += ["", "Commands (one per row, in order), with the date each finished:", ""]
     lines += [f"* `{row['command']}` ({row['date']}; `{row['resolved']}`)" for row in rows]
