@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import shutil
@@ -109,14 +110,10 @@ def _image(game: str) -> str:
 
 
 def _cores() -> int:
-    import os
-
     return os.cpu_count() or 0
 
 
 def _load() -> str:
-    import os
-
     return " / ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
