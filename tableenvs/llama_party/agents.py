@@ -20,6 +20,8 @@ every goal are memoised by its letter counts (``GoalTable.points_without``).
 from __future__ import annotations
 
 import functools
+import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -34,6 +36,7 @@ class GoalTable:
 
     def __init__(self, deck: Deck) -> None:
         self.letters = np.array([card.letter for card in deck], np.int64)
+        self.letter_of = self.letters.tolist()  # the same as a list: read card by card in rollouts
         # letter rules are linear: one (cards x letters) weight matrix holds them all
         self.letter_points = np.array([card.letter_points for card in deck], np.int64)
         # combinations: (cards x most combinations on a card x letters), padded with empty combinations worth 0
@@ -46,20 +49,26 @@ class GoalTable:
                 self.combo_points[card.index, k] = points
         self.needed = need > 0
         self.need = np.maximum(need, 1)
-        self._without: dict[tuple[int, ...], np.ndarray] = {}  # memo of points_without
+        self._without: dict[tuple[int, ...], list[list[int]]] = {}  # memo of points_without
 
     def points(self, counts: np.ndarray) -> np.ndarray:
-        """Points of a hand with letter ``counts`` under each card as a goal (shape ``(32,)``)."""
+        """Points of a hand with letter ``counts`` under each card as a goal: shape ``(32,)`` for counts of shape
+        ``(8,)``, ``(n, 32)`` for ``n`` hands of shape ``(n, 8)``."""
+        counts = np.asarray(counts)
+        if counts.ndim == 2:
+            copies = np.where(self.needed, counts[:, None, None, :] // self.need, 99).min(axis=3)
+            return counts @ self.letter_points.T + (self.combo_points * copies).sum(axis=2)
         copies = np.where(self.needed, counts // self.need, 99).min(axis=2)
         return self.letter_points @ counts + (self.combo_points * copies).sum(axis=1)
 
-    def points_without(self, counts: tuple[int, ...]) -> np.ndarray:
+    def points_without(self, counts: tuple[int, ...]) -> list[list[int]]:
         """Row ``l``: :meth:`points` of the letter ``counts`` less one card of letter ``l`` (meaningful for the
-        letters ``counts`` holds; shape ``(8, 32)``), memoised: a game meets a few thousand distinct hands."""
+        letters ``counts`` holds; 8 lists of 32), memoised: a game meets a few thousand distinct hands. Plain lists:
+        the heuristic reads a few rows of it per decision, faster than through numpy's per-call overhead."""
         rows = self._without.get(counts)
         if rows is None:
-            less = np.array(counts, np.int64) - np.eye(NUM_LETTERS, dtype=np.int64)
-            rows = self._without[counts] = np.stack([self.points(np.maximum(row, 0)) for row in less])
+            less = np.maximum(np.array(counts, np.int64) - np.eye(NUM_LETTERS, dtype=np.int64), 0)
+            rows = self._without[counts] = self.points(less).tolist()
         return rows
 
 
@@ -125,28 +134,32 @@ class HeuristicPolicy:
         """The card to pick among ``legal`` (ascending): the rule of the module docstring. ``own`` is the own goal
         (empty before it is chosen), ``revealed`` the face-up goals, ``staged`` this pass's picks so far,
         ``exchanged`` the cards the player passed and received this round."""
-        # cards that cannot be a face-down goal: all the player held this round, and the face-up goals
-        seen = set(exchanged).union(hand, own, revealed, staged)
-        unseen = [card for card in range(DECK_SIZE) if card not in seen]
         # the value of a hand is its points under each goal (a row of 32) times the weight of each goal: 1 for a
-        # known goal, (goals still unknown) / (cards that could be one) for each card that could be one
-        known = [] if goal_step else sorted(set(revealed).union(own))
-        unknown = NUM_SLOTS - 1 if goal_step else NUM_SLOTS - len(known)
-        weights = np.zeros(DECK_SIZE)
-        weights[known] = 1.0
-        if unknown and unseen:
-            weights[unseen] = unknown / len(unseen)
-        letters = self.table.letters
+        # known goal, (goals still unknown) / (cards that could be one) for each card that could be one (not held
+        # by the player this round, not a face-up goal). Plain lists, no numpy: this runs in rollouts, on 32 numbers
+        seen = [*exchanged, *hand, *own, *revealed, *staged]
+        unseen = DECK_SIZE - len(set(seen))
+        unknown = NUM_SLOTS - 1 if goal_step else NUM_SLOTS - len(set(revealed).union(own))
+        weights = [unknown / unseen if unknown and unseen else 0.0] * DECK_SIZE
+        for card in seen:
+            weights[card] = 0.0
+        if not goal_step:
+            for card in (*revealed, *own):
+                weights[card] = 1.0
+        letter_of = self.table.letter_of
         counts = [0] * NUM_LETTERS
         for card in hand:
-            counts[letters[card]] += 1
+            counts[letter_of[card]] += 1
         without = self.table.points_without(tuple(counts))
-        candidate_letters = letters[legal]
-        values = (without @ weights)[candidate_letters]  # a candidate's value: that of the hand without its letter
-        if goal_step:  # the candidate is the own goal
-            values += without[candidate_letters, legal]
-        best_card, best_value = int(legal[0]), -np.inf
-        for card, value in zip(legal, values.tolist(), strict=True):
+        by_letter: dict[int, float] = {}  # the value of the hand less one card of a letter
+        best_card, best_value = legal[0], -math.inf
+        for card in legal:
+            letter = letter_of[card]
+            value = by_letter.get(letter)
+            if value is None:
+                value = by_letter[letter] = sum(map(operator.mul, without[letter], weights))
+            if goal_step:  # the candidate is the own goal
+                value += without[letter][card]
             if value > best_value + 1e-9:
                 best_card, best_value = card, value
         return best_card
