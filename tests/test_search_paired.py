@@ -63,16 +63,17 @@ def test_paired_search_keeps_the_heuristic_move_without_evidence_and_leaves_it_o
     stubborn = make_policy("search:sims=40:root=paired:z=1000", env)  # no gain is ever 1000 standard errors
     free = make_policy("search:sims=200:root=paired", env)
     rng = np.random.default_rng(0)
-    differed = 0
-    for seed in range(4):
+    differed = False
+    for seed in range(2):
         env.reset(seed=seed)
         for _ in range(12):
             seen = env.observe(env.agent_selection)
             own = heuristic.act(seen["observation"], seen["action_mask"], rng)
             assert stubborn.act(seen["observation"], seen["action_mask"], rng) == own
-            differed += free.act(seen["observation"], seen["action_mask"], rng) != own
+            # (the free search is asked until it first leaves the heuristic's move: one case shows it can)
+            differed = differed or free.act(seen["observation"], seen["action_mask"], rng) != own
             env.step(own)
-    assert differed > 0  # without z the paired search does leave the heuristic's move
+    assert differed  # without z the paired search does leave the heuristic's move
 
 
 def test_a_cut_off_rollout_is_valued_by_the_estimate():
