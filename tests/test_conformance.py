@@ -184,7 +184,8 @@ def _check_outside(
 def test_a_game_from_outside_the_package_passes_check_game(tmp_path):
     done = _check_outside(tmp_path, "outside_nim_v0", "outside_nim", ROOT / "docs" / "adding-a-game.md")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.startswith("passed ") and done.stdout.rstrip().endswith("skipped: heuristic,state,worlds"), done.stdout
+    stdout = done.stdout
+    assert stdout.startswith("passed ") and stdout.rstrip().endswith("skipped: heuristic,state,worlds"), stdout
 
 
 def test_an_unmasked_illegal_action_fails_check_game(tmp_path):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from tableenvs.core.layout import Layout
-
 from trick_taking.rules import DECK, TrickGame, card_name
 
 

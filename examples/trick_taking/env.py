@@ -15,7 +15,6 @@ from tableenvs.core.svg import Svg
 from tableenvs.core.table_env import TableEnv
 from tableenvs.core.validation import check_int
 from tableenvs.core.wrappers import wrap
-
 from trick_taking.encoder import TrickEncoder
 from trick_taking.rules import DECK, TrickGame, card_name
 from trick_taking.state import game_from_record

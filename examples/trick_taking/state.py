@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from tableenvs.core.state import as_int, distinct, field, int_list, int_lists, require
-
 from trick_taking.rules import DECK, TrickGame, card_name, suit, trick_winner
 
 
@@ -31,7 +30,8 @@ def game_from_record(rules: Any, num_players: int, hand_size: int, rng: Any) -> 
     require(len(cards) == DECK, "rules", f"the cards are {len(cards)}, not the deck of {DECK}")
     for i, (first, *cards_of_trick) in enumerate(played):
         winner, next_leader = trick_winner(first, cards_of_trick, n), [*played, [leader]][i + 1][0]
-        require(winner == next_leader, f"rules.played[{i}]", f"won by player_{winner}, next led by player_{next_leader}")
+        why = f"won by player_{winner}, next led by player_{next_leader}"
+        require(winner == next_leader, f"rules.played[{i}]", why)
     game = TrickGame(hands, undealt, leader, rng, played, trick)
     lacks: list[set[int]] = [set() for _ in range(n)]
     for seat, card, led in game.plays():
