@@ -98,8 +98,8 @@ DEFAULT_SIMS = 100
 #: What ``make_policy("search", env)`` (the bare name) plays in each game: the setting that beat the heuristic in
 #: docs/agents.md "Search against the heuristic" (a spec with options is taken as given).
 GAME_DEFAULTS = {
-    "pilipili_v0": "search:sims=100",
-    "llama_party_v0": "search:sims=120:root=paired:z=2",
+    "pilipili_v0": "search:sims=60",
+    "llama_party_v0": "search:sims=50:root=paired:z=2",
     "rummikub_v0": "search:mode=turns:sims=40",
 }
 
