@@ -64,7 +64,7 @@ def table(found: list[dict]) -> str:
         timing = row["timing"]
         ms = f"{timing['mean_ms']:.2f} ({timing['p90_ms']:.2f})" if timing["decisions"] else "-"
         lines.append(
-            f"| {row['game']} {row['players']}p | `{row['spec']}` − `{row['baseline']}` | {row['games']} "
+            f"| {row['game']} {row['players']}p | {search_vs_heuristic.setting(row)} − `{row['baseline']}` | {row['games']} "
             f"({row['blocks']}) | {score} | {win} | {ms} |"
         )
     lines += ["", "Commands (one per row, in order), with the date each finished:", ""]

@@ -23,6 +23,7 @@ rows.
 from __future__ import annotations
 
 import argparse
+import re
 import json
 import platform
 import sys
@@ -149,6 +150,22 @@ def cells(row: dict) -> tuple[str, str]:
     return f"{score} {row['score_name']} ({better})", win
 
 
+def setting(row: dict) -> str:
+    """A saved row's policy as a table shows it: the bare ``search`` with the setting it stood for when the row was
+    played (from the row's ``resolved`` repr), so rows of past defaults read apart; other specs as given."""
+    if row["spec"] != "search" or not row.get("resolved", "").startswith("SearchPolicy("):
+        return f"`{row['spec']}`"
+    found = dict(re.findall(r"(\w+)=('?[\w.]+'?)", row["resolved"]))
+    parts = [f"sims={found['sims']}"] if found.get("sims", "None") != "None" else [f"ms={found['ms']}"]
+    if found.get("root", "'ucb'") != "'ucb'":
+        parts.append(f"root={found['root'].strip(chr(39))}")
+    if float(found.get("z", "0")) != 0:
+        parts.append(f"z={float(found['z']):g}")
+    if found.get("mode", "'flat'") != "'flat'":
+        parts.append(f"mode={found['mode'].strip(chr(39))}")
+    return f"`search` (then `search:{':'.join(parts)}`)"
+
+
 def table(rows: list[dict]) -> str:
     """The markdown table of the saved rows (search - heuristic, per game, with the commands)."""
     lines = [
@@ -164,7 +181,7 @@ def table(rows: list[dict]) -> str:
         if timing.get("searched_decisions"):
             searching = f"{timing['searched_mean_ms']:.0f} ({timing['searched_p90_ms']:.0f})"
         lines.append(
-            f"| {row['game']} {row['players']}p | `{row['spec']}` | {row['games']} ({row['blocks']}) | {score} | "
+            f"| {row['game']} {row['players']}p | {setting(row)} | {row['games']} ({row['blocks']}) | {score} | "
             f"{win} | {ms} | {searching} |"
         )
     lines.append("")
