@@ -6,8 +6,10 @@ in the RLlib venv. With ``TABLEENVS_MAIN_PYTHON`` set to the main venv's python 
 policy is also played there, where Ray RLlib is not installed.
 """
 
+import ipaddress
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -160,3 +162,66 @@ def test_per_seat_policies_export_one_file_each(tmp_path):
     second, _ = load_policy(out / "player_1.pt")
     pairs = zip(first.state_dict().values(), second.state_dict().values(), strict=True)
     assert not all(np.array_equal(a, b) for a, b in pairs), "each seat's module trained on its own"
+
+
+def _listening_sockets(pids: set[int]) -> list[str]:
+    """The addresses (``ip:port``) on which any of ``pids`` listens for TCP, read from ``/proc`` (Linux)."""
+    inodes = set()
+    for pid in pids:
+        try:
+            for fd in os.scandir(f"/proc/{pid}/fd"):
+                target = os.readlink(fd.path)
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except (FileNotFoundError, PermissionError, ProcessLookupError):
+            continue
+    found = []
+    for table, family in (("/proc/net/tcp", socket.AF_INET), ("/proc/net/tcp6", socket.AF_INET6)):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] != "0A" or fields[9] not in inodes:  # 0A: LISTEN
+                continue
+            raw, port = fields[1].split(":")
+            packed = bytes.fromhex(raw)
+            packed = b"".join(packed[i : i + 4][::-1] for i in range(0, len(packed), 4))  # host order per 32 bits
+            found.append(f"{socket.inet_ntop(family, packed)}:{int(port, 16)}")
+    return found
+
+
+def _descendants(root: int) -> set[int]:
+    parents = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                stat = Path(entry.path, "stat").read_text()
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    family, grew = {root}, True
+    while grew:
+        more = {pid for pid, parent in parents.items() if parent in family} - family
+        family |= more
+        grew = bool(more)
+    return family
+
+
+def test_a_local_ray_listens_on_127_0_0_1_only():
+    """The brief: every server a test starts listens on 127.0.0.1 only. Ray binds to the machine's network address
+    unless told; ``init_ray`` (what ``tableenvs train --backend rllib`` and the benchmarks call) tells it."""
+    import ray
+
+    from tableenvs.training.rllib import init_ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+    init_ray()
+    try:
+        assert ray.get_runtime_context().gcs_address.startswith("127.0.0.1:")
+        addresses = _listening_sockets(_descendants(os.getpid()))
+        assert len(addresses) >= 3, f"expected the GCS, the raylet and the object manager to listen: {addresses}"
+        for address in addresses:
+            host = ipaddress.ip_address(address.rsplit(":", 1)[0])
+            host = getattr(host, "ipv4_mapped", None) or host
+            assert host.is_loopback, f"a Ray process listens on {address}, not on 127.0.0.1: {addresses}"
+    finally:
+        ray.shutdown()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -232,6 +233,35 @@ def ppo_config(
     )
 
 
+def init_ray(address: str | None = None) -> None:
+    """``ray.init`` as tableenvs starts it: no dashboard, workers' logs not forwarded, and a **local** instance
+    (``address`` None with no ``RAY_ADDRESS`` set, or ``"local"``) listening on 127.0.0.1 only.
+
+    Left alone, Ray binds its servers (GCS, raylet, object manager, workers) to the machine's network address, where
+    other hosts can reach them. Ray takes the loopback address as the node's only where it does not support clusters
+    (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER`` false), so for a local start that switch is turned off in this process and
+    in the environment its Ray processes inherit, and both are restored once Ray is up. An ``address`` of a cluster
+    (``"auto"``, ``"ray://HEAD:10001"``, or ``RAY_ADDRESS``) is joined as given."""
+    local = address == "local" or (address is None and not os.environ.get("RAY_ADDRESS"))
+    if not local:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        return
+    from ray._private import ray_constants
+
+    variable = ray_constants.ENABLE_RAY_CLUSTERS_ENV_VAR
+    saved = ray_constants.ENABLE_RAY_CLUSTER, os.environ.get(variable)
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    os.environ[variable] = "0"
+    try:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = saved[0]
+        if saved[1] is None:
+            del os.environ[variable]
+        else:
+            os.environ[variable] = saved[1]
+
+
 def train(
     env: str,
     *,
@@ -268,7 +298,7 @@ def train(
     config = ppo_config(env, **settings)
     options.setdefault("num_players", make_raw(env, **options).num_players)
     if not ray.is_initialized():
-        ray.init(address=ray_address, include_dashboard=False, log_to_driver=False)
+        init_ray(ray_address)
     say = progress or (lambda line: None)
     say(
         f"RLlib PPO on {env}, {options['num_players']} players, {settings['policies']} policies, "
