@@ -64,8 +64,8 @@ def table(found: list[dict]) -> str:
         timing = row["timing"]
         ms = f"{timing['mean_ms']:.2f} ({timing['p90_ms']:.2f})" if timing["decisions"] else "-"
         lines.append(
-            f"| {row['game']} {row['players']}p | {search_vs_heuristic.setting(row)} − `{row['baseline']}` | {row['games']} "
-            f"({row['blocks']}) | {score} | {win} | {ms} |"
+            f"| {row['game']} {row['players']}p | {search_vs_heuristic.setting(row)} − `{row['baseline']}` | "
+            f"{row['games']} ({row['blocks']}) | {score} | {win} | {ms} |"
         )
     lines += ["", "Commands (one per row, in order), with the date each finished:", ""]
     lines += [f"* `{row['command']}` ({row['date']})" for row in found]

@@ -2,8 +2,12 @@
 
 Where you are: a benchmark script (machine-dependent figures, so never checked in CI). Each case runs as a user
 would run it, in a scratch directory, in a subprocess of this venv: the README's Stable-Baselines3 block (taken
-from README.md as it stands, run as a script), the quick start's ``tableenvs train pilipili_v0`` command, and the
-test command's ``python -m pytest -q`` (in the checkout, after the install; the row also gives pytest's count).
+from README.md as it stands, run as a script), the quick start's ``tableenvs train pilipili_v0`` command, the
+test command's install into a fresh venv and its ``python -m pytest -q`` (in the checkout; the row also gives
+pytest's count), and
+what ``.ci/run`` does after it: ``python -m mypy`` with no cache (cold), making the RLlib venv in a scratch directory
+(with pip's download cache as it is on the machine), and the RLlib tests in the checkout's ``.venv-rllib`` (made as
+``.ci/run`` makes it; the case says so if it is missing).
 Wall time and CPU time (the subprocess and its children) are printed as a table and written, with the date, the
 machine's core count and its load average at the start and at the end, into README.md's ``measured:
 readme-timings`` block; the load says whether other work shared the machine (CPU time depends on that far less
@@ -59,9 +63,49 @@ CASES = {
         "the test command's `python -m pytest -q` (after the install)",
         lambda: [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(ROOT / "tests")],
     ),
+    "install": (
+        'the test command\'s install into a fresh venv: `pip install torch==2.13.0 -e ".[dev,train,render]"` '
+        "(pip's cache as found)",
+        lambda: fresh_venv_install("dev,train,render"),
+    ),
+    "mypy": (
+        "`.ci/run`'s `python -m mypy`, cold (no cache)",
+        lambda: [sys.executable, "-m", "mypy", "--cache-dir", os.devnull],
+    ),
+    "rllib-venv": (
+        '`.ci/run`\'s RLlib venv: `python3 -m venv`, then `pip install torch==2.13.0 -e ".[rllib]"` '
+        "(pip's cache as found)",
+        lambda: fresh_venv_install("rllib"),
+    ),
+    "rllib-tests": (
+        "`.ci/run`'s RLlib tests: `.venv-rllib/bin/python -m pytest -q -n 0 tests_rllib`",
+        lambda: [str(rllib_python()), "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "tests_rllib"],
+    ),
 }
-#: The cases run in the checkout rather than in a scratch directory (pytest reads the project's settings there).
-IN_CHECKOUT = {"tests"}
+#: The cases run in the checkout rather than in a scratch directory (pytest and mypy read the project's settings).
+IN_CHECKOUT = {"tests", "mypy", "rllib-tests"}
+
+
+def fresh_venv_install(extras: str) -> list[str]:
+    """A new venv in the scratch directory, pip upgraded, then the checkout installed with ``extras``."""
+    return [
+        "bash",
+        "-c",
+        "python3 -m venv venv && venv/bin/python -m pip install --quiet --upgrade pip && "
+        f"venv/bin/python -m pip install --quiet torch==2.13.0 -e '{ROOT}[{extras}]'",
+    ]
+
+
+def rllib_python() -> Path:
+    python = ROOT / ".venv-rllib" / "bin" / "python"
+    if not python.exists():
+        raise SystemExit(
+            f"{python} is missing: make the RLlib venv as .ci/run does (python3 -m venv .venv-rllib; "
+            '.venv-rllib/bin/python -m pip install torch==2.13.0 -e ".[rllib]" "pytest>=8" "pytest-xdist>=3.5")'
+        )
+    return python
+
+
 #: pytest's closing line ("2130 passed, 3 skipped in 549.12s"), whose counts the tests row gives.
 PYTEST_SUMMARY = re.compile(r"^=*\s*(\d+ passed.*?) in [\d.]+s", re.M)
 
@@ -74,7 +118,8 @@ def run_case(case: str) -> dict:
         start = time.perf_counter()
         print(f"{case}: running {' '.join(CASES[case][1]())} ...", file=sys.stderr, flush=True)
         cwd = ROOT if case in IN_CHECKOUT else scratch
-        done = subprocess.run(CASES[case][1](), cwd=cwd, capture_output=True, text=True)
+        env = {**os.environ, "TABLEENVS_MAIN_PYTHON": sys.executable}  # the RLlib tests play in this venv too
+        done = subprocess.run(CASES[case][1](), cwd=cwd, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:

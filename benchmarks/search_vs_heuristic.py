@@ -23,9 +23,9 @@ rows.
 from __future__ import annotations
 
 import argparse
-import re
 import json
 import platform
+import re
 import sys
 import time
 from pathlib import Path
