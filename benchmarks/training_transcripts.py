@@ -178,8 +178,9 @@ def case_masks(scratch: Path) -> str:
         )
 
     def illegal(algo: str) -> str:
-        rate = record[algo].get("illegal_action_rate")
-        return "none (masked)" if rate is None else f"{100 * rate:.1f}% (replaced by a random legal action)"
+        if algo == "maskable_ppo":
+            return "none (masked)"
+        return f"{100 * record[algo]['illegal_action_rate']:.1f}% (replaced by a random legal action)"
 
     def periodic(algo: str) -> str:
         return " / ".join(f"{rate:.3f}" for rate in curve(record[algo]).values())
@@ -260,14 +261,14 @@ def commit() -> str:
     return done.stdout.strip() + (" with uncommitted changes" if dirty.stdout.strip() else "")
 
 
-def block(case: str) -> str:
+def block(case: str, revision: str) -> str:
     with tempfile.TemporaryDirectory(prefix=f"training-{case}-") as scratch:
         print(f"{case}: running in {scratch}", file=sys.stderr, flush=True)
         load = os.getloadavg()[0]
         body = CASES[case](Path(scratch))
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     head = (
-        f"Run by `python benchmarks/training_transcripts.py {case}` on {date}, commit {commit()}, "
+        f"Run by `python benchmarks/training_transcripts.py {case}` on {date}, commit {revision}, "
         f"{os.cpu_count()} cores, load average {load:.1f} at the start and {os.getloadavg()[0]:.1f} at the end "
         "(times depend on the machine and its load):"
     )
@@ -282,8 +283,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [case for case in args.cases if case not in CASES]
     if unknown:
         parser.error(f"unknown case(s) {', '.join(unknown)}: the cases are {', '.join(CASES)}")
+    revision = commit()  # before this run rewrites docs/training.md
     for case in args.cases or list(CASES):
-        text = block(case)
+        text = block(case, revision)
         print(text, flush=True)
         if not args.no_write:
             replace_block(
