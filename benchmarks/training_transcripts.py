@@ -246,7 +246,7 @@ def case_rllib(scratch: Path) -> str:
             "```",
             "",
             f"The training command took {runs[0].wall:.0f} s wall with Ray's start and the final table "
-            f"({steps.get('timesteps', '?')} env steps); {repeat}. The eval command ran in this (main) venv, "
+            f"({steps['env_steps']:,} env steps); {repeat}. The eval command ran in this (main) venv, "
             f"without Ray, in {table.wall:.0f} s.",
         ]
     )
