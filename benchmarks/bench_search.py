@@ -10,16 +10,14 @@ and simulations per CPU second for each rollout policy: heuristic rollouts throu
 heuristic's ``act_in_world`` hook hidden: the rate before the hook existed), through ``act_in_world`` (the rules
 state, as the search runs them), random rollouts, and IS-MCTS iterations (``mode=ismcts``, heuristic rollouts).
 
-Run: ``python benchmarks/bench_search.py [--positions 20 --sims 40] [--game llama_party_v0 ...] [--append-docs]``;
-``--append-docs`` appends the table as a dated section to the end of docs/benchmarks.md.
+Run: ``python benchmarks/bench_search.py [--positions 20 --sims 40] [--game llama_party_v0 ...]``;
+``python benchmarks/record.py search`` runs it and writes the table into docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import platform
-import time
-from pathlib import Path
 
 import numpy as np
 from common import CLOCK
@@ -28,7 +26,6 @@ import tableenvs
 from tableenvs.policies import make_policy
 
 GAMES = {"pilipili_v0": {}, "llama_party_v0": {}, "rummikub_v0": {"max_turns": 200}}
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 
 
 class ThroughObservation:
@@ -91,7 +88,6 @@ def main() -> None:
     parser.add_argument("--positions", type=int, default=20)
     parser.add_argument("--sims", type=int, default=40)
     parser.add_argument("--game", action="append", choices=sorted(GAMES), help="a game (repeat; default all)")
-    parser.add_argument("--append-docs", action="store_true", help="append the table to docs/benchmarks.md")
     args = parser.parse_args()
     lines = [
         f"# {platform.python_version()} on {platform.machine()}; {args.positions} positions, {args.sims} sims each",
@@ -114,28 +110,6 @@ def main() -> None:
         line = f"| {name} | {costs} | {before:.0f} | {after:.0f} | {after / before:.2f}x | {random:.0f} | {tree:.0f} |"
         lines.append(line)
         print(line, flush=True)
-    if args.append_docs:
-        stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        command = " ".join(
-            ["python benchmarks/bench_search.py", f"--positions {args.positions}", f"--sims {args.sims}"]
-        )
-        command += "".join(f" --game {name}" for name in args.game or [])
-        section = [
-            "",
-            f"### Search simulations per CPU second, before and after `act_in_world` ({stamp})",
-            "",
-            f"Command: `{command}` (CPU time of this process, `time.process_time`; 4 players, Rummikub",
-            '`max_turns=200` and rollouts `depth=30`). "Before" is the same search with the heuristic\'s',
-            '`act_in_world` hidden (each rollout step encodes and decodes the observation), "after" with it, in the',
-            "same run.",
-            "",
-            *lines[1:],
-            "",
-        ]
-        with DOCS.open("a") as out:
-            out.write("\n".join(section))
-        print(f"appended to {DOCS}")
-
 
 if __name__ == "__main__":
     main()

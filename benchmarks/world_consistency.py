@@ -18,17 +18,16 @@ counted **inconsistent** if any of these fails:
   (``get_state()`` as JSON); a differing pair counts as one inconsistent world.
 
 Prints one table row per game (worlds, inconsistent, rate, leaking event logs, twins compared, twins differing,
-seconds) and, with ``--record``, appends it as a dated section to the end of ``docs/benchmarks.md``.
+seconds); ``python benchmarks/record.py worlds`` runs it and writes the table into ``docs/benchmarks.md``.
 
-Run: ``python benchmarks/world_consistency.py --worlds 100000 [--per-position 100] [--twin-every 5] [--record-every 10]
-[--record]``
+Run: ``python benchmarks/world_consistency.py --worlds 100000 [--per-position 100] [--twin-every 5]
+[--record-every 10]``
 (``--worlds``: worlds per game; ``--budget``: seconds per game, whichever comes first).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import sys
 import time
@@ -117,7 +116,6 @@ def main() -> None:
     parser.add_argument("--twin-every", type=int, default=5, help="build a twin at every k-th position (0: none)")
     parser.add_argument("--record-every", type=int, default=10, help="check the record of every k-th world")
     parser.add_argument("--games", default="pilipili_v0,llama_party_v0,rummikub_v0")
-    parser.add_argument("--record", action="store_true", help="append the table to docs/benchmarks.md")
     args = parser.parse_args()
     rows = []
     for name in args.games.split(","):
@@ -125,19 +123,6 @@ def main() -> None:
         print(table(rows[-1:]).splitlines()[-1], flush=True)
     text = table(rows)
     print(text)
-    if args.record:
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d, %H:%M UTC")
-        command = "python benchmarks/world_consistency.py " + " ".join(sys.argv[1:])
-        section = (
-            f"\n## Sampled worlds (issue 29)\n\n### {stamp}\n\n`{command}`: random positions of random games, "
-            f"{args.per_position} worlds a position for one seat, the record of every {args.record_every}th world "
-            f"checked, a twin game every {args.twin_every} positions (definitions in the script's docstring). "
-            "Inconsistent: the observation or mask differs, the record is invalid, the event log is not the agent's "
-            "view (leaking), or a twin's world differs.\n\n" + text + "\n"
-        )
-        with open(ROOT / "docs" / "benchmarks.md", "a", encoding="utf-8") as out:
-            out.write(section)
-
 
 if __name__ == "__main__":
     main()
