@@ -80,6 +80,16 @@ RECORDS: dict[str, tuple[str, list[str]]] = {
 }
 
 
+#: The peers the records compare against (the ``bench`` extra): a record without its peer row would be misleading.
+PEERS = {"pyspiel": "open-spiel", "rummikub_solver": "rummikub-solver", "rlcard": "rlcard", "pygame": "pygame"}
+
+
+def missing_peers() -> list[str]:
+    import importlib.util
+
+    return [package for module, package in PEERS.items() if importlib.util.find_spec(module) is None]
+
+
 def commit() -> str:
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=HERE, capture_output=True, text=True).stdout.strip()
@@ -128,6 +138,12 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [name for name in args.names if name not in RECORDS]
     if unknown:
         parser.error(f"unknown record(s) {', '.join(unknown)}: the records are {', '.join(RECORDS)}")
+    missing = missing_peers()
+    if missing:
+        raise SystemExit(
+            f"the peers {', '.join(missing)} are not installed, so the tables would lack their rows: "
+            'pip install -e ".[bench]" first'
+        )
     revision = commit()
     for name in args.names or list(RECORDS):
         text = run(name, revision)
