@@ -1,0 +1,132 @@
+"""A fresh clone reproduces a shipped model with the documented recipe command (issue 28), into docs/training.md.
+
+Where you are: a long benchmark (the recipe's whole budget: about half an hour of 2 cores for Pili Pili), never run in
+CI. It clones this checkout's ``HEAD`` into a scratch directory, makes a venv there and installs the package as the
+README says (``pip install torch==2.13.0 -e ".[train]"``), then, in the clone:
+
+1. ``tableenvs train GAME --recipe strong --out runs/strong`` (the command of docs/training.md "The strong recipe"),
+   timed (wall clock, and CPU time of the command and its children);
+2. ``python benchmarks/trained_vs_heuristic.py --game GAME --spec runs/strong/fine-tune/model.npz --games 2000``
+   (the test the shipped model passed: duplicate deals, every seating, the paired 95% intervals).
+
+It then rewrites the ``recipe-reproduce`` block of docs/training.md with the commit, the machine, the times, the
+run's learning curve (``recipe_curve.table``) and the head-to-head row, and says whether the reproduced model passes
+(the interval of the paired score difference and of the win-rate difference both exclude 0 in its favour).
+
+    python benchmarks/recipe_reproduce.py [--game pilipili_v0] [--games 2000] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import resource
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import replace_block
+from recipe_curve import table as curve_table
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs" / "training.md"
+BEGIN = (
+    "<!-- measured: recipe-reproduce (python benchmarks/recipe_reproduce.py; machine-dependent, not checked in CI) -->"
+)
+END = "<!-- end measured: recipe-reproduce -->"
+
+
+def step(argv: list[str], cwd: Path, log: Path) -> tuple[float, float]:
+    """Run ``argv`` in ``cwd`` with its output appended to ``log``; return (wall, CPU) seconds; exit if it fails."""
+    print(f"$ {shlex.join(argv)}  (output: {log})", file=sys.stderr, flush=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    with log.open("a", encoding="utf-8") as out:
+        out.write(f"$ {shlex.join(argv)}\n")
+        out.flush()
+        status = subprocess.run(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT).returncode
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if status != 0:
+        raise SystemExit(f"{shlex.join(argv)} exited {status}; its output is in {log}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--game", default="pilipili_v0", help="the game whose shipped model is reproduced")
+    parser.add_argument("--games", type=int, default=2000, help="games of the head-to-head test (default 2000)")
+    parser.add_argument("--keep", type=Path, help="clone into this new directory and keep it (default: a temp dir)")
+    parser.add_argument("--no-write", action="store_true", help="print the block, leave docs/training.md alone")
+    args = parser.parse_args()
+
+    revision = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    scratch = args.keep or Path(tempfile.mkdtemp(prefix="recipe-reproduce-"))
+    clone = scratch / "tableenvs"
+    log = scratch / "log.txt"
+    load = os.getloadavg()[0]
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+    subprocess.run(["git", "checkout", "--quiet", revision], cwd=clone, check=True)
+    python = clone / ".venv" / "bin" / "python"
+    parts = [
+        step(["python3", "-m", "venv", ".venv"], clone, log),
+        step([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], clone, log),
+        step([str(python), "-m", "pip", "install", "--quiet", "torch==2.13.0", "-e", ".[train]"], clone, log),
+    ]
+    install = (sum(wall for wall, _ in parts), sum(cpu for _, cpu in parts))
+    train_command = ["tableenvs", "train", args.game, "--recipe", "strong", "--out", "runs/strong"]
+    train = step([str(python.with_name("tableenvs")), *train_command[1:]], clone, log)
+    test_command = [
+        "python",
+        "benchmarks/trained_vs_heuristic.py",
+        *("--game", args.game, "--spec", "runs/strong/fine-tune/model.npz", "--games", str(args.games)),
+        *("--workers", "2", "--out", "runs/test"),
+    ]
+    test = step([str(python), *test_command[1:]], clone, log)
+    (row,) = [json.loads(path.read_text()) for path in (clone / "runs" / "test").glob("*.json")]
+    better = "more is better" if row["higher_is_better"] else "fewer is better"
+    # the score's interval lies wholly on the model's side of 0, and so does the win rate's
+    ahead = row["score_diff_low"] > 0 if row["higher_is_better"] else row["score_diff_high"] < 0
+    passes = ahead and row["win_diff_low"] > 0
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    text = "\n".join(
+        [
+            f"Run by `python benchmarks/recipe_reproduce.py --game {args.game} --games {args.games}`, finished {date}: "
+            f"a fresh clone of commit `{revision[:7]}`, {os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"load average {load:.1f} at the start and {os.getloadavg()[0]:.1f} at the end (other jobs shared the "
+            "machine when it was above 2).",
+            "",
+            "| step | command (in the clone) | wall | CPU |",
+            "|---|---|---|---|",
+            f'| install | a venv, then `pip install torch==2.13.0 -e ".[train]"` | {install[0] / 60:.1f} min | '
+            f"{install[1] / 60:.1f} min |",
+            f"| recipe | `{shlex.join(train_command)}` | {train[0] / 60:.1f} min | {train[1] / 60:.1f} min |",
+            f"| test | `{shlex.join(test_command)}` | {test[0] / 60:.1f} min | {test[1] / 60:.1f} min |",
+            "",
+            curve_table(args.game, clone / "runs" / "strong", 100_000, 400),
+            "",
+            f"The test, the reproduced model − the heuristic over {row['games']:,} games ({row['blocks']} blocks of "
+            f"duplicate deals): {row['score_diff']:+.2f} [{row['score_diff_low']:+.2f}, {row['score_diff_high']:+.2f}] "
+            f"{row['score_name']} a game ({better}), win rate {row['win_diff']:+.3f} [{row['win_diff_low']:+.3f}, "
+            f"{row['win_diff_high']:+.3f}]: "
+            + (
+                "**passes** (both intervals exclude 0 in the model's favour)."
+                if passes
+                else "**does not pass** (an interval includes 0 or favours the heuristic)."
+            ),
+        ]
+    )
+    print(text)
+    if not args.no_write:
+        replace_block(DOCS, BEGIN, END, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
