@@ -46,7 +46,7 @@ RECORDS: dict[str, tuple[str, list[str]]] = {
         ["bench_pilipili.py", "--seconds", "2", "--repeats", "3"],
     ),
     "llama-party-env": (
-        "Llama Party random play through the AEC API against PettingZoo classic and OpenSpiel games",
+        "Llama Party random play through the AEC API against PettingZoo's leduc_holdem_v4",
         ["bench_llama_party.py", "--seconds", "3", "--repeats", "5"],
     ),
     "rummikub-env": (

@@ -131,6 +131,8 @@ def test_cli_play_record_then_replay(tmp_path, capsys):
     assert main(["replay", str(path)]) == 0
     out = capsys.readouterr().out
     assert "reproduces exactly" in out and "player_0: " in out  # the steps are shown unless --quiet
+    reason = replay(GameRecord.load(path)).env.unwrapped.outcome().reason
+    assert f"; ended: {reason}; returns " in out  # why it ended, as tableenvs play says it
 
 
 def test_cli_replay_errors_are_one_line_and_exit_2(tmp_path, capsys, pilipili_record):

@@ -40,6 +40,9 @@ def run(args: argparse.Namespace) -> int:
     result = replay(record, on_step=on_step)
     outcome = result.outcome
     ending = "unfinished" if outcome is None else "winner(s) " + ", ".join(f"player_{s}" for s in outcome["winners"])
+    finished = result.env.unwrapped.outcome()
+    if finished is not None:  # why it ended, as tableenvs play says it
+        ending += f"; ended: {finished.reason}"
     print(
         f"{printable(args.file)}: reproduces exactly ({result.steps} steps; {ending}; returns "
         + ", ".join(f"{x:+g}" for x in result.returns)
