@@ -94,13 +94,14 @@ def main() -> None:
             search_vs_heuristic.GAMES[name] = GAMES[name]
             players = args.players
             args.players = players or GAMES[name]["players"]
-            row = search_vs_heuristic.run(name, upper, args, baseline=lower)
+            # the row and its journal are named by both policies: two rungs with one upper agent never share a journal
+            path = search_vs_heuristic.row_path(args.out, name, f"{lower}-{upper}", args.games, args.seed)
+            row = search_vs_heuristic.run(name, upper, args, baseline=lower, label=f"{lower}-{upper}")
             args.players = players
             row["command"] = f"python benchmarks/ladder.py --game {name} --rung {args.rung} --games {args.games}"
             row["command"] += f" --seed {args.seed}" + (f" --players {players}" if players else "")
             args.out.mkdir(parents=True, exist_ok=True)
-            slug = f"{lower}-{upper}".replace(":", "_").replace("=", "").replace("/", "_")
-            (args.out / f"{name}__{slug}__{args.games}__s{args.seed}.json").write_text(json.dumps(row, indent=1))
+            path.write_text(json.dumps(row, indent=1))
             print(table([{**row, "baseline": lower}]), flush=True)
     if args.write_docs or args.docs_only:
         replace_block(search_vs_heuristic.DOCS, BEGIN, END, table(rows()))

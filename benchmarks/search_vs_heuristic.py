@@ -91,9 +91,10 @@ def journaled_evaluate(journal: Path, arguments: dict, workers: int):
     return result
 
 
-def run(name: str, spec: str, args: argparse.Namespace, baseline: str = "heuristic") -> dict:
+def run(name: str, spec: str, args: argparse.Namespace, baseline: str = "heuristic", label: str | None = None) -> dict:
     """Play ``spec`` against ``baseline`` head to head (``args``: games, players, seed, workers, timing games, out)
-    and return the saved row: ``spec`` − ``baseline`` with its intervals, the decision times of ``spec``."""
+    and return the saved row: ``spec`` − ``baseline`` with its intervals, the decision times of ``spec``. The
+    journal is named by ``label`` (default ``spec``), as the row is by :func:`row_path`."""
     setting = GAMES[name]
     players = args.players or setting["players"]
     wall, cpu = time.time(), CLOCK()
@@ -105,7 +106,7 @@ def run(name: str, spec: str, args: argparse.Namespace, baseline: str = "heurist
         "options": setting["options"],
         "seed": args.seed,
     }
-    journal = row_path(args.out, name, spec, args.games, args.seed).with_suffix(".partial")
+    journal = row_path(args.out, name, label or spec, args.games, args.seed).with_suffix(".partial")
     result = journaled_evaluate(journal, arguments, args.workers)
     wall, cpu = time.time() - wall, CLOCK() - cpu
     print(result.format_table(), flush=True)
