@@ -190,7 +190,49 @@ def table(rows: list[dict]) -> str:
     lines.append("")
     for row in rows:
         lines.append(f"* `{row['command']}` ({row['date']}; `{row['resolved']}`)")
-    return "\n".join(lines)
+    return "\n".join([*lines, "", verdict(rows)])
+
+
+#: Issue 29's test: at least this many games of the game's default ``search``, whose mean decision time (ms) is
+#: within the game's limit, both 95% intervals excluding 0 in the search's favour.
+TEST_GAMES = 1000
+TEST_MS = {"pilipili_v0": 100.0, "llama_party_v0": 100.0, "rummikub_v0": 300.0}
+
+
+def verdict(rows: list[dict]) -> str:
+    """One line per game: does a saved row pass issue 29's test with the game's current default ``search``?"""
+    parts = []
+    for name in GAMES:
+        players = GAMES[name]["players"]
+        current = repr(make_policy("search", tableenvs.make_raw(name, num_players=players, **GAMES[name]["options"])))
+        candidates = [
+            row
+            for row in rows
+            if row["game"] == name
+            and row["spec"] == "search"
+            and row["resolved"] == current
+            and row.get("baseline", "heuristic") == "heuristic"
+        ]
+        full = [row for row in candidates if row["games"] >= TEST_GAMES]
+        if not full:
+            parts.append(f"* {name}: no row of {TEST_GAMES:,} games or more with its current default `search` yet.")
+            continue
+        row = max(full, key=lambda r: r["games"])
+        ahead = row["score_diff_low"] > 0 if row["higher_is_better"] else row["score_diff_high"] < 0
+        wins = row["win_diff_low"] > 0
+        ms = row["timing"]["mean_ms"] if row["timing"]["decisions"] else float("nan")
+        fast = ms <= TEST_MS[name]
+        result = "passes" if ahead and wins and fast else "does not pass"
+        parts.append(
+            f"* {name}: {result} over {row['games']:,} games: score interval "
+            f"{'excludes' if ahead else 'does not exclude'} 0 in the search's favour, win-rate interval "
+            f"{'excludes' if wins else 'does not exclude'} 0, {ms:.0f} ms a decision (limit {TEST_MS[name]:.0f})."
+        )
+    head = (
+        f"Issue 29's test, read off the rows above (at least {TEST_GAMES:,} games of the game's current default "
+        "`search`, both 95% intervals excluding 0 in its favour, mean decision time within the limit):"
+    )
+    return "\n".join([head, "", *parts])
 
 
 def write_docs(out: Path, begin: str = BEGIN, end: str = END, make_table=None) -> None:
