@@ -163,7 +163,10 @@ def model_seat_table(games: int, repeats: int, seed: int) -> None:
         for repeat in range(repeats):
             for threads in runs:
                 start = time.perf_counter()
-                result = evaluate("pilipili_v0", specs, games, seed=seed + repeat, torch_threads=threads)
+                # the .zip was made just above by this process: trusted (a torch model seat is what is timed)
+                result = evaluate(
+                    "pilipili_v0", specs, games, seed=seed + repeat, torch_threads=threads, trust_models=True
+                )
                 runs[threads].append(result.games / (time.perf_counter() - start))
         torch.set_num_threads(cores)
     print(f"\nmodel seat: pilipili_v0, {players} players, random,heuristic,model.zip, {result.games} games, "
