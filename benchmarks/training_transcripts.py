@@ -9,6 +9,8 @@ directory as a user would, in subprocesses, and rewrites its block of docs/train
 
 with the date, the commit, the core count and the load average at the start and the end. The cases:
 
+* ``progress`` — the head of a ``tableenvs train`` run's output (the ``masks`` case's MaskablePPO command), up to
+  its first periodic checkpoint.
 * ``resumed`` — ``tableenvs train`` sent SIGINT 3 s after its first periodic checkpoint, then ``--resume``d to its
   budget; beside it the same command uninterrupted, and their learning curves side by side.
 * ``masks`` — the same training with ``--algo maskable_ppo`` and ``--algo ppo`` (illegal actions replaced), their
@@ -252,7 +254,18 @@ def case_rllib(scratch: Path) -> str:
     )
 
 
-CASES = {"resumed": case_resumed, "masks": case_masks, "rllib": case_rllib}
+def case_progress(scratch: Path) -> str:
+    """The head of a run's output: the header, the first evaluations and the first periodic checkpoint."""
+    run = Run([TABLEENVS, *MASKS.format(algo="maskable_ppo").split()], scratch)
+    head = []
+    for line in run.lines:
+        head.append(line)
+        if line.startswith("checkpoint (periodic)"):
+            break
+    return "\n".join(["```", *head, "```"])
+
+
+CASES = {"progress": case_progress, "resumed": case_resumed, "masks": case_masks, "rllib": case_rllib}
 
 
 def commit() -> str:
