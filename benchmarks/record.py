@@ -1,9 +1,9 @@
 """Run the benchmarks of docs/benchmarks.md and rewrite their blocks there: one command regenerates every table.
 
-Where you are: the recorder of docs/benchmarks.md's "Current figures" (issue 31: no measured table is copied by
-hand). Each record is one benchmark script with the arguments below; it runs in a subprocess of this venv from
-``benchmarks/``, and what it prints goes, with the command, the date, the commit, the machine (cores, Python) and the
-load average at the start and the end, between the markers::
+Where you are: the recorder of docs/benchmarks.md's "Current figures" and of the OpenSpiel demo in docs/openspiel.md
+(issue 31: no measured table is copied by hand). Each record is one benchmark script with the arguments below; it
+runs in a subprocess of this venv from ``benchmarks/``, and what it prints goes, with the command, the date, the
+commit, the machine (cores, Python) and the load average at the start and the end, between the markers::
 
     <!-- measured: bench-NAME (python benchmarks/record.py NAME; machine-dependent, not checked in CI) -->
     <!-- end measured: bench-NAME -->
@@ -35,8 +35,9 @@ from common import replace_block
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs" / "benchmarks.md"
 
-#: name -> (what it measures, the script and its arguments). The order is the page's.
-RECORDS: dict[str, tuple[str, list[str]]] = {
+#: name -> (what it measures, the script and its arguments[, the page under docs/ if not benchmarks.md]). The order
+#: is the page's.
+RECORDS: dict[str, tuple] = {
     "rummikub-solver": (
         "the Rummikub solver against rummikub-solver's ILP on 300 seeded mid-game positions",
         ["bench_rummikub_solver.py"],
@@ -73,6 +74,11 @@ RECORDS: dict[str, tuple[str, list[str]]] = {
         "sampled worlds: consistency with the public history, leaks, twins",
         ["world_consistency.py", "--worlds", "100000", "--budget", "150"],
     ),
+    "openspiel-demo": (
+        "OpenSpiel's IS-MCTS on each game through the bridge, against random and the heuristic",
+        ["openspiel_demo.py"],
+        "openspiel.md",
+    ),
     "fuzz": (
         "random and adversarial games checked against every invariant, 5 minutes",
         ["fuzz.py", "--minutes", "5", "--replays", "2", "--no-progress"],
@@ -98,6 +104,11 @@ def commit() -> str:
     return git("rev-parse", "--short", "HEAD") + (" with uncommitted changes" if dirty else "")
 
 
+def page(name: str) -> Path:
+    """The docs page a record's block lives in (docs/benchmarks.md unless the record names another)."""
+    return DOCS.with_name(RECORDS[name][2]) if len(RECORDS[name]) > 2 else DOCS
+
+
 def markers(name: str) -> tuple[str, str]:
     return (
         f"<!-- measured: bench-{name} (python benchmarks/record.py {name}; machine-dependent, not checked in CI) -->",
@@ -107,7 +118,7 @@ def markers(name: str) -> tuple[str, str]:
 
 def run(name: str, revision: str) -> str:
     """Run one record's script and return its block's text; exit with its output if it fails."""
-    what, argv = RECORDS[name]
+    what, argv = RECORDS[name][:2]
     command = f"python benchmarks/{shlex.join(argv)}"
     print(f"{name}: {command} ...", file=sys.stderr, flush=True)
     load = os.getloadavg()[0]
@@ -132,8 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-write", action="store_true", help="print the blocks, leave docs/benchmarks.md alone")
     args = parser.parse_args(argv)
     if args.list:
-        for name, (what, script) in RECORDS.items():
-            print(f"{name:16}  python benchmarks/{shlex.join(script)}  ({what})")
+        for name, (what, script, *_) in RECORDS.items():
+            print(f"{name:16}  python benchmarks/{shlex.join(script)}  ({what}; docs/{page(name).name})")
         return 0
     unknown = [name for name in args.names if name not in RECORDS]
     if unknown:
@@ -149,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         text = run(name, revision)
         print(text, flush=True)
         if not args.no_write:
-            replace_block(DOCS, *markers(name), text)
+            replace_block(page(name), *markers(name), text)
     return 0
 
 
