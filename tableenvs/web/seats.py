@@ -4,6 +4,8 @@ Where you are: part of :mod:`tableenvs.web`. A seat is named by text, checked be
 
 * ``human`` — a person with the seat's token;
 * ``random``, ``heuristic`` — the built-in policies (:func:`tableenvs.policies.make_policy`);
+* ``trained`` — the model shipped in the package for the game, where there is one (``tableenvs/models/GAME.npz``,
+  played by numpy; it fits one player count and options, and a table of another is refused when it is set up);
 * ``search`` / ``search:sims=N:...`` — the built-in search, its budget capped by the server (``max_search_sims``
   simulations, ``max_search_ms`` milliseconds per decision) so no request can start an endless search;
 * ``model:NAME`` — a saved model (``.npz``, ``.pt``, or a ``.zip`` with ``--trust-models``) the server was started
@@ -24,9 +26,11 @@ import numpy as np
 
 from tableenvs.core.registry import spec as game_spec
 from tableenvs.policies import make_policy
+from tableenvs.policies.numpy_policy import shipped_models
 
 HUMAN = "human"
 BUILTIN = ("random", "heuristic")
+TRAINED = "trained"
 
 
 class SeatError(ValueError):
@@ -35,8 +39,8 @@ class SeatError(ValueError):
 
 @dataclass(frozen=True)
 class Seat:
-    """A checked seat: ``kind`` is ``human``, ``random``, ``heuristic``, ``search`` or ``model``; ``spec`` the text
-    given; ``policy_spec`` what :func:`make_policy` is given (a model's path for a model seat)."""
+    """A checked seat: ``kind`` is ``human``, ``random``, ``heuristic``, ``trained``, ``search`` or ``model``;
+    ``spec`` the text given; ``policy_spec`` what :func:`make_policy` is given (a model's path for a model seat)."""
 
     kind: str
     spec: str
@@ -52,6 +56,8 @@ def seat_choices(game: str, models: Mapping[str, str]) -> list[str]:
     choices = [HUMAN, "random"]
     if game_spec(game).heuristic is not None:
         choices += ["heuristic", "search:sims=50", "search:ms=200"]
+    if game in shipped_models():
+        choices.append(TRAINED)
     return choices + [f"model:{name}" for name in models]
 
 
@@ -66,6 +72,12 @@ def parse_seat(text: Any, game: str, models: Mapping[str, str], max_search_sims:
         if text == "heuristic" and game_spec(game).heuristic is None:
             raise SeatError(f"{game} has no heuristic player; seats: {valid}")
         return Seat(text, text, text)
+    if text == TRAINED:
+        if game not in shipped_models():
+            raise SeatError(
+                f"{game} has no shipped model ('trained' is for {', '.join(shipped_models())}); seats: {valid}"
+            )
+        return Seat(TRAINED, text, text)
     if text == "search" or text.startswith("search:"):
         from tableenvs.policies.search import parse_search_spec
 

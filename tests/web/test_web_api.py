@@ -175,6 +175,8 @@ def test_bad_input_is_refused_clearly_and_changes_nothing():
         ({"game": "pilipili_v0", "seats": ["human", "search:ms=60000"]}, "seats[1]", "at most ms=1000"),
         ({"game": "pilipili_v0", "seats": ["human", "search:bogus=1"]}, "seats[1]", "bad option"),
         ({"game": "pilipili_v0", "seats": ["human", "model:best"]}, "seats[1]", "no model named"),
+        ({"game": "llama_party_v0", "seats": ["human", "trained"]}, "seats[1]", "no shipped model"),
+        ({"game": "pilipili_v0", "seats": ["human", "trained"]}, "options", "trained on pilipili_v0"),
         ({"game": "pilipili_v0", "seats": ["human", "/etc/passwd.zip"]}, "seats[1]", "unknown seat"),
         ({"game": "pilipili_v0", "seats": ["human", "human"], "options": []}, "options", "object"),
         ({"game": "pilipili_v0", "seats": ["human", "human"], "options": {"colour": 1}}, "options", "colour"),
@@ -388,3 +390,35 @@ def test_the_command_refuses_bad_flags_before_serving(capsys):
 
     assert command.main(["--max-games", "0"]) == 2
     assert "--max-games must be at least 1" in capsys.readouterr().err
+
+
+def test_a_trained_seat_plays_the_shipped_model_where_the_game_has_one():
+    """``trained`` is offered and seated only for a game with a model in the package, at the model's options; its
+    moves are the shipped model's (numpy) choices for that seat's observations."""
+    from tableenvs.policies import make_policy
+    from tableenvs.policies.numpy_policy import read_header, shipped_models, trained_model_path
+
+    with client() as test_client:
+        catalog = {game["name"]: game["seats"] for game in test_client.get("/api/catalog").json()["games"]}
+        assert {name for name, seats in catalog.items() if "trained" in seats} == set(shipped_models()) != set()
+        game = shipped_models()[0]
+        players = read_header(trained_model_path(game))["options"]["num_players"]
+        seats = ["trained"] + ["random"] * (players - 1)
+        answer = test_client.post("/api/games", json={"game": game, "seats": seats, "seed": 3, "pause": 0})
+        assert answer.status_code == 201, answer.text
+        view = wait_for_turn(test_client, answer.json()["id"], None, timeout=60)
+        assert view["over"] and not view["error"]
+        record = GameRecord.from_dict(test_client.get(f"/api/games/{answer.json()['id']}/record").json())
+    # replay the record: every move of player_0 is the shipped model's choice at that point
+    env = tableenvs.make_raw(game, num_players=players)
+    trained = make_policy("trained", env)
+    checked = []
+
+    def before_step(env, index, step):
+        if step["agent"] == "player_0":
+            observation = env.observe("player_0")
+            choice = trained.act(observation["observation"], observation["action_mask"], np.random.default_rng(0))
+            checked.append(choice == step["action"])
+
+    replay(record, before_step=before_step)
+    assert checked and all(checked), f"{checked.count(False)} of {len(checked)} moves differ from the shipped model's"
