@@ -15,6 +15,9 @@ less with the load than the rates do.
     python benchmarks/record.py                     # every record, in order (about 40 minutes on 2 cores)
     python benchmarks/record.py pilipili-env search # the named records
     python benchmarks/record.py --list
+
+Three records run scripts that rewrite their own marked blocks (``--write-docs``: rollout_step, training_throughput,
+numpy_policy_speed); record.py only runs them. ``benchmarks/web_load.py --write`` appends its own dated section.
     python benchmarks/record.py --no-write pictures  # print only
 """
 
@@ -35,8 +38,10 @@ from common import replace_block
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs" / "benchmarks.md"
 
-#: name -> (what it measures, the script and its arguments[, the page under docs/ if not benchmarks.md]). The order
-#: is the page's.
+#: A record whose script writes its own block (its ``--write-docs``), with its own date and command line.
+SELF = "self"
+#: name -> (what it measures, the script and its arguments[, the page under docs/ if not benchmarks.md, or SELF]).
+#: The order is the page's.
 RECORDS: dict[str, tuple] = {
     "rummikub-solver": (
         "the Rummikub solver against rummikub-solver's ILP on 300 seeded mid-game positions",
@@ -79,6 +84,21 @@ RECORDS: dict[str, tuple] = {
         ["openspiel_demo.py"],
         "openspiel.md",
     ),
+    "rollout-step": (
+        "search rollouts with the checked and the trusted step",
+        ["rollout_step.py", "--positions", "12", "--write-docs"],
+        SELF,
+    ),
+    "training-throughput": (
+        "training samples per CPU-second, the recipe against tableenvs train",
+        ["training_throughput.py", "--steps", "20480", "--write-docs"],
+        SELF,
+    ),
+    "numpy-policy": (
+        "one numpy policy decision against a bare forward pass and SB3",
+        ["numpy_policy_speed.py", "--hidden", "256,256", "--write-docs"],
+        SELF,
+    ),
     "fuzz": (
         "random and adversarial games checked against every invariant, 5 minutes",
         ["fuzz.py", "--minutes", "5", "--replays", "2", "--no-progress"],
@@ -106,7 +126,7 @@ def commit() -> str:
 
 def page(name: str) -> Path:
     """The docs page a record's block lives in (docs/benchmarks.md unless the record names another)."""
-    return DOCS.with_name(RECORDS[name][2]) if len(RECORDS[name]) > 2 else DOCS
+    return DOCS.with_name(RECORDS[name][2]) if len(RECORDS[name]) > 2 and RECORDS[name][2] != SELF else DOCS
 
 
 def markers(name: str) -> tuple[str, str]:
@@ -144,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.list:
         for name, (what, script, *_) in RECORDS.items():
-            print(f"{name:16}  python benchmarks/{shlex.join(script)}  ({what}; docs/{page(name).name})")
+            print(f"{name:19}  python benchmarks/{shlex.join(script)}  ({what}; docs/{page(name).name})")
         return 0
     unknown = [name for name in args.names if name not in RECORDS]
     if unknown:
@@ -157,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     revision = commit()
     for name in args.names or list(RECORDS):
+        if len(RECORDS[name]) > 2 and RECORDS[name][2] == SELF:
+            if not args.no_write:  # the script rewrites its own block; with --no-write it is skipped
+                print(run(name, revision), flush=True)
+            continue
         text = run(name, revision)
         print(text, flush=True)
         if not args.no_write:
