@@ -131,9 +131,29 @@ class HeuristicPolicy:
         exchanged: list[int],
         goal_step: bool,
     ) -> int:
-        """The card to pick among ``legal`` (ascending): the rule of the module docstring. ``own`` is the own goal
-        (empty before it is chosen), ``revealed`` the face-up goals, ``staged`` this pass's picks so far,
-        ``exchanged`` the cards the player passed and received this round."""
+        """The card to pick among ``legal`` (ascending): the rule of the module docstring, the first card of the
+        highest :meth:`values`. ``own`` is the own goal (empty before it is chosen), ``revealed`` the face-up goals,
+        ``staged`` this pass's picks so far, ``exchanged`` the cards the player passed and received this round."""
+        best_card, best_value = legal[0], -math.inf
+        for card, value in zip(
+            legal, self.values(legal, hand, own, revealed, staged, exchanged, goal_step), strict=True
+        ):
+            if value > best_value + 1e-9:
+                best_card, best_value = card, value
+        return best_card
+
+    def values(
+        self,
+        legal: list[int],
+        hand: list[int],
+        own: list[int],
+        revealed: list[int],
+        staged: list[int],
+        exchanged: list[int],
+        goal_step: bool,
+    ) -> list[float]:
+        """The expected points of the hand left by picking each card of ``legal`` (in order; arguments as
+        :meth:`choose`): what the greedy rule maximises."""
         # the value of a hand is its points under each goal (a row of 32) times the weight of each goal: 1 for a
         # known goal, (goals still unknown) / (cards that could be one) for each card that could be one (not held
         # by the player this round, not a face-up goal). Plain lists, no numpy: this runs in rollouts, on 32 numbers
@@ -152,7 +172,7 @@ class HeuristicPolicy:
             counts[letter_of[card]] += 1
         without = self.table.points_without(tuple(counts))
         by_letter: dict[int, float] = {}  # the value of the hand less one card of a letter
-        best_card, best_value = legal[0], -math.inf
+        found = []
         for card in legal:
             letter = letter_of[card]
             value = by_letter.get(letter)
@@ -160,6 +180,5 @@ class HeuristicPolicy:
                 value = by_letter[letter] = sum(map(operator.mul, without[letter], weights))
             if goal_step:  # the candidate is the own goal
                 value += without[letter][card]
-            if value > best_value + 1e-9:
-                best_card, best_value = card, value
-        return best_card
+            found.append(value)
+        return found
