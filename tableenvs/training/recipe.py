@@ -52,16 +52,23 @@ FINE_TUNE = {
 
 
 class ScaledObservation(gymnasium.ObservationWrapper):
-    """``SingleAgentEnv`` with its observation multiplied by a fixed per-feature scale (the clone's input scale)."""
+    """``SingleAgentEnv`` with its observation multiplied by a fixed per-feature scale (the clone's input scale).
+
+    ``features`` (optional): a function ``(observation, action_mask) -> float32 vector`` whose values are appended to
+    the observation before scaling (derived inputs, e.g. a heuristic's value of each action; ``scale`` then covers
+    both parts)."""
 
     env: SingleAgentEnv
 
-    def __init__(self, env: SingleAgentEnv, scale: np.ndarray):
+    def __init__(self, env: SingleAgentEnv, scale: np.ndarray, features: Any = None):
         super().__init__(env)
         self.scale = np.asarray(scale, np.float32)
-        self.observation_space = gymnasium.spaces.Box(-np.inf, np.inf, env.observation_space.shape, np.float32)
+        self.features = features
+        self.observation_space = gymnasium.spaces.Box(-np.inf, np.inf, self.scale.shape, np.float32)
 
     def observation(self, observation: np.ndarray) -> np.ndarray:
+        if self.features is not None:
+            observation = np.concatenate([observation, self.features(observation, self.env.action_masks())])
         return (observation * self.scale).astype(np.float32, copy=False)
 
     def action_masks(self) -> np.ndarray:
@@ -100,10 +107,13 @@ def fine_tune(
     seed: int = 0,
     opponents: str = "heuristic",
     settings: dict[str, Any] | None = None,
+    features: Any = None,
     say: Any = print,
 ) -> Path:
     """PPO from the numpy policy ``start`` against ``opponents`` for ``steps`` learner decisions; returns the last
-    exported model. Resumes from the newest ``model-<steps>.npz`` under ``out_dir`` (the value network restarts)."""
+    exported model. Resumes from the newest ``model-<steps>.npz`` under ``out_dir`` (the value network restarts).
+    ``features``: derived inputs appended to each observation (see :class:`ScaledObservation`); ``start`` must have
+    been fitted on the same (its input size says so), and the exported files expect them too."""
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.monitor import Monitor
@@ -125,7 +135,8 @@ def fine_tune(
     torch.set_num_threads(1)
 
     def make_env() -> Any:
-        return Monitor(ScaledObservation(SingleAgentEnv(game, opponents=opponents, seat="rotate", **options), scale))
+        single = SingleAgentEnv(game, opponents=opponents, seat="rotate", **options)
+        return Monitor(ScaledObservation(single, scale, features))
 
     vec_env = DummyVecEnv([make_env] * envs)
     vec_env.seed(seed + done)
