@@ -13,8 +13,8 @@ a face-down goal (never one it held this round).
 Ties go to the lowest card index, so the policy is deterministic given the observation.
 
 For the search policy's rollouts (``tableenvs.policies.search``), ``act_in_world`` makes the same choice from a sampled
-world's rules state (no observation encoded and decoded); both go through ``choose``. The points of a hand under
-every goal are memoised by its letter counts (``GoalTable.points_without``).
+world's rules state (no observation encoded and decoded); both go through ``values`` and ``choose``. The points of a
+hand under every goal are memoised by its letter counts (``GoalTable.points_without``).
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ class HeuristicPolicy:
 
     :meth:`act` decodes the observation; :meth:`act_in_world` reads the same facts from a (sampled) world's rules
     state, for fast search rollouts (:mod:`tableenvs.policies.search`); both make the same choice through
-    :meth:`choose`.
+    :meth:`values` and :meth:`choose`.
     """
 
     name = "heuristic"
@@ -107,7 +107,7 @@ class HeuristicPolicy:
         revealed = [card for cards in revealed_by_position for card in cards]
         legal = np.flatnonzero(action_mask).tolist()
         goal_step = observation[LAYOUT.STEP] == 1.0
-        return self.choose(legal, hand, own, revealed, staged, passed + received, goal_step)
+        return self.choose(legal, self.values(legal, hand, own, revealed, staged, passed + received, goal_step))
 
     def act_in_world(self, world: Any, rng: np.random.Generator) -> int:
         """:meth:`act` for the seat to act in ``world`` (a raw env, e.g. a sampled world), read from its rules
@@ -119,25 +119,17 @@ class HeuristicPolicy:
         goal = game.goal_of_slot[seat]
         own = [goal] if goal >= 0 else []
         seen = game.passed[seat] + game.received[seat]
-        return self.choose(sorted(hand), hand, own, game.display[: game.step], game.staged[seat], seen, game.step == 0)
+        legal = sorted(hand)
+        return self.choose(
+            legal, self.values(legal, hand, own, game.display[: game.step], game.staged[seat], seen, game.step == 0)
+        )
 
-    def choose(
-        self,
-        legal: list[int],
-        hand: list[int],
-        own: list[int],
-        revealed: list[int],
-        staged: list[int],
-        exchanged: list[int],
-        goal_step: bool,
-    ) -> int:
-        """The card to pick among ``legal`` (ascending): the rule of the module docstring, the first card of the
-        highest :meth:`values`. ``own`` is the own goal (empty before it is chosen), ``revealed`` the face-up goals,
-        ``staged`` this pass's picks so far, ``exchanged`` the cards the player passed and received this round."""
+    @staticmethod
+    def choose(legal: list[int], values: list[float]) -> int:
+        """The card to pick among ``legal`` (ascending) given their :meth:`values`: the first of the highest (the rule
+        of the module docstring; deterministic)."""
         best_card, best_value = legal[0], -math.inf
-        for card, value in zip(
-            legal, self.values(legal, hand, own, revealed, staged, exchanged, goal_step), strict=True
-        ):
+        for card, value in zip(legal, values, strict=True):
             if value > best_value + 1e-9:
                 best_card, best_value = card, value
         return best_card
@@ -152,8 +144,9 @@ class HeuristicPolicy:
         exchanged: list[int],
         goal_step: bool,
     ) -> list[float]:
-        """The expected points of the hand left by picking each card of ``legal`` (in order; arguments as
-        :meth:`choose`): what the greedy rule maximises."""
+        """The expected points of the hand left by picking each card of ``legal`` (ascending): what the greedy rule
+        maximises. ``own`` is the own goal (empty before it is chosen), ``revealed`` the face-up goals, ``staged``
+        this pass's picks so far, ``exchanged`` the cards the player passed and received this round."""
         # the value of a hand is its points under each goal (a row of 32) times the weight of each goal: 1 for a
         # known goal, (goals still unknown) / (cards that could be one) for each card that could be one (not held
         # by the player this round, not a face-up goal). Plain lists, no numpy: this runs in rollouts, on 32 numbers
