@@ -3,8 +3,9 @@
 Where you are: an optional front end (the ``web`` extra: Starlette and uvicorn) on top of the raw envs and
 :mod:`tableenvs.policies`. Modules:
 
-* :mod:`tableenvs.web.seats` — what may sit in a seat (``human``, ``random``, ``heuristic``, a bounded ``search``,
-  a model the server was started with) and the agents' thinking, done on copies so it never touches a live game;
+* :mod:`tableenvs.web.seats` — what may sit in a seat (``human``, ``random``, ``heuristic``, ``trained`` where a model
+  is shipped, a bounded ``search``, a model the server was started with) and the agents' thinking, done on copies so
+  it never touches a live game;
 * :mod:`tableenvs.web.tables` — the live games: tokens, per-seat views built only from what a seat may see, the
   move log, limits and idle expiry;
 * :mod:`tableenvs.web.app` — the Starlette app: the JSON API, the request-size limit, the single offline page
