@@ -113,10 +113,13 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True, help="run directory (a rerun continues in it)")
     parser.add_argument("--label-games", type=int, default=600)
     parser.add_argument("--epochs", type=int, default=10)
-    parser.add_argument("--steps", type=int, default=600_000, help="fine-tuning decisions")
+    parser.add_argument("--steps", type=int, default=600_000, help="fine-tuning decisions (0: the clone only)")
     parser.add_argument("--games", type=int, default=2000, help="head-to-head games against the heuristic")
     parser.add_argument("--workers", type=int, default=2, help="labelling processes and fitting threads")
     parser.add_argument("--no-choice", action="store_true", help="leave the heuristic's pick out of the inputs")
+    parser.add_argument(
+        "--labeller", default="heuristic", help="the policy whose choices are cloned (e.g. search; default heuristic)"
+    )
     parser.add_argument("--lr", type=float, default=recipe.FINE_TUNE["learning_rate"], help="fine-tuning learning rate")
     parser.add_argument("--ent-coef", type=float, default=recipe.FINE_TUNE["ent_coef"], help="entropy bonus")
     parser.add_argument("--clip", type=float, default=recipe.FINE_TUNE["clip_range"], help="PPO clip range")
@@ -127,10 +130,11 @@ def main() -> int:
     clone = args.out / "clone.npz"
     if not clone.exists():
         distill.label_games(
-            GAME, OPTIONS, games=args.label_games, out_dir=args.out / "labels", seed=0, search_spec="heuristic",
+            GAME, OPTIONS, games=args.label_games, out_dir=args.out / "labels", seed=0, search_spec=args.labeller,
             workers=args.workers,
         )  # fmt: skip
         data = augmented(distill.read_shards(args.out / "labels"), features)
+        data["target"] = np.eye(data["target"].shape[1], dtype=np.float32)[data["action"]]  # the choice made
         print(f"cloning from {len(data['action'])} labels, {data['observation'].shape[1]} inputs", flush=True)
         result = distill.fit(data, hidden=(256, 256), epochs=args.epochs, batch=1024, seed=0, threads=args.workers)
         meta = {"experiment": "llama_features: observation + card values", "labels": int(len(data["action"]))}
@@ -138,27 +142,31 @@ def main() -> int:
         (args.out / "clone.json").write_text(json.dumps({"meta": meta, "history": result.history}, indent=2) + "\n")
     record = json.loads((args.out / "clone.json").read_text())
     best = min(record["history"], key=lambda row: row["val_loss"])
-    settings = {"learning_rate": args.lr, "ent_coef": args.ent_coef, "clip_range": args.clip}
-    final = recipe.fine_tune(
-        GAME, OPTIONS, clone, args.out / "fine-tune", steps=args.steps, features=features, settings=settings
-    )
+    models = [("clone", clone)]
+    if args.steps > 0:
+        settings = {"learning_rate": args.lr, "ent_coef": args.ent_coef, "clip_range": args.clip}
+        final = recipe.fine_tune(
+            GAME, OPTIONS, clone, args.out / "fine-tune", steps=args.steps, features=features, settings=settings
+        )
+        models.append(("fine-tuned", final))
     rows = {}
-    for name, path in (("clone", clone), ("fine-tuned", final)):
+    for name, path in models:
         policy = FeaturePolicy(path, features)
         result = evaluate(GAME, [policy, "heuristic"], args.games, num_players=4, seed=0, progress=False)
         paired = {**versus_heuristic(result.paired[0])[0], **versus_heuristic(result.paired[0])[1]}
         rows[name] = {**paired, "score_name": result.score_name, "higher_is_better": True, "games": result.games}
-    base = recipe_reference()
+    base = recipe_reference() if args.steps > 0 else 0.0
     lines = [
         f"Run by `python benchmarks/llama_features.py --out {args.out} --label-games {args.label_games} --epochs "
         f"{args.epochs} --steps {args.steps} --games {args.games}"
         + (" --no-choice" if args.no_choice else "")
+        + (f" --labeller {args.labeller}" if args.labeller != "heuristic" else "")
         + f" --lr {args.lr:g} --ent-coef {args.ent_coef:g} --clip {args.clip:g}`, finished "
         f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, load average {load:.1f} at the start and {os.getloadavg()[0]:.1f} at the end, "
         f"{(time.perf_counter() - began) / 60:.0f} min (a rerun in the same directory skips the finished steps).",
         "",
-        f"The clone agrees with the heuristic on {best['val_agree']:.1%} of held-out decisions "
+        f"The clone agrees with its labeller (`{args.labeller}`) on {best['val_agree']:.1%} of held-out decisions "
         f"({record['meta']['labels']:,} labels).",
         "",
         "| model − heuristic, 4 players, duplicate deals | games | points [95%] | win rate [95%] |",
@@ -167,9 +175,10 @@ def main() -> int:
     for name, row in rows.items():
         score, win = cells(row)
         lines.append(f"| {name} | {row['games']:,} | {score} | {win} |")
-    lines += ["", "| fine-tuning steps | learner's mean return | − heuristic's |", "|---|---|---|"]
-    for end, mean, _ in curve(args.out, 100_000):
-        lines.append(f"| ≤ {end:,} | {mean:+.3f} | {mean - base:+.3f} |")
+    if args.steps > 0:
+        lines += ["", "| fine-tuning steps | learner's mean return | − heuristic's |", "|---|---|---|"]
+        for end, mean, _ in curve(args.out, 100_000):
+            lines.append(f"| ≤ {end:,} | {mean:+.3f} | {mean - base:+.3f} |")
     text = "\n".join(lines)
     print(text)
     if not args.no_write:
