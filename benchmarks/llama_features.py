@@ -1,5 +1,6 @@
 """Experiment (issue 28): does the strong recipe beat the Llama Party heuristic when the network also sees the
-heuristic's value of each card? Written into docs/training.md.
+heuristic's value of each card? Written into docs/training.md. (The inputs are
+:class:`tableenvs.llama_party.features.CardValues`; the shipped Llama Party model came from this script.)
 
 Where you are: a long benchmark, never run in CI. The recipe's clone of the Llama Party heuristic agrees with it on
 only about three decisions in four, and its fine-tuning stays below the heuristic (docs/training.md). A player
@@ -38,55 +39,21 @@ from search_vs_heuristic import cells, versus_heuristic
 
 import tableenvs
 from tableenvs.evaluation import evaluate
-from tableenvs.llama_party.agents import HeuristicPolicy
-from tableenvs.llama_party.cards import DECK_SIZE
+from tableenvs.llama_party.features import CardValues
 from tableenvs.policies.numpy_policy import NumpyPolicy, load_numpy_policy
 from tableenvs.training import distill, recipe
 
 GAME = "llama_party_v0"
 OPTIONS = {"num_players": 4}
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "training.md"
-BEGIN = "<!-- measured: llama-features (python benchmarks/llama_features.py; machine-dependent, not checked in CI) -->"
-END = "<!-- end measured: llama-features -->"
 
 
-class CardValues:
-    """The appended inputs: ``(observation, mask) -> 2 x DECK_SIZE`` float32 (see the module docstring); with
-    ``choice=False`` the heuristic's pick is left out (its block stays, all 0), so the network must find it from the
-    values."""
-
-    size = 2 * DECK_SIZE
-
-    def __init__(self, choice: bool = True) -> None:
-        self.heuristic = HeuristicPolicy(tableenvs.make_raw(GAME, **OPTIONS))
-        self.choice = choice
-
-    def __call__(self, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        out = np.full(self.size, 0.0, np.float32)
-        out[:DECK_SIZE] = -5.0
-        legal = np.flatnonzero(mask).tolist()
-        if not legal:  # a final observation: nothing to pick
-            return out
-        choice = self.heuristic.act(observation, mask, None)
-        facts = self._facts(observation, legal)
-        values = self.heuristic.values(legal, *facts)
-        best = max(values)
-        for card, value in zip(legal, values, strict=True):
-            out[card] = max(-5.0, (value - best) / 10.0)
-        if self.choice:
-            out[DECK_SIZE + choice] = 1.0
-        return out
-
-    def _facts(self, observation: np.ndarray, legal: list[int]) -> tuple:
-        """What ``HeuristicPolicy.act`` reads from the observation, as ``values`` takes it after ``legal``."""
-        from tableenvs.llama_party.encoder import LAYOUT
-
-        sections: list[list[int]] = [[] for _ in range(9)]
-        for index in np.flatnonzero(observation[: LAYOUT.RECEIVED + DECK_SIZE]).tolist():
-            sections[index // DECK_SIZE].append(index % DECK_SIZE)
-        hand, staged, own, *revealed_by_position, passed, received = sections
-        revealed = [card for cards in revealed_by_position for card in cards]
-        return hand, own, revealed, staged, passed + received, bool(observation[LAYOUT.STEP] == 1.0)
+def markers(block: str) -> tuple[str, str]:
+    """The docs/training.md markers of a block of this script's runs (one block per kind of run)."""
+    return (
+        f"<!-- measured: {block} (python benchmarks/llama_features.py; machine-dependent, not checked in CI) -->",
+        f"<!-- end measured: {block} -->",
+    )
 
 
 class FeaturePolicy:
@@ -123,10 +90,11 @@ def main() -> int:
     parser.add_argument("--lr", type=float, default=recipe.FINE_TUNE["learning_rate"], help="fine-tuning learning rate")
     parser.add_argument("--ent-coef", type=float, default=recipe.FINE_TUNE["ent_coef"], help="entropy bonus")
     parser.add_argument("--clip", type=float, default=recipe.FINE_TUNE["clip_range"], help="PPO clip range")
+    parser.add_argument("--block", default="llama-features", help="the docs/training.md block to write")
     parser.add_argument("--no-write", action="store_true", help="print the block, leave docs/training.md alone")
     args = parser.parse_args()
     began, load = time.perf_counter(), os.getloadavg()[0]
-    features = CardValues(choice=not args.no_choice)
+    features = CardValues(tableenvs.make_raw(GAME, **OPTIONS), choice=not args.no_choice)
     clone = args.out / "clone.npz"
     if not clone.exists():
         distill.label_games(
@@ -182,7 +150,7 @@ def main() -> int:
     text = "\n".join(lines)
     print(text)
     if not args.no_write:
-        replace_block(DOCS, BEGIN, END, text)
+        replace_block(DOCS, *markers(args.block), text)
     return 0
 
 

@@ -465,3 +465,49 @@ def test_a_file_with_an_array_of_another_dtype_is_refused_naming_the_array_and_t
         load_numpy_policy(bad)
     message = str(raised.value)
     assert message == f"numpy policy {str(bad)!r}: {name!r} has dtype {np.dtype(dtype)}, not {allowed}", message
+
+
+def test_input_features_a_model_names_are_known_ones_and_need_the_env(tmp_path):
+    """A header's ``input_features`` is a name from tableenvs.policies.input_features, never code: an unknown name is
+    refused on save and load, and a model that reads features refuses to play without its env."""
+    from tableenvs.policies.input_features import FEATURES
+    from tableenvs.policies.model_file import save_numpy_policy
+
+    weights = [(np.zeros((5, 3), np.float32), np.zeros(3, np.float32))]
+    with pytest.raises(ValueError, match="input_features must be one of " + ", ".join(FEATURES)):
+        save_numpy_policy(
+            tmp_path / "m.npz", game="llama_party_v0", options={}, layout_version=1, weights=weights,
+            activation="relu", input_features="import os",
+        )  # fmt: skip
+    from tableenvs.policies.numpy_policy import trained_model_path  # the Llama Party model reads card values
+
+    with pytest.raises(ValueError, match="give the env it plays"):
+        NumpyPolicy(trained_model_path("llama_party_v0"))
+
+
+def test_the_llama_party_model_plays_its_network_on_the_observation_and_card_values():
+    """What ``trained`` plays in Llama Party is the masked argmax of the file's network on the observation followed by
+    CardValues of it; the values' pick block marks exactly the heuristic's choice."""
+    from tableenvs.llama_party.agents import HeuristicPolicy
+    from tableenvs.llama_party.cards import DECK_SIZE
+    from tableenvs.llama_party.features import CardValues
+
+    env = tableenvs.make_raw("llama_party_v0")
+    policy = make_policy("trained", env)
+    features, heuristic = CardValues(env), HeuristicPolicy(env)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for seed in range(3):
+        env.reset(seed=seed)
+        while env.outcome() is None:
+            seen = env.observe(env.agent_selection)
+            observation, mask = seen["observation"], seen["action_mask"]
+            extra = features(observation, mask)
+            assert np.flatnonzero(extra[DECK_SIZE:]).tolist() == [heuristic.act(observation, mask, rng)]
+            logits = policy.model.logits(np.concatenate([observation, extra]))
+            expected = int(np.flatnonzero(mask)[np.argmax(logits[mask > 0])])
+            action = policy.act(observation, mask, rng)
+            assert action == expected
+            env.step(action)
+            checked += 1
+    assert checked > 300

@@ -50,11 +50,16 @@ def test_a_shipped_model_fits_its_games_default_setting_and_is_small(game):
     assert decisions > 0 and raw.outcome() is not None
 
 
+#: Games of the regression guard per shipped model: enough for its edge over the heuristic to show (Llama Party's model
+#: is ahead by under half a point a game, so a short run may tie).
+GUARD_GAMES = {"pilipili_v0": 100, "llama_party_v0": 1000}
+
+
 @pytest.mark.parametrize("game", SHIPPED)
 def test_a_shipped_model_beats_the_heuristic_on_fixed_duplicate_deals(game):
     players = tableenvs.make_raw(game).num_players
     seats = ["trained", "heuristic"] * players
-    result = evaluate(game, seats[:players], 100, seed=7, progress=False)
+    result = evaluate(game, seats[:players], GUARD_GAMES.get(game, 100), seed=7, progress=False)
     rows = {row["policy"]: row for row in result.policies}
     trained, heuristic = rows["trained"]["reward_mean"], rows["heuristic"]["reward_mean"]
     assert trained > heuristic, (trained, heuristic)

@@ -14,7 +14,9 @@ The format (version 1) is one ``.npz`` archive read with ``np.load(path, allow_p
                        :func:`tableenvs.core.layout.layout_version`), ``observation_size``, ``num_actions``, ``hidden``
                        (hidden layer sizes, a list, may be empty), ``activation`` (``"relu"`` or ``"tanh"``) and
                        optionally ``meta`` (a free dict: recipe, steps, date, ...; ``weight_dtype`` when
-                       :func:`convert_numpy_policy` wrote the file)
+                       :func:`convert_numpy_policy` wrote the file) and ``input_features`` (the name of derived
+                       inputs appended to the observation, :mod:`tableenvs.policies.input_features`; then
+                       ``observation_size`` counts both)
 ``layer<i>.weight``    float32 or float16 (either, per matrix), shape (inputs, outputs), ``i`` = 0 ..
                        ``len(hidden)``: the sizes chain from ``observation_size`` through ``hidden`` to
                        ``num_actions``. float16 halves the file (the shipped models) and is widened to float32 once
@@ -45,6 +47,7 @@ import numpy as np
 
 from tableenvs.core.layout import layout_version
 from tableenvs.paths import atomic_output
+from tableenvs.policies.input_features import FEATURES, feature_size
 
 #: What a numpy policy file says it is (checked on load).
 FORMAT = "tableenvs-numpy-policy"
@@ -61,7 +64,7 @@ HEADER_KEYS = (
     "hidden",
     "activation",
 )
-OPTIONAL_HEADER_KEYS = ("meta",)
+OPTIONAL_HEADER_KEYS = ("meta", "input_features")
 INPUT_ARRAYS = ("input.offset", "input.scale")
 #: The dtypes a weight matrix may be stored in (biases and the input transform are always float32).
 WEIGHT_DTYPES = ("float32", "float16")
@@ -84,6 +87,7 @@ class NumpyModel:
     input_offset: np.ndarray | None = None
     input_scale: np.ndarray | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    input_features: str | None = None  # derived inputs appended to the observation (policies.input_features)
 
     def header(self) -> dict[str, Any]:
         """The header as the file stores it."""
@@ -100,6 +104,8 @@ class NumpyModel:
         }
         if self.meta:
             header["meta"] = self.meta
+        if self.input_features:
+            header["input_features"] = self.input_features
         return header
 
     def logits(self, observations: np.ndarray) -> np.ndarray:
@@ -170,6 +176,8 @@ def _check_header(header: dict[str, Any], where: str) -> None:
         problems.append(f"activation must be one of {', '.join(ACTIVATIONS)}, got {header['activation']!r}")
     if "meta" in header and not isinstance(header["meta"], dict):
         problems.append(f"meta must be a JSON object, got {type(header['meta']).__name__}")
+    if "input_features" in header and header["input_features"] not in FEATURES:
+        problems.append(f"input_features must be one of {', '.join(FEATURES)}, got {header['input_features']!r}")
     if problems:
         raise ValueError(f"{where}: header: {'; '.join(problems)}")
 
@@ -236,6 +244,7 @@ def _model(header: dict[str, Any], arrays: Mapping[str, Any], where: str, name: 
         input_offset=transform["input.offset"],
         input_scale=transform["input.scale"],
         meta=dict(header.get("meta") or {}),
+        input_features=header.get("input_features"),
     )
 
 
@@ -335,6 +344,7 @@ def save_numpy_policy(
     input_scale: np.ndarray | None = None,
     meta: Mapping[str, Any] | None = None,
     dtype: str = "float32",
+    input_features: str | None = None,
 ) -> Path:
     """Write a numpy policy file (atomically: an existing file survives a failed write); return its path.
 
@@ -370,6 +380,8 @@ def save_numpy_policy(
     }
     if meta:
         header["meta"] = dict(meta)
+    if input_features:
+        header["input_features"] = input_features
     try:
         text = json.dumps(header, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as error:
@@ -381,11 +393,13 @@ def save_numpy_policy(
     return path
 
 
-def convert_numpy_policy(source: str | os.PathLike, target: str | os.PathLike, dtype: str = "float16") -> Path:
+def convert_numpy_policy(
+    source: str | os.PathLike, target: str | os.PathLike, dtype: str = "float16", input_features: str | None = None
+) -> Path:
     """Rewrite the numpy policy file ``source`` as ``target`` with its weight matrices stored as ``dtype`` (one of
-    :data:`WEIGHT_DTYPES`); the header is the same but for ``meta["weight_dtype"]``, which records the storage dtype.
-    Biases and the input transform are copied exactly. ``target`` may be ``source`` (the write is atomic); its path.
-    """
+    :data:`WEIGHT_DTYPES`); the header is the same but for ``meta["weight_dtype"]``, which records the storage dtype,
+    and ``input_features`` when given (name the derived inputs a network was fitted on). Biases and the input
+    transform are copied exactly. ``target`` may be ``source`` (the write is atomic); its path."""
     dtype = _weight_dtype(dtype, f"numpy policy {str(Path(target))!r}")
     model = load_numpy_policy(source)
     return save_numpy_policy(
@@ -399,6 +413,7 @@ def convert_numpy_policy(source: str | os.PathLike, target: str | os.PathLike, d
         input_scale=model.input_scale,
         meta={**model.meta, "weight_dtype": dtype},
         dtype=dtype,
+        input_features=input_features or model.input_features,
     )
 
 
@@ -472,6 +487,8 @@ def check_model_fits(model: NumpyModel, env: Any) -> None:
         )
     agent = raw.possible_agents[0]
     sizes = (int(raw.observation_space(agent)["observation"].shape[0]), int(raw.action_space(agent).n))
+    if model.input_features:  # the network's input is the observation and the derived features after it
+        sizes = (sizes[0] + feature_size(model.input_features), sizes[1])
     if (model.observation_size, model.num_actions) != sizes:
         raise ValueError(
             f"model {model.name!r} expects observations of size {model.observation_size} and {model.num_actions} "

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from tableenvs.policies.input_features import input_features
 from tableenvs.policies.model_file import (
     ACTIVATIONS,
     FORMAT,
@@ -98,6 +99,11 @@ class NumpyPolicy(MaskedLogitsPolicy):
             raise TypeError(f"NumpyPolicy takes a .npz path or a NumpyModel, got {type(model).__name__}")
         if env is not None:
             check_model_fits(model, env)
+        self._features = None  # derived inputs the model was fitted on, appended to each observation in act()
+        if model.input_features:
+            if env is None:
+                raise ValueError(f"{model.name!r} reads input_features {model.input_features!r}: give the env it plays")
+            self._features = input_features(model.input_features, env)
         self.model, self.name = model, model.name
         self.deterministic = bool(deterministic)
         self._weights = [
@@ -145,6 +151,8 @@ class NumpyPolicy(MaskedLogitsPolicy):
             return self._forward(observation).astype(np.float64)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
+        if self._features is not None:
+            observation = np.concatenate([observation, self._features(observation, action_mask)])
         if not self.deterministic:
             return super().act(observation, action_mask, rng)
         with self._lock:

@@ -175,7 +175,7 @@ def test_bad_input_is_refused_clearly_and_changes_nothing():
         ({"game": "pilipili_v0", "seats": ["human", "search:ms=60000"]}, "seats[1]", "at most ms=1000"),
         ({"game": "pilipili_v0", "seats": ["human", "search:bogus=1"]}, "seats[1]", "bad option"),
         ({"game": "pilipili_v0", "seats": ["human", "model:best"]}, "seats[1]", "no model named"),
-        ({"game": "llama_party_v0", "seats": ["human", "trained"]}, "seats[1]", "no shipped model"),
+        ({"game": "rummikub_v0", "seats": ["human", "trained"]}, "seats[1]", "no shipped model"),
         ({"game": "pilipili_v0", "seats": ["human", "trained"]}, "options", "trained on pilipili_v0"),
         ({"game": "pilipili_v0", "seats": ["human", "/etc/passwd.zip"]}, "seats[1]", "unknown seat"),
         ({"game": "pilipili_v0", "seats": ["human", "human"], "options": []}, "options", "object"),
@@ -280,10 +280,12 @@ def test_the_other_seats_dealt_cards_are_never_in_a_seats_responses():
 
 
 def test_an_agent_thinking_never_blocks_another_game():
-    with client(max_search_ms=1000) as test_client:
-        slow = create(test_client, "llama_party_v0", ["search:ms=900:rollout=random", "human"])
-        fast = create(test_client, "llama_party_v0", ["human", "random"])
+    # the search thinks for 4 s of CPU, far longer than creating the other game and making its move takes, however
+    # the threads are scheduled (with 0.9 s the search sometimes finished before the check, on a fast idle machine)
+    with client(max_search_ms=5000) as test_client:
         start = time.monotonic()
+        slow = create(test_client, "llama_party_v0", ["search:ms=4000:rollout=random", "human"])
+        fast = create(test_client, "llama_party_v0", ["human", "random"])
         view = test_client.get(f"/api/games/{fast['id']}?token={fast['tokens']['player_0']}").json()
         answer = test_client.post(
             f"/api/games/{fast['id']}/actions",

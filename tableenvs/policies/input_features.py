@@ -1,0 +1,41 @@
+"""Derived inputs that a numpy model file may ask for (its header's ``input_features``): a name, never code.
+
+Where you are: beside :mod:`tableenvs.policies.model_file`. A model fitted on the observation plus derived values
+(e.g. what a game's heuristic computes from it) names them in its header; :class:`NumpyPolicy` builds the named
+function for the env it plays and appends its output to each observation before the forward pass. Every function
+here reads only the seat's observation and action mask, so it adds nothing the seat cannot see. Add one: write its
+class in the game's package (``cls(env)``, a ``size`` attribute, ``(observation, mask) -> float32[size]``) and name
+it below (a string, imported on use: no import edge from here into a game).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: name -> (the game it reads, "module:class" of its factory).
+FEATURES = {
+    "llama_party_card_values_v1": ("llama_party_v0", "tableenvs.llama_party.features:CardValues"),
+}
+
+
+def _factory(name: str) -> Any:
+    if name not in FEATURES:
+        raise ValueError(f"unknown input_features {name!r}; known: {', '.join(FEATURES)}")
+    module, _, cls = FEATURES[name][1].partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def feature_size(name: str) -> int:
+    """How many values the named features append."""
+    return int(_factory(name).size)
+
+
+def input_features(name: str, env: Any) -> Any:
+    """The named features for ``env`` (raw or wrapped): ``(observation, mask) -> float32[feature_size(name)]``."""
+    game = FEATURES[name][0] if name in FEATURES else None
+    factory = _factory(name)
+    raw = getattr(env, "unwrapped", env)
+    if raw.metadata["name"] != game:
+        raise ValueError(f"input_features {name!r} read {game}, not {raw.metadata['name']}")
+    return factory(raw)
