@@ -190,3 +190,26 @@ def replace_block(path: Path, begin: str, end: str, body: str) -> None:
     head, rest = text.split(begin, 1)
     _, tail = rest.split(end, 1)
     path.write_text(f"{head}{begin}\n{body}\n{end}{tail}")
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children so far: the difference across a subprocess
+    run is that run's CPU time (``resource.getrusage(RUSAGE_CHILDREN)``)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def commit_label(*pathspec: str) -> str:
+    """The checkout's short commit, with " with uncommitted changes" when tracked files under ``pathspec`` (git
+    pathspecs; default the whole tree) differ from it: what a measured block says it ran."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True).stdout.strip()
+
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", *(pathspec or (":/",)))
+    return git("rev-parse", "--short", "HEAD") + (" with uncommitted changes" if dirty else "")

@@ -25,12 +25,13 @@ import datetime
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from common import children_cpu
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -114,17 +115,16 @@ def run_case(case: str) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"readme-{case}-") as scratch:
         (Path(scratch) / "snippet.py").write_text(sb3_block(), encoding="utf-8")
         load_start = os.getloadavg()[0]
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        before = children_cpu()
         start = time.perf_counter()
         print(f"{case}: running {' '.join(CASES[case][1]())} ...", file=sys.stderr, flush=True)
         cwd = ROOT if case in IN_CHECKOUT else scratch
         env = {**os.environ, "TABLEENVS_MAIN_PYTHON": sys.executable}  # the RLlib tests play in this venv too
         done = subprocess.run(CASES[case][1](), cwd=cwd, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = children_cpu() - before
     if done.returncode != 0:
         raise SystemExit(f"{case} failed (exit {done.returncode}):\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     result = {"case": case, "wall_s": wall, "cpu_s": cpu, "load_start": load_start, "load_end": os.getloadavg()[0]}
     summary = PYTEST_SUMMARY.search(done.stdout)
     if summary is not None:

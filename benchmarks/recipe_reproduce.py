@@ -23,7 +23,6 @@ import datetime
 import json
 import os
 import platform
-import resource
 import shlex
 import subprocess
 import sys
@@ -31,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import replace_block
+from common import children_cpu, replace_block
 from recipe_curve import table as curve_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,17 +44,17 @@ END = "<!-- end measured: recipe-reproduce -->"
 def step(argv: list[str], cwd: Path, log: Path) -> tuple[float, float]:
     """Run ``argv`` in ``cwd`` with its output appended to ``log``; return (wall, CPU) seconds; exit if it fails."""
     print(f"$ {shlex.join(argv)}  (output: {log})", file=sys.stderr, flush=True)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = children_cpu()
     start = time.perf_counter()
     with log.open("a", encoding="utf-8") as out:
         out.write(f"$ {shlex.join(argv)}\n")
         out.flush()
         status = subprocess.run(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT).returncode
     wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = children_cpu() - before
     if status != 0:
         raise SystemExit(f"{shlex.join(argv)} exited {status}; its output is in {log}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def main() -> int:

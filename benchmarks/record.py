@@ -33,7 +33,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import replace_block
+from common import commit_label, replace_block
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent / "docs" / "benchmarks.md"
@@ -116,14 +116,6 @@ def missing_peers() -> list[str]:
     return [package for module, package in PEERS.items() if importlib.util.find_spec(module) is None]
 
 
-def commit() -> str:
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=HERE, capture_output=True, text=True).stdout.strip()
-
-    dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs")
-    return git("rev-parse", "--short", "HEAD") + (" with uncommitted changes" if dirty else "")
-
-
 def page(name: str) -> Path:
     """The docs page a record's block lives in (docs/benchmarks.md unless the record names another)."""
     return DOCS.with_name(RECORDS[name][2]) if len(RECORDS[name]) > 2 and RECORDS[name][2] != SELF else DOCS
@@ -175,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
             f"the peers {', '.join(missing)} are not installed, so the tables would lack their rows: "
             'pip install -e ".[bench]" first'
         )
-    revision = commit()
+    revision = commit_label(":/", ":!/docs")  # the block's own page being rewritten is not a change
     for name in args.names or list(RECORDS):
         if len(RECORDS[name]) > 2 and RECORDS[name][2] == SELF:
             if not args.no_write:  # the script rewrites its own block; with --no-write it is skipped

@@ -22,14 +22,13 @@ import argparse
 import json
 import os
 import platform
-import resource
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from common import replace_block
+from common import children_cpu, replace_block
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "training.md"
@@ -75,11 +74,10 @@ def run(name: str, out: Path, scratch: Path) -> dict:
         argv = [sys.executable, "-m", "tableenvs.cli", "train", game, *flags.split(), "--no-progress"]
         argv += ["--out", str(directory)]
     print(f"# {name}: {command}", flush=True)
-    before, wall = resource.getrusage(resource.RUSAGE_CHILDREN), time.time()
+    before, wall = children_cpu(), time.time()
     printed = subprocess.run(argv, check=True, stdout=subprocess.PIPE, text=True).stdout
-    after, wall = resource.getrusage(resource.RUSAGE_CHILDREN), time.time() - wall
+    cpu, wall = children_cpu() - before, time.time() - wall
     print(printed, flush=True)
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     if name in EXAMPLES:  # its table: what it printed after saving the model
         results = {"printed": printed.split("\n\n", 1)[1].strip() if "\n\n" in printed else printed.strip()}
     else:

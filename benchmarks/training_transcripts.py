@@ -32,7 +32,6 @@ import datetime
 import json
 import os
 import re
-import resource
 import shlex
 import signal
 import subprocess
@@ -42,7 +41,7 @@ import threading
 import time
 from pathlib import Path
 
-from common import replace_block
+from common import children_cpu, commit_label, replace_block
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "training.md"
@@ -71,7 +70,7 @@ class Run:
     def __init__(self, argv: list[str], cwd: Path, interrupt_after: tuple[str, float] | None = None) -> None:
         print(f"  $ {shlex.join(argv)}", file=sys.stderr, flush=True)
         self.argv = argv
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        before = children_cpu()
         start = time.perf_counter()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -88,8 +87,7 @@ class Run:
         self.status = process.wait()
         reader.join()
         self.wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        self.cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        self.cpu = children_cpu() - before
         self.errors = "".join(errors)
         expected = 130 if interrupt_after else 0
         if self.status != expected:
@@ -268,12 +266,6 @@ def case_progress(scratch: Path) -> str:
 CASES = {"progress": case_progress, "resumed": case_resumed, "masks": case_masks, "rllib": case_rllib}
 
 
-def commit() -> str:
-    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True)
-    return done.stdout.strip() + (" with uncommitted changes" if dirty.stdout.strip() else "")
-
-
 def block(case: str, revision: str) -> str:
     with tempfile.TemporaryDirectory(prefix=f"training-{case}-") as scratch:
         print(f"{case}: running in {scratch}", file=sys.stderr, flush=True)
@@ -296,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [case for case in args.cases if case not in CASES]
     if unknown:
         parser.error(f"unknown case(s) {', '.join(unknown)}: the cases are {', '.join(CASES)}")
-    revision = commit()  # before this run rewrites docs/training.md
+    revision = commit_label()  # before this run rewrites docs/training.md
     for case in args.cases or list(CASES):
         text = block(case, revision)
         print(text, flush=True)
