@@ -474,11 +474,12 @@ def test_input_features_a_model_names_are_known_ones_and_need_the_env(tmp_path):
     from tableenvs.policies.model_file import save_numpy_policy
 
     weights = [(np.zeros((5, 3), np.float32), np.zeros(3, np.float32))]
-    with pytest.raises(ValueError, match="input_features must be one of " + ", ".join(FEATURES)):
-        save_numpy_policy(
-            tmp_path / "m.npz", game="llama_party_v0", options={}, layout_version=1, weights=weights,
-            activation="relu", input_features="import os",
-        )  # fmt: skip
+    for bad in ("import os", ["llama_party_card_values_v1"]):  # not a name, or not even a string: one clear line
+        with pytest.raises(ValueError, match="input_features must be one of " + ", ".join(FEATURES)):
+            save_numpy_policy(
+                tmp_path / "m.npz", game="llama_party_v0", options={}, layout_version=1, weights=weights,
+                activation="relu", input_features=bad,
+            )  # fmt: skip
     from tableenvs.policies.numpy_policy import trained_model_path  # the Llama Party model reads card values
 
     with pytest.raises(ValueError, match="give the env it plays"):

@@ -98,6 +98,13 @@ class HeuristicPolicy:
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
         del rng  # deterministic
+        legal = np.flatnonzero(action_mask).tolist()
+        return self.choose(legal, self.values(legal, *self.read(observation)))
+
+    @staticmethod
+    def read(observation: np.ndarray) -> tuple[list[int], list[int], list[int], list[int], list[int], bool]:
+        """What the rule uses from a seat's observation, as :meth:`values` takes it after ``legal``: ``(hand, own,
+        revealed, staged, exchanged, goal_step)``."""
         # the card sections (hand, staged, own goal, 4 revealed positions, passed, received) are 32 wide each and
         # follow one another from index 0: one scan, then each card by its section
         sections: list[list[int]] = [[] for _ in range(9)]
@@ -105,9 +112,7 @@ class HeuristicPolicy:
             sections[index // DECK_SIZE].append(index % DECK_SIZE)
         hand, staged, own, *revealed_by_position, passed, received = sections
         revealed = [card for cards in revealed_by_position for card in cards]
-        legal = np.flatnonzero(action_mask).tolist()
-        goal_step = observation[LAYOUT.STEP] == 1.0
-        return self.choose(legal, self.values(legal, hand, own, revealed, staged, passed + received, goal_step))
+        return hand, own, revealed, staged, passed + received, bool(observation[LAYOUT.STEP] == 1.0)
 
     def act_in_world(self, world: Any, rng: np.random.Generator) -> int:
         """:meth:`act` for the seat to act in ``world`` (a raw env, e.g. a sampled world), read from its rules

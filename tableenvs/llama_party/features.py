@@ -1,8 +1,8 @@
 """Derived inputs for Llama Party networks: what the greedy heuristic computes from a seat's observation.
 
 Where you are: a helper of ``tableenvs/llama_party`` read by model files that name ``llama_party_card_values_v1``
-(:mod:`tableenvs.policies.input_features`). It reads only the seat's observation and action mask (decoded as
-:class:`~tableenvs.llama_party.agents.HeuristicPolicy` decodes them), so it adds no hidden information.
+(:mod:`tableenvs.policies.input_features`). It reads only the seat's observation and action mask (decoded by
+:meth:`~tableenvs.llama_party.agents.HeuristicPolicy.read`), so it adds no hidden information.
 
 For every card id ``c`` (``DECK_SIZE`` of them), two blocks of float32:
 
@@ -22,7 +22,6 @@ import numpy as np
 
 from tableenvs.llama_party.agents import HeuristicPolicy
 from tableenvs.llama_party.cards import DECK_SIZE
-from tableenvs.llama_party.encoder import LAYOUT
 
 
 class CardValues:
@@ -41,20 +40,10 @@ class CardValues:
         legal = np.flatnonzero(action_mask).tolist()
         if not legal:
             return out
-        values = self.heuristic.values(legal, *self._facts(observation))
+        values = self.heuristic.values(legal, *HeuristicPolicy.read(observation))
         best = max(values)
         for card, value in zip(legal, values, strict=True):
             out[card] = max(-5.0, (value - best) / 10.0)
         if self.choice:
             out[DECK_SIZE + HeuristicPolicy.choose(legal, values)] = 1.0
         return out
-
-    @staticmethod
-    def _facts(observation: np.ndarray) -> tuple:
-        """What ``HeuristicPolicy.act`` reads from the observation, in the order ``values`` takes it after ``legal``."""
-        sections: list[list[int]] = [[] for _ in range(9)]
-        for index in np.flatnonzero(observation[: LAYOUT.RECEIVED + DECK_SIZE]).tolist():
-            sections[index // DECK_SIZE].append(index % DECK_SIZE)
-        hand, staged, own, *revealed_by_position, passed, received = sections
-        revealed = [card for cards in revealed_by_position for card in cards]
-        return hand, own, revealed, staged, passed + received, bool(observation[LAYOUT.STEP] == 1.0)

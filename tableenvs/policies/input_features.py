@@ -33,8 +33,8 @@ def feature_size(name: str) -> int:
 
 def input_features(name: str, env: Any) -> Any:
     """The named features for ``env`` (raw or wrapped): ``(observation, mask) -> float32[feature_size(name)]``."""
-    game = FEATURES[name][0] if name in FEATURES else None
-    factory = _factory(name)
+    factory = _factory(name)  # refuses an unknown name
+    game = FEATURES[name][0]
     raw = getattr(env, "unwrapped", env)
     if raw.metadata["name"] != game:
         raise ValueError(f"input_features {name!r} read {game}, not {raw.metadata['name']}")

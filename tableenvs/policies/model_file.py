@@ -176,7 +176,9 @@ def _check_header(header: dict[str, Any], where: str) -> None:
         problems.append(f"activation must be one of {', '.join(ACTIVATIONS)}, got {header['activation']!r}")
     if "meta" in header and not isinstance(header["meta"], dict):
         problems.append(f"meta must be a JSON object, got {type(header['meta']).__name__}")
-    if "input_features" in header and header["input_features"] not in FEATURES:
+    if "input_features" in header and not (
+        isinstance(header["input_features"], str) and header["input_features"] in FEATURES
+    ):
         problems.append(f"input_features must be one of {', '.join(FEATURES)}, got {header['input_features']!r}")
     if problems:
         raise ValueError(f"{where}: header: {'; '.join(problems)}")
