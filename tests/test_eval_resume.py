@@ -314,3 +314,18 @@ def test_ray_tasks_are_retried_once_then_a_lost_task_is_a_clear_error(monkeypatc
     with pytest.raises(KeyboardInterrupt):
         backends.run_batches(lambda b: b, [0, 1, 2, 3], workers=3, backend="ray")
     assert ray.cancel_calls == [(2, True), (3, True)]  # the tasks still in flight are cancelled
+
+
+def test_a_signal_while_workers_start_waits_until_they_have_started_and_they_start_with_ctrl_c_blocked():
+    # Raised inside Process.start, the parent's Interrupted would leave a half-started worker waiting for its
+    # start-up data; delivered to a worker still importing, Ctrl-C would kill it mid-start. So the parent's handler
+    # runs once the block ends, and a process started inside the block has SIGINT blocked until it unblocks it.
+    inside = []
+    probe = "import signal; print(int(signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])))"
+    with pytest.raises(KeyboardInterrupt), backends._starting_workers():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # the handler would have run by now
+        inside.append(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip())
+    assert inside == ["1"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is back
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])

@@ -131,10 +131,47 @@ def stop_on_signals() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
+@contextlib.contextmanager
+def _starting_workers() -> Iterator[None]:
+    """The block that starts worker processes, safe from Ctrl-C and SIGTERM half-way.
+
+    * SIGINT is blocked in the calling thread: a child inherits that through fork and exec, so a Ctrl-C sent to the
+      process group while a worker's interpreter is still starting stays pending in it (dropped by
+      :func:`_init_worker`) instead of killing it half-started ("Fatal Python error: init_import_site").
+    * In the main thread, a Python-level SIGINT or SIGTERM handler (e.g. :func:`stop_on_signals`'s) is held back
+      until the block ends, then run by raising the signal again: raised inside ``Process.start`` it would leave a
+      child waiting for start-up data that never comes (it prints ``EOFError: Ran out of input``).
+    """
+    deferred: list[int] = []
+    held = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            handler = signal.getsignal(signum)
+            if callable(handler):
+                held[signum] = handler
+                signal.signal(signum, lambda signum, frame: deferred.append(signum))
+    masks = hasattr(signal, "pthread_sigmask")
+    if masks:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if masks:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        for signum, handler in held.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(deferred):
+            signal.raise_signal(signum)
+
+
 def _init_worker(parent: int) -> None:
     """Worker initializer: Ctrl-C is the parent's to handle (a worker would print a traceback and carry on), and
-    the worker exits by itself when its parent is gone (killed before it could stop the workers)."""
+    the worker exits by itself when its parent is gone (killed before it could stop the workers). The worker was
+    started with SIGINT blocked (:func:`_starting_workers`): it ignores it first, then unblocks it, so a Ctrl-C that
+    arrived during its start-up is dropped."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     threading.Thread(target=_exit_with_parent, args=(parent,), name="exit-with-parent", daemon=True).start()
 
 
@@ -161,9 +198,10 @@ def _run_processes(fn, batches, workers, on_result) -> list[Any]:
         try:
             futures = {}
             try:
-                for index in remaining:
-                    futures[pool.submit(fn, batches[index])] = index
-                    processes.update(getattr(pool, "_processes", None) or {})
+                with _starting_workers():  # submit starts the workers
+                    for index in remaining:
+                        futures[pool.submit(fn, batches[index])] = index
+                        processes.update(getattr(pool, "_processes", None) or {})
             except Exception:  # a worker died while the batches were handed out (then spawning a worker may fail)
                 if not getattr(pool, "_broken", False):
                     raise
