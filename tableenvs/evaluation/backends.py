@@ -160,8 +160,8 @@ def _starting_workers() -> Iterator[None]:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         for signum, handler in held.items():
             signal.signal(signum, handler)
-        for signum in dict.fromkeys(deferred):
-            signal.raise_signal(signum)
+        for number in dict.fromkeys(deferred):
+            signal.raise_signal(number)
 
 
 def _init_worker(parent: int) -> None:
