@@ -16,6 +16,7 @@ from typing import Any
 #: name -> (the game it reads, "module:class" of its factory).
 FEATURES = {
     "llama_party_card_values_v1": ("llama_party_v0", "tableenvs.llama_party.features:CardValues"),
+    "rummikub_turn_plans_v1": ("rummikub_v0", "tableenvs.rummikub.features:TurnPlans"),
 }
 
 

@@ -431,10 +431,12 @@ def save_for_env(
     input_scale: np.ndarray | None = None,
     meta: Mapping[str, Any] | None = None,
     dtype: str = "float32",
+    input_features: str | None = None,
 ) -> Path:
     """:func:`save_numpy_policy` for a model that plays ``env`` (raw or wrapped): the header's game, options and
     layout version are ``env``'s (:func:`model_options`, :func:`tableenvs.core.layout.layout_version`); ``dtype`` is the
-    weight matrices' storage (``"float32"`` or ``"float16"``)."""
+    weight matrices' storage (``"float32"`` or ``"float16"``); ``input_features`` names the derived inputs the
+    network reads after the observation (:mod:`tableenvs.policies.input_features`)."""
     raw = getattr(env, "unwrapped", env)
     return save_numpy_policy(
         path,
@@ -446,6 +448,7 @@ def save_for_env(
         input_scale=input_scale,
         meta=meta,
         dtype=dtype,
+        input_features=input_features,
     )
 
 

@@ -98,6 +98,26 @@ class HeuristicPolicy:
         opened = bool(observation[LAYOUT.OPENED])
         if staged.any():
             raise ValueError("propose_turns: a turn is under way (tiles are staged)")
+        if not opened and not action_mask[:TILE_TYPES].any():
+            plays = []  # no opening meld exists (the mask says so without a solve)
+        else:
+            plays = self.candidate_plays(rack, table, opened)
+        turns: list[tuple[str, list[int]]] = []
+        seen: set[bytes] = set()
+        for name, played in plays:
+            if played is None or played.tobytes() in seen:
+                continue
+            seen.add(played.tobytes())
+            turns.append((name, [int(t) for t in np.flatnonzero(played) for _ in range(played[t])] + [COMMIT]))
+        if action_mask[DRAW]:
+            turns.append(("draw", [DRAW]))
+        return turns
+
+    def candidate_plays(self, rack: np.ndarray, table: np.ndarray, opened: bool) -> list[tuple[str, np.ndarray | None]]:
+        """The three plays of :meth:`propose_turns`, in its order, as ``(name, count vector or None)``: the
+        heuristic's (the most tiles once opened, the opening of the most points before), the other objective's, and
+        the heuristic's objective with the jokers kept on the rack; ``None`` where no such play exists. ``rack``
+        counts every tile of the seat's rack (staged ones included, as the observation does)."""
         no_jokers = rack.copy()
         no_jokers[JOKER] = 0
         asks = [
@@ -105,24 +125,13 @@ class HeuristicPolicy:
             ("most points" if opened else "most tiles", rack, "value" if opened else "tiles"),
             ("keep jokers", no_jokers, "tiles" if opened else "value"),
         ]
-        turns: list[tuple[str, list[int]]] = []
-        seen: set[bytes] = set()
+        plays: list[tuple[str, np.ndarray | None]] = []
         for name, tiles, objective in asks:
-            if not tiles.any():
-                continue
-            if not opened and not action_mask[:TILE_TYPES].any():
-                break  # no opening meld exists (the mask says so without a solve)
-            solution = solve(table, tiles, objective=objective, opening=not opened, min_initial=self.min_initial)
-            if solution is None:
-                continue
-            played = np.asarray(solution.played)
-            if played.tobytes() in seen:
-                continue
-            seen.add(played.tobytes())
-            turns.append((name, [int(t) for t in np.flatnonzero(played) for _ in range(played[t])] + [COMMIT]))
-        if action_mask[DRAW]:
-            turns.append(("draw", [DRAW]))
-        return turns
+            solution = None
+            if tiles.any():
+                solution = solve(table, tiles, objective=objective, opening=not opened, min_initial=self.min_initial)
+            plays.append((name, None if solution is None else np.asarray(solution.played)))
+        return plays
 
     @staticmethod
     def turn_under_way(observation: np.ndarray) -> bool:

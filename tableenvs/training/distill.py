@@ -296,12 +296,23 @@ def fit(
     return FitResult(best[1], scale, history)
 
 
-def export(result: FitResult, path: str | Path, game: str, options: dict[str, Any], meta: dict[str, Any]) -> Path:
-    """Write ``result`` as a numpy policy file for ``game`` with ``options`` (the env's full option set)."""
+def export(
+    result: FitResult,
+    path: str | Path,
+    game: str,
+    options: dict[str, Any],
+    meta: dict[str, Any],
+    input_features: str | None = None,
+) -> Path:
+    """Write ``result`` as a numpy policy file for ``game`` with ``options`` (the env's full option set);
+    ``input_features``: the name of the derived inputs it was fitted on after the observation, if any."""
     from tableenvs.policies.numpy_policy import save_for_env
 
     env = tableenvs.make_raw(game, **options)
-    return save_for_env(path, env, weights=result.weights, activation="relu", input_scale=result.input_scale, meta=meta)
+    return save_for_env(
+        path, env, weights=result.weights, activation="relu", input_scale=result.input_scale, meta=meta,
+        input_features=input_features,
+    )  # fmt: skip
 
 
 def strong(
