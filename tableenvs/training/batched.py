@@ -71,7 +71,7 @@ class BatchedConfig:
     minibatch: int = 2048
     epochs: int = 4
     hidden: tuple[int, ...] = (128, 128)
-    learning_rate: float = 5e-4
+    learning_rate: float = 2e-3
     gamma: float = 1.0
     gae_lambda: float = 0.95
     clip_range: float = 0.2
@@ -274,10 +274,12 @@ class BatchedTrainer:
             env.step(policy.act(seen["observation"], seen["action_mask"], self.rng))
         return env.terminations[learner] or env.truncations[learner]
 
-    def collect(self) -> int:
-        """Play at least ``config.rollout`` learner decisions, then finish every game in progress; returns the number
-        of decisions now in the buffer (rewards, ``done`` and each decision's successor of the same seat filled)."""
+    def collect(self, target: int | None = None) -> int:
+        """Play at least ``target`` learner decisions (default ``config.rollout``), then finish every game in
+        progress; returns the number of decisions now in the buffer (rewards, ``done`` and each decision's successor
+        of the same seat filled)."""
         config = self.config
+        target = config.rollout if target is None else target
         envs = self.envs
         for index in range(config.n_envs):
             self._new_game(index)
@@ -328,7 +330,7 @@ class BatchedTrainer:
                             self._done[previous] = True
                             seats[seat] = -1
                     self.games += 1
-                    if count < config.rollout:
+                    if count < target:
                         self._new_game(index)
                         still.append(index)
                 else:
@@ -417,11 +419,12 @@ class BatchedTrainer:
         return {key: value / max(steps, 1) for key, value in stats.items()}
 
     def train(self, say: Callable[[str], None] | None = None) -> list[dict[str, float]]:
-        """Collect and update until ``config.samples`` decisions; one line per update to ``say`` (if given)."""
+        """Collect and update until ``config.samples`` decisions (the last rollout asks only for what is left, plus
+        the games in progress); one line per update to ``say`` (if given)."""
         began = time.process_time()
         while self.samples < self.config.samples:
             collect_began = time.process_time()
-            count = self.collect()
+            count = self.collect(min(self.config.rollout, self.config.samples - self.samples))
             update_began = time.process_time()
             row = {"samples": float(self.samples), "decisions": float(count), **self.update(count)}
             row["collect_seconds"] = update_began - collect_began
