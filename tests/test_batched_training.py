@@ -54,6 +54,9 @@ def test_every_decision_is_complete_and_legal():
     assert np.all(trainer._done[:count] | (trainer._next[:count] > rows))  # a later successor or the game's end
     # one game per env: each game ends with one last decision per seat
     assert trainer._done[:count].sum() == trainer.games * trainer.num_players
+    # every reward of every seat lands on one of its decisions: the rewards add up to the games' returns
+    assert len(trainer.game_returns) == trainer.games * trainer.num_players
+    assert np.isclose(trainer._reward[:count].sum(), sum(trainer.game_returns))
     stats = trainer.update(count)
     assert np.isfinite(list(stats.values())).all()
 
@@ -62,6 +65,7 @@ def test_opponents_mode_counts_only_the_learner():
     trainer = BatchedTrainer(BatchedConfig("llama_party_v0", samples=100, opponents="random", **SMALL))
     count = trainer.collect()
     assert trainer._done[:count].sum() == trainer.games  # one learner seat per game
+    assert np.isclose(trainer._reward[:count].sum(), sum(trainer.game_returns))
     trainer.update(count)
 
 

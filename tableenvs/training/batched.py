@@ -182,6 +182,8 @@ class BatchedTrainer:
         self.updates = 0
         self.history: list[dict[str, float]] = []
         self._bounds: list[tuple[int, int]] = []  # the buffer rows of each step of the last rollout
+        #: The learner's total reward in each game of the last rollout (self-play: every seat's, seat by seat).
+        self.game_returns: list[float] = []
         self._allocate(config.rollout + config.n_envs * 64)
         self._learner = [0] * config.n_envs  # the learner's seat per env (opponent mode)
 
@@ -286,6 +288,7 @@ class BatchedTrainer:
         last = [[-1] * self.num_players for _ in envs]  # each seat's previous decision (buffer row) per env
         active = list(range(config.n_envs))
         self._bounds = []
+        self.game_returns = []
         count = 0
         while active:
             n = len(active)
@@ -330,6 +333,11 @@ class BatchedTrainer:
                             self._done[previous] = True
                             seats[seat] = -1
                     self.games += 1
+                    returns = env.outcome().returns
+                    if self.opponents is None:
+                        self.game_returns.extend(returns)
+                    else:
+                        self.game_returns.append(returns[self._learner[index]])
                     if count < target:
                         self._new_game(index)
                         still.append(index)
@@ -427,6 +435,7 @@ class BatchedTrainer:
             count = self.collect(min(self.config.rollout, self.config.samples - self.samples))
             update_began = time.process_time()
             row = {"samples": float(self.samples), "decisions": float(count), **self.update(count)}
+            row["mean_return"] = float(np.mean(self.game_returns))
             row["collect_seconds"] = update_began - collect_began
             row["update_seconds"] = time.process_time() - update_began
             row["cpu_seconds"] = time.process_time() - began
@@ -434,7 +443,8 @@ class BatchedTrainer:
             if say is not None:
                 say(
                     f"{self.samples:,} samples, {row['cpu_seconds']:.1f} CPU s "
-                    f"({self.samples / max(row['cpu_seconds'], 1e-9):,.0f}/s): entropy {row['entropy']:.3f}, "
+                    f"({self.samples / max(row['cpu_seconds'], 1e-9):,.0f}/s): mean return {row['mean_return']:+.3f}, "
+                    f"entropy {row['entropy']:.3f}, "
                     f"kl {row['approx_kl']:.4f}, clipped {row['clip_fraction']:.3f}, value loss {row['value_loss']:.3f}"
                 )
         return self.history
