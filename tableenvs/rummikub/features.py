@@ -43,7 +43,8 @@ class TurnPlans:
     def __init__(self, env: Any) -> None:
         self.heuristic = HeuristicPolicy(env)
         self._key: bytes | None = None
-        self._plays: list[np.ndarray | None] = []
+        #: The three plays (count vectors, ``None`` where there is none) of the last observation read.
+        self.plays: list[np.ndarray | None] = []
         self._summary = np.zeros(self.size, np.float32)
 
     def __call__(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
@@ -54,12 +55,12 @@ class TurnPlans:
         key = rack.tobytes() + table.tobytes() + bytes([opened])
         if key != self._key:
             self._key = key
-            self._plays = [played for _, played in self.heuristic.candidate_plays(rack, table, opened)]
-            self._summary = self._summarise(self._plays)
+            self.plays = [played for _, played in self.heuristic.candidate_plays(rack, table, opened)]
+            self._summary = self._summarise(self.plays)
         out = self._summary.copy()
         if not action_mask.any():
             return out  # a final observation: nothing to stage or commit
-        for slot, played in enumerate(self._plays):
+        for slot, played in enumerate(self.plays):
             if played is None or np.any(staged > played):
                 continue
             missing = np.flatnonzero((played > staged) & (action_mask[:TILE_TYPES] > 0))
