@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 from pathlib import Path
 
 import search_vs_heuristic
@@ -95,7 +94,7 @@ def main() -> None:
             players = args.players
             args.players = players or GAMES[name]["players"]
             # the row and its journal are named by both policies: two rungs with one upper agent never share a journal
-            path = search_vs_heuristic.row_path(args.out, name, f"{lower}-{upper}", args.games, args.seed)
+            path = search_vs_heuristic.row_path(args.out, name, f"{lower}-{upper}", args.games, args.seed, args.players)
             row = search_vs_heuristic.run(name, upper, args, baseline=lower, label=f"{lower}-{upper}")
             args.players = players
             row["command"] = f"python benchmarks/ladder.py --game {name} --rung {args.rung} --games {args.games}"
@@ -109,7 +108,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except ValueError as error:  # a bad policy, game option or journal: one line, not a traceback
-        sys.exit(f"{Path(__file__).name}: {error}")
+    search_vs_heuristic.run_script(main, __file__)

@@ -28,6 +28,7 @@ import platform
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from common import CLOCK, decision_times, replace_block
@@ -62,10 +63,12 @@ def versus_heuristic(paired: dict, baseline: str = "heuristic") -> tuple[dict, d
     return diff, win
 
 
-def row_path(out: Path, name: str, spec: str, games: int, seed: int) -> Path:
-    """Where the row of a run is saved (its journal is the same name with ``.partial`` for ``.json``)."""
+def row_path(out: Path, name: str, spec: str, games: int, seed: int, players: int | None = None) -> Path:
+    """Where the row of a run is saved (its journal is the same name with ``.partial`` for ``.json``); a player count
+    other than the table's (:data:`GAMES`) is part of the name, so rows of two player counts never share a file."""
     slug = spec.replace(":", "_").replace("=", "").replace("/", "_")
-    return out / f"{name}__{slug}__{games}__s{seed}.json"
+    seats = "" if players in (None, GAMES[name]["players"]) else f"__{players}p"
+    return out / f"{name}__{slug}__{games}__s{seed}{seats}.json"
 
 
 def journaled_evaluate(journal: Path, arguments: dict, workers: int):
@@ -106,7 +109,7 @@ def run(name: str, spec: str, args: argparse.Namespace, baseline: str = "heurist
         "options": setting["options"],
         "seed": args.seed,
     }
-    journal = row_path(args.out, name, label or spec, args.games, args.seed).with_suffix(".partial")
+    journal = row_path(args.out, name, label or spec, args.games, args.seed, players).with_suffix(".partial")
     result = journaled_evaluate(journal, arguments, args.workers)
     wall, cpu = time.time() - wall, CLOCK() - cpu
     print(result.format_table(), flush=True)
@@ -263,14 +266,25 @@ def main() -> None:
         for name in args.game or GAMES:
             row = run(name, args.spec, args)
             args.out.mkdir(parents=True, exist_ok=True)
-            row_path(args.out, name, args.spec, args.games, args.seed).write_text(json.dumps(row, indent=1))
+            path = row_path(args.out, name, args.spec, args.games, args.seed, row["players"])
+            path.write_text(json.dumps(row, indent=1))
             print(table([row]), flush=True)
     if args.write_docs or args.docs_only:
         write_docs(args.out)
 
 
-if __name__ == "__main__":
+def run_script(main: Callable[[], None], script: str) -> None:
+    """Run a journaled script's ``main``: a bad policy, game option or journal is one line (exit 1), not a traceback;
+    Ctrl-C (or SIGTERM) stops it with one line saying that the finished games are kept (exit 130)."""
     try:
         main()
-    except ValueError as error:  # a bad policy, game option or journal: one line, not a traceback
-        sys.exit(f"{Path(__file__).name}: {error}")
+    except ValueError as error:
+        sys.exit(f"{Path(script).name}: {error}")
+    except KeyboardInterrupt:
+        print(f"{Path(script).name}: interrupted; the games finished are kept in the journal (.partial), and the same "
+              "command continues from them", file=sys.stderr)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    run_script(main, __file__)

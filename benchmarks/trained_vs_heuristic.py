@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 from pathlib import Path
 
 import search_vs_heuristic
@@ -83,7 +82,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except ValueError as error:  # a bad policy, game option or journal: one line, not a traceback
-        sys.exit(f"{Path(__file__).name}: {error}")
+    search_vs_heuristic.run_script(main, __file__)
