@@ -119,6 +119,8 @@ def run(name: str, spec: str, args: argparse.Namespace, baseline: str = "heurist
     command = f"python benchmarks/search_vs_heuristic.py --game {name} --games {args.games} --seed {args.seed}"
     if spec != "search":
         command += f" --spec {spec}"
+    if players != setting["players"]:
+        command += f" --players {players}"
     if args.workers > 1:
         command += f" --workers {args.workers}"
     return {
@@ -212,6 +214,7 @@ def verdict(rows: list[dict]) -> str:
             row
             for row in rows
             if row["game"] == name
+            and row["players"] == players  # the test is at the table's player count
             and row["spec"] == "search"
             and row["resolved"] == current
             and row.get("baseline", "heuristic") == "heuristic"
@@ -233,7 +236,8 @@ def verdict(rows: list[dict]) -> str:
         )
     head = (
         f"Issue 29's test, read off the rows above (at least {TEST_GAMES:,} games of the game's current default "
-        "`search`, both 95% intervals excluding 0 in its favour, mean decision time within the limit):"
+        "`search` at the table's player count, both 95% intervals excluding 0 in its favour, mean decision time "
+        "within the limit):"
     )
     return "\n".join([head, "", *parts])
 
