@@ -73,7 +73,7 @@ class BatchedConfig:
     hidden: tuple[int, ...] = (128, 128)
     learning_rate: float = 2e-3
     gamma: float = 1.0
-    gae_lambda: float = 0.95
+    gae_lambda: float = 0.9
     clip_range: float = 0.2
     ent_coef: float = 0.01
     vf_coef: float = 0.5
