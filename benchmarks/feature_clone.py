@@ -8,7 +8,8 @@ same ``--out`` continues):
    deals ``--label-seed`` + index, apart from the evaluation's), keeping each decision with a choice;
 2. append the derived inputs ``--features`` (a name of :mod:`tableenvs.policies.input_features`, computed from the
    seat's observation and mask only) to every labelled observation, and fit a ReLU MLP to the labeller's choices
-   (:func:`tableenvs.training.distill.fit`, one-hot targets); export it with its header naming the features;
+   (one-hot targets); export it with its header naming the features (steps 1 and 2 are the ``search-clone`` recipe,
+   :func:`tableenvs.training.recipe.search_clone`, writing ``model.npz``);
 3. play it against the heuristic head to head (half the seats each, every seating, duplicate deals,
    :func:`tableenvs.evaluation.evaluate`; the model is a ``.npz`` path, played by ``NumpyPolicy``).
 
@@ -31,14 +32,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from common import replace_block
 from search_vs_heuristic import cells, versus_heuristic
 
-import tableenvs
 from tableenvs.evaluation import evaluate
-from tableenvs.policies.input_features import input_features
-from tableenvs.training import distill
+from tableenvs.training import recipe
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "training.md"
 
@@ -51,31 +49,12 @@ def markers(block: str, script: str = "feature_clone.py") -> tuple[str, str]:
     )
 
 
-def augmented(data: dict[str, np.ndarray], features: Any) -> dict[str, np.ndarray]:
-    """``data`` with ``features(observation, mask)`` appended to every observation row."""
-    rows = [features(o, m) for o, m in zip(data["observation"], data["mask"], strict=True)]
-    return {**data, "observation": np.concatenate([data["observation"], np.asarray(rows, np.float32)], axis=1)}
-
-
 def clone(args: argparse.Namespace, options: dict[str, Any]) -> Path:
-    """Steps 1 and 2: the exported clone under ``args.out`` (made once)."""
-    path = args.out / "clone.npz"
-    if path.exists():
-        return path
-    distill.label_games(
-        args.game, options, games=args.label_games, out_dir=args.out / "labels", seed=args.label_seed,
-        search_spec=args.labeller, workers=args.workers,
+    """Steps 1 and 2: :func:`tableenvs.training.recipe.search_clone` into ``args.out`` (made once)."""
+    return recipe.search_clone(
+        args.game, args.out, options=options, label_games=args.label_games, labeller=args.labeller,
+        features=args.features, epochs=args.epochs, workers=args.workers, seed=args.label_seed,
     )  # fmt: skip
-    features = input_features(args.features, tableenvs.make_raw(args.game, **options))
-    data = augmented(distill.read_shards(args.out / "labels"), features)
-    data["target"] = np.eye(data["target"].shape[1], dtype=np.float32)[data["action"]]  # the choice made
-    print(f"cloning from {len(data['action'])} labels, {data['observation'].shape[1]} inputs", flush=True)
-    result = distill.fit(data, hidden=(256, 256), epochs=args.epochs, batch=1024, seed=0, threads=args.workers)
-    meta = {"experiment": f"feature_clone: {args.labeller} on observation + {args.features}"}
-    meta["labels"] = int(len(data["action"]))
-    distill.export(result, path, args.game, options, meta, input_features=args.features)
-    (args.out / "clone.json").write_text(json.dumps({"meta": meta, "history": result.history}, indent=2) + "\n")
-    return path
 
 
 def main() -> int:

@@ -70,11 +70,6 @@ class FeaturePolicy:
         return self.model.act(np.concatenate([observation, extra]), action_mask, rng)
 
 
-def augmented(data: dict[str, np.ndarray], features: CardValues) -> dict[str, np.ndarray]:
-    rows = [features(o, m) for o, m in zip(data["observation"], data["mask"], strict=True)]
-    return {**data, "observation": np.concatenate([data["observation"], np.asarray(rows, np.float32)], axis=1)}
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="run directory (a rerun continues in it)")
@@ -101,7 +96,7 @@ def main() -> int:
             GAME, OPTIONS, games=args.label_games, out_dir=args.out / "labels", seed=0, search_spec=args.labeller,
             workers=args.workers,
         )  # fmt: skip
-        data = augmented(distill.read_shards(args.out / "labels"), features)
+        data = distill.with_features(distill.read_shards(args.out / "labels"), features)
         data["target"] = np.eye(data["target"].shape[1], dtype=np.float32)[data["action"]]  # the choice made
         print(f"cloning from {len(data['action'])} labels, {data['observation'].shape[1]} inputs", flush=True)
         result = distill.fit(data, hidden=(256, 256), epochs=args.epochs, batch=1024, seed=0, threads=args.workers)

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 from common import replace_block
-from feature_clone import augmented, markers
+from feature_clone import markers
 from search_vs_heuristic import cells, versus_heuristic
 
 import tableenvs
@@ -269,7 +269,7 @@ def clone(folder: Path, weights: list, games: int, seed: int, epochs: int, worke
     data = distill.read_shards(labels)
     if not path.exists():
         features = input_features(FEATURES, tableenvs.make_raw(GAME, num_players=PLAYERS))
-        data = augmented(data, features)
+        data = distill.with_features(data, features)
         result = distill.fit(data, hidden=(256, 256), epochs=epochs, batch=1024, seed=0, threads=workers)
         meta = {"experiment": "rummikub_turn_values: clone of the greedy turn chooser", "labels": len(data["action"])}
         distill.export(result, path, GAME, {"num_players": PLAYERS}, meta, input_features=FEATURES)

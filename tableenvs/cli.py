@@ -19,8 +19,8 @@ sub-command's counts share, the error policy below, and the dispatch to the sub-
   learning-curve PNG and a final table against random and heuristic play; ``tableenvs train --resume DIR``
   continues a run (see :mod:`tableenvs.training.job`); ``--backend rllib`` trains with Ray RLlib instead, every seat
   learning, and writes a torch-only ``policy.pt`` that ``eval`` plays (see :mod:`tableenvs.training.rllib`); ``--recipe
-  strong`` runs the strong recipe instead (:mod:`tableenvs.training.recipe`; a rerun on the same ``--out`` continues
-  it).
+  strong`` or ``--recipe search-clone`` runs a recipe instead (:mod:`tableenvs.training.recipe`; a rerun on the same
+  ``--out`` continues it).
 * ``tableenvs serve [--host 127.0.0.1] [--port 8000]`` — play in the browser against any agents, several people
   at one table with a link each (needs the ``web`` extra; :mod:`tableenvs.web`, ``docs/web.md``).
 * ``tableenvs export MODEL.zip OUT.npz [--game ENV] [--players N] [--option K=V]`` — write a Stable-Baselines3
@@ -271,15 +271,21 @@ def _add_train_parser(commands) -> dict[str, object]:
     )
     train.add_argument(
         "--recipe",
-        choices=("strong",),
+        choices=("strong", "search-clone"),
         default=None,
         help="strong: clone the heuristic from its own games, then MaskablePPO against heuristic opponents from the "
         "clone (tableenvs.training.recipe, docs/training.md 'The strong recipe'); takes --timesteps (PPO steps, "
-        "default 1000000 with the recipe), --players, --seed, --out, --label-games; rerun it on the same --out to "
-        "continue it (--resume is only for the plain job)",
+        "default 1000000 with the recipe), --players, --seed, --out, --label-games. search-clone: clone the game's "
+        "default search from its own games, on the observation and the game's derived inputs, no PPO (made the "
+        "shipped Llama Party model); takes --players, --seed, --out, --label-games. Rerun a recipe on the same --out "
+        "to continue it (--resume is only for the plain job)",
     )
-    train.add_argument(
-        "--label-games", type=int, default=1500, help="with --recipe: heuristic games to clone from (default 1500)"
+    train.add_argument(  # None: not given (the recipe's own default, tableenvs.commands.train)
+        "--label-games",
+        type=int,
+        default=None,
+        help="with --recipe: games to clone from (default 1500 heuristic games for strong, 300 search games for "
+        "search-clone)",
     )
     return {action.dest: action.default for action in train._actions if action.dest != "help"}
 

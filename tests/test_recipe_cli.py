@@ -84,3 +84,28 @@ def test_the_recipe_budget_defaults_to_a_million_steps(tmp_path, monkeypatch):
     # a --timesteps given is the budget, even the plain job's default
     assert main(["train", "llama_party_v0", "--recipe", "strong", "--timesteps", "50000", "--out", str(tmp_path)]) == 0
     assert seen["steps"] == 50_000
+
+
+def test_the_search_clone_recipe_runs_into_out_and_refuses_the_flags_it_does_not_read(tmp_path, monkeypatch, capsys):
+    calls = []
+    real = recipe.search_clone
+
+    def small(game, out, **kwargs):  # the heuristic as the labeller, 2 games: seconds, not the search's minutes
+        calls.append((game, kwargs))
+        kwargs = {**kwargs, "label_games": 2}
+        return real(game, out, **kwargs, labeller="heuristic", epochs=1, hidden=(16,), workers=1)
+
+    monkeypatch.setattr(recipe, "search_clone", small)
+    out = tmp_path / "run"
+    args = ["train", "llama_party_v0", "--recipe", "search-clone", "--out", str(out)]
+    assert main([*args, "--timesteps", "512"]) == 2  # no PPO step: no budget of steps
+    err = capsys.readouterr().err
+    assert "--recipe search-clone does not take --timesteps" in err and err.count("\n") == 1
+    assert main([*args, "--seed", "3"]) == 0
+    game, kwargs = calls[0]
+    assert game == "llama_party_v0" and kwargs == {"options": {}, "label_games": 300, "seed": 3}  # 300 unless told
+    model = load_numpy_policy(out / "model.npz")
+    assert model.game == "llama_party_v0" and model.input_features == "llama_party_card_values_v1"
+    assert main([*args, "--label-games", "7"]) == 0 and calls[1][1]["label_games"] == 7  # a rerun finds the model
+    assert main(["train", "llama_party_v0", "--recipe", "search-clone", "--players", "3", "--out", str(out)]) == 2
+    assert "holds another recipe run" in capsys.readouterr().err

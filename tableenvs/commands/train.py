@@ -1,5 +1,6 @@
 """``tableenvs train``: check the flags and the train extra, then train with Stable-Baselines3 (one seat learning,
-:mod:`tableenvs.training.job`), with ``--recipe strong`` the strong recipe (:mod:`tableenvs.training.recipe`), or with
+:mod:`tableenvs.training.job`), with ``--recipe strong`` or ``--recipe search-clone`` a recipe
+(:mod:`tableenvs.training.recipe`), or with
 ``--backend rllib`` Ray RLlib (every seat learning, :mod:`tableenvs.training.rllib`).
 
 Where you are: the train sub-command's implementation, called by :mod:`tableenvs.cli` with the parsed flags and the
@@ -28,8 +29,13 @@ _RESUME_FLAGS = ("env", "resume", "no_progress", "tensorboard", "log_formats", "
 _RLLIB_FLAGS = ("env", "timesteps", "players", "option", "seed", "out", "final_games", "no_progress", "backend")
 _RLLIB_ONLY = ("env_runners", "ray_address", "per_seat")
 
-#: The train flags ``--recipe strong`` reads; any other given is refused.
-_RECIPE_FLAGS = ("env", "timesteps", "players", "seed", "out", "recipe", "label_games")
+#: The train flags each ``--recipe`` reads; any other given is refused.
+_RECIPE_FLAGS = {
+    "strong": ("env", "timesteps", "players", "seed", "out", "recipe", "label_games"),
+    "search-clone": ("env", "players", "seed", "out", "recipe", "label_games"),
+}
+#: ``--label-games`` when not given, by recipe.
+RECIPE_LABEL_GAMES = {"strong": 1500, "search-clone": 300}
 #: ``--timesteps`` when not given (the parser's default is None, so that a given 50000 is told from none): the plain
 #: job's (and ``--backend rllib``'s) budget, and the recipe's PPO budget.
 PLAIN_TIMESTEPS = 50_000
@@ -44,7 +50,7 @@ def run(args: argparse.Namespace, defaults: dict[str, object]) -> int:
         return _train_recipe(args, defaults)
     given = _flags_given(args, ("label_games",), defaults)
     if given:
-        raise ValueError(f"{', '.join(given)} only goes with --recipe strong")
+        raise ValueError(f"{', '.join(given)} only goes with --recipe strong or search-clone")
     if args.backend == "rllib":
         return _train_rllib(args, defaults)
     given = _flags_given(args, _RLLIB_ONLY, defaults)
@@ -136,39 +142,47 @@ def _flags_given(args: argparse.Namespace, flags, defaults: dict[str, object]) -
 
 
 def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
-    """``tableenvs train GAME --recipe strong``: :func:`tableenvs.training.recipe.strong` under ``--out`` (a rerun on
-    the same directory continues it from its last export)."""
+    """``tableenvs train GAME --recipe strong|search-clone``: :func:`tableenvs.training.recipe.strong` or
+    :func:`~tableenvs.training.recipe.search_clone` under ``--out`` (a rerun on the same directory continues it)."""
+    name = args.recipe
     if args.resume is not None:
         raise ValueError(
-            "--recipe strong does not take --resume: rerun the same command (GAME --recipe strong --out DIR) to "
-            "continue a recipe run from its last export"
+            f"--recipe {name} does not take --resume: rerun the same command (GAME --recipe {name} --out DIR) to "
+            "continue a recipe run"
         )
-    given = _flags_given(args, [name for name in defaults if name not in _RECIPE_FLAGS], defaults)
+    given = _flags_given(args, [flag for flag in defaults if flag not in _RECIPE_FLAGS[name]], defaults)
     if given:
-        raise ValueError(f"--recipe strong does not take {', '.join(given)} (see tableenvs train --help)")
+        raise ValueError(f"--recipe {name} does not take {', '.join(given)} (see tableenvs train --help)")
     if args.env is None:
-        raise ValueError("train --recipe strong needs an environment name")
-    _require_train_extra("the strong recipe")
+        raise ValueError(f"train --recipe {name} needs an environment name")
+    label_games = RECIPE_LABEL_GAMES[name] if args.label_games is None else args.label_games
+    if label_games < 1:
+        raise ValueError(f"--label-games must be an integer >= 1, got {label_games}")
+    _require_train_extra(f"the {name} recipe")
     check_output_dir(args.out, "--out")
     options = {} if args.players is None else {"num_players": args.players}
     from tableenvs.core.registry import make_raw
 
     env = make_raw(args.env, **options)  # the game and its player count, checked before anything runs
     try:
-        clone = Path(args.out) / "clone.npz"
-        if clone.exists():  # a rerun continues: the run in --out must be of this game and these options
-            from tableenvs.policies.numpy_policy import check_model_fits, load_numpy_policy
+        for made in ("clone.npz", "model.npz"):  # a rerun continues: the run in --out must be of this game, options
+            path = Path(args.out) / made
+            if path.exists():
+                from tableenvs.policies.numpy_policy import check_model_fits, load_numpy_policy
 
-            try:
-                check_model_fits(load_numpy_policy(clone), env)
-            except ValueError as error:
-                raise ValueError(f"--out {args.out!r} holds another recipe run: {error}") from None
+                try:
+                    check_model_fits(load_numpy_policy(path), env)
+                except ValueError as error:
+                    raise ValueError(f"--out {args.out!r} holds another recipe run: {error}") from None
     finally:
         env.close()
-    from tableenvs.training.recipe import strong
+    from tableenvs.training import recipe
 
+    if name == "search-clone":
+        recipe.search_clone(args.env, args.out, options=options, label_games=label_games, seed=args.seed)
+        return 0
     steps = RECIPE_TIMESTEPS if args.timesteps is None else args.timesteps
-    strong(args.env, args.out, options=options, label_games=args.label_games, steps=steps, seed=args.seed)
+    recipe.strong(args.env, args.out, options=options, label_games=label_games, steps=steps, seed=args.seed)
     return 0
 
 

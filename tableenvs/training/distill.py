@@ -161,6 +161,13 @@ def label_games(
     return made
 
 
+def with_features(data: dict[str, np.ndarray], features: Any) -> dict[str, np.ndarray]:
+    """``data`` (labelled rows) with ``features(observation, mask)`` (derived inputs, e.g. a name of
+    :mod:`tableenvs.policies.input_features` built for the game) appended to every observation."""
+    rows = [features(o, m) for o, m in zip(data["observation"], data["mask"], strict=True)]
+    return {**data, "observation": np.concatenate([data["observation"], np.asarray(rows, np.float32)], axis=1)}
+
+
 def read_shards(directory: str | Path) -> dict[str, np.ndarray]:
     """Every finished game's labels under ``directory``, concatenated (``game`` says which deal each came from)."""
     paths = sorted(Path(directory).glob("game-*[0-9].npz"))
@@ -303,15 +310,17 @@ def export(
     options: dict[str, Any],
     meta: dict[str, Any],
     input_features: str | None = None,
+    dtype: str = "float32",
 ) -> Path:
     """Write ``result`` as a numpy policy file for ``game`` with ``options`` (the env's full option set);
-    ``input_features``: the name of the derived inputs it was fitted on after the observation, if any."""
+    ``input_features``: the name of the derived inputs it was fitted on after the observation, if any; ``dtype``: the
+    weight matrices' storage (``"float16"`` halves the file)."""
     from tableenvs.policies.numpy_policy import save_for_env
 
     env = tableenvs.make_raw(game, **options)
     return save_for_env(
         path, env, weights=result.weights, activation="relu", input_scale=result.input_scale, meta=meta,
-        input_features=input_features,
+        input_features=input_features, dtype=dtype,
     )  # fmt: skip
 
 

@@ -17,6 +17,10 @@ each resumable:
    (``model-<steps>.npz``, zero-padded) and at the end (``model.npz``), and each update's mean episode return is
    appended to ``progress.jsonl`` (the learning curve); a rerun continues from the last exported file.
 
+The ``search-clone`` recipe (:func:`search_clone`) is the other one: label games of a policy stronger than the
+heuristic (the game's default ``search``), append the game's derived inputs (:data:`CLONE_FEATURES`) to each
+observation, fit a network to the choices made, export it; no PPO. It made the shipped Llama Party model.
+
 The model files are played by :class:`tableenvs.policies.numpy_policy.NumpyPolicy` (numpy alone, no torch).
 Units: steps are the learner's decisions; times are seconds.
 """
@@ -264,6 +268,59 @@ def strong(
     )
     say(f"wrote {final} ({time.perf_counter() - began:.0f} s in all)")
     return final
+
+
+#: The derived inputs (:mod:`tableenvs.policies.input_features`) a game's search clone reads after the observation.
+CLONE_FEATURES = {"llama_party_v0": "llama_party_card_values_v1", "rummikub_v0": "rummikub_turn_plans_v1"}
+
+
+def search_clone(
+    game: str,
+    out_dir: str | Path,
+    *,
+    options: dict[str, Any] | None = None,
+    label_games: int = 300,
+    labeller: str = "search",
+    features: str | None = "game's",
+    epochs: int = 8,
+    hidden: Sequence[int] = (256, 256),
+    workers: int = 2,
+    seed: int = 0,
+    say: Any = print,
+) -> Path:
+    """The ``search-clone`` recipe under ``out_dir``: ``label_games`` games with every seat playing ``labeller``
+    (``labels/``, resumable), each decision with a choice kept; the game's derived inputs (``features``: a name of
+    :mod:`tableenvs.policies.input_features`, by default :data:`CLONE_FEATURES`' entry, ``None`` for the observation
+    alone) appended; a ReLU MLP fitted to the choices made (one-hot targets, :func:`tableenvs.training.distill.fit`);
+    written as ``model.npz`` (float16 weights, its header naming the features) with ``clone.json`` (the fit's
+    history). Returns the model's path; a rerun with the model there returns it."""
+    from tableenvs.policies.input_features import input_features
+
+    options = dict(options or {})
+    out = Path(out_dir)
+    model = out / "model.npz"
+    if model.exists():
+        return model
+    if features == "game's":
+        features = CLONE_FEATURES.get(game)
+    env = make_raw(game, **options)  # the game and its options, checked before labelling
+    derive = input_features(features, env) if features else None
+    began = time.perf_counter()
+    distill.label_games(
+        game, options, games=label_games, out_dir=out / "labels", seed=seed, search_spec=labeller, workers=workers,
+        say=say,
+    )  # fmt: skip
+    data = distill.read_shards(out / "labels")
+    if derive is not None:
+        data = distill.with_features(data, derive)
+    data["target"] = np.eye(data["target"].shape[1], dtype=np.float32)[data["action"]]  # the choice made
+    say(f"cloning {labeller} from {len(data['action'])} labels, {data['observation'].shape[1]} inputs")
+    result = distill.fit(data, hidden=hidden, epochs=epochs, batch=1024, seed=seed, threads=workers, say=say)
+    meta = {"recipe": f"search-clone: {labeller}", "labels": int(len(data["action"])), "epochs": epochs}
+    distill.export(result, model, game, options, meta, input_features=features, dtype="float16")
+    (out / "clone.json").write_text(json.dumps({"meta": meta, "history": result.history}, indent=2) + "\n")
+    say(f"wrote {model} ({time.perf_counter() - began:.0f} s in all)")
+    return model
 
 
 def main(argv: Sequence[str] | None = None) -> int:
