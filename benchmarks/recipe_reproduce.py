@@ -4,14 +4,16 @@ Where you are: a long benchmark (the recipe's whole budget: about half an hour o
 CI. It clones this checkout's ``HEAD`` into a scratch directory, makes a venv there and installs the package as the
 README says (``pip install torch==2.13.0 -e ".[train]"``), then, in the clone:
 
-1. ``tableenvs train GAME --recipe strong --out runs/strong`` (the command of docs/training.md "The strong recipe"),
-   timed (wall clock, and CPU time of the command and its children);
-2. ``python benchmarks/trained_vs_heuristic.py --game GAME --spec runs/strong/fine-tune/model.npz --games 2000``
-   (the test the shipped model passed: duplicate deals, every seating, the paired 95% intervals).
+1. ``tableenvs train GAME --recipe RECIPE --out runs/RECIPE`` (the command of docs/training.md for the game's shipped
+   model: :data:`RECIPES`), timed (wall clock, and CPU time of the command and its children);
+2. ``python benchmarks/trained_vs_heuristic.py --game GAME --spec MODEL --games 2000`` (the test the shipped model
+   passed: duplicate deals, every seating, the paired 95% intervals).
 
-It then rewrites the ``recipe-reproduce`` block of docs/training.md with the commit, the machine, the times, the
-run's learning curve (``recipe_curve.table``) and the head-to-head row, and says whether the reproduced model passes
-(the interval of the paired score difference and of the win-rate difference both exclude 0 in its favour).
+It then rewrites the game's block of docs/training.md (``recipe-reproduce`` for Pili Pili, ``recipe-reproduce-GAME``
+for another) with the commit, the machine, the times, the run's learning curve (``recipe_curve.table``, the strong
+recipe's PPO step), whether the model equals the shipped file, and the head-to-head row, and says whether the
+reproduced model passes (the interval of the paired score difference and of the win-rate difference both exclude 0 in
+its favour).
 
     python benchmarks/recipe_reproduce.py [--game pilipili_v0] [--games 2000] [--keep DIR]
 """
@@ -35,10 +37,33 @@ from recipe_curve import table as curve_table
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "training.md"
-BEGIN = (
-    "<!-- measured: recipe-reproduce (python benchmarks/recipe_reproduce.py; machine-dependent, not checked in CI) -->"
-)
-END = "<!-- end measured: recipe-reproduce -->"
+#: The recipe that made each game's shipped model, and where its run writes the model (under ``runs/RECIPE``).
+RECIPES = {"pilipili_v0": ("strong", "fine-tune/model.npz"), "llama_party_v0": ("search-clone", "model.npz")}
+
+
+def markers(game: str) -> tuple[str, str]:
+    """The docs/training.md markers of ``game``'s block."""
+    block = "recipe-reproduce" if game == "pilipili_v0" else f"recipe-reproduce-{game}"
+    return (
+        f"<!-- measured: {block} (python benchmarks/recipe_reproduce.py; machine-dependent, not checked in CI) -->",
+        f"<!-- end measured: {block} -->",
+    )
+
+
+def same_as_shipped(game: str, model: Path) -> str:
+    """Whether ``model`` holds the shipped model's arrays: "yes" or how far apart they are."""
+    import numpy as np
+
+    from tableenvs.policies.numpy_policy import trained_model_path
+
+    with np.load(trained_model_path(game), allow_pickle=False) as shipped, np.load(model, allow_pickle=False) as made:
+        names = sorted(name for name in shipped.files if name != "header")
+        if sorted(name for name in made.files if name != "header") != names:
+            return "no (other arrays)"
+        if any(shipped[name].shape != made[name].shape for name in names):
+            return "no (other shapes)"
+        gap = max(float(np.max(np.abs(shipped[n].astype(np.float64) - made[n].astype(np.float64)))) for n in names)
+    return "yes, array for array" if gap == 0 else f"no: the largest difference of a weight is {gap:.3g}"
 
 
 def step(argv: list[str], cwd: Path, log: Path) -> tuple[float, float]:
@@ -59,7 +84,7 @@ def step(argv: list[str], cwd: Path, log: Path) -> tuple[float, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--game", default="pilipili_v0", help="the game whose shipped model is reproduced")
+    parser.add_argument("--game", default="pilipili_v0", choices=sorted(RECIPES), help="whose shipped model")
     parser.add_argument("--games", type=int, default=2000, help="games of the head-to-head test (default 2000)")
     parser.add_argument("--keep", type=Path, help="clone into this new directory and keep it (default: a temp dir)")
     parser.add_argument("--no-write", action="store_true", help="print the block, leave docs/training.md alone")
@@ -79,12 +104,14 @@ def main() -> int:
         step([str(python), "-m", "pip", "install", "--quiet", "torch==2.13.0", "-e", ".[train]"], clone, log),
     ]
     install = (sum(wall for wall, _ in parts), sum(cpu for _, cpu in parts))
-    train_command = ["tableenvs", "train", args.game, "--recipe", "strong", "--out", "runs/strong"]
+    recipe, made = RECIPES[args.game]
+    train_command = ["tableenvs", "train", args.game, "--recipe", recipe, "--out", f"runs/{recipe}"]
     train = step([str(python.with_name("tableenvs")), *train_command[1:]], clone, log)
+    model = f"runs/{recipe}/{made}"
     test_command = [
         "python",
         "benchmarks/trained_vs_heuristic.py",
-        *("--game", args.game, "--spec", "runs/strong/fine-tune/model.npz", "--games", str(args.games)),
+        *("--game", args.game, "--spec", model, "--games", str(args.games)),
         *("--workers", "2", "--out", "runs/test"),
     ]
     test = step([str(python), *test_command[1:]], clone, log)
@@ -108,7 +135,8 @@ def main() -> int:
             f"| recipe | `{shlex.join(train_command)}` | {train[0] / 60:.1f} min | {train[1] / 60:.1f} min |",
             f"| test | `{shlex.join(test_command)}` | {test[0] / 60:.1f} min | {test[1] / 60:.1f} min |",
             "",
-            curve_table(args.game, clone / "runs" / "strong", 100_000, 400),
+            *([curve_table(args.game, clone / "runs" / "strong", 100_000, 400), ""] if recipe == "strong" else []),
+            f"The same as the shipped model (`tableenvs/models/`): {same_as_shipped(args.game, clone / model)}.",
             "",
             f"The test, the reproduced model − the heuristic over {row['games']:,} games ({row['blocks']} blocks of "
             f"duplicate deals): {row['score_diff']:+.2f} [{row['score_diff_low']:+.2f}, {row['score_diff_high']:+.2f}] "
@@ -123,7 +151,7 @@ def main() -> int:
     )
     print(text)
     if not args.no_write:
-        replace_block(DOCS, BEGIN, END, text)
+        replace_block(DOCS, *markers(args.game), text)
     return 0
 
 
