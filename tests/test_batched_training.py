@@ -13,7 +13,7 @@ pytest.importorskip("torch")
 
 import tableenvs  # noqa: E402
 from tableenvs.policies import make_policy  # noqa: E402
-from tableenvs.policies.numpy_policy import load_numpy_policy  # noqa: E402
+from tableenvs.policies.numpy_policy import load_numpy_policy, random_numpy_policy  # noqa: E402
 from tableenvs.training.batched import BatchedConfig, BatchedTrainer, train_batched  # noqa: E402
 
 SMALL = {"n_envs": 4, "rollout": 128, "minibatch": 64, "epochs": 2, "hidden": (16,), "warmup_games": 1}
@@ -80,6 +80,29 @@ def test_same_seed_same_weights():
     assert not all(np.array_equal(a, b) for a, b in zip(first, other, strict=True))
 
 
+def test_start_from_a_numpy_policy(tmp_path):
+    env = tableenvs.make_raw("pilipili_v0")
+    start = random_numpy_policy(tmp_path / "start.npz", env, hidden=(16,), activation="relu", seed=2)
+    trainer = BatchedTrainer(BatchedConfig("pilipili_v0", samples=100, start=str(start), **{**SMALL, "hidden": (8,)}))
+    model = load_numpy_policy(start)
+    for (weight, bias), (w, b) in zip(trainer.weights(), model.weights, strict=True):
+        assert np.array_equal(weight, w) and np.array_equal(bias, b)
+    trainer.train()
+    path = trainer.export(tmp_path / "tuned.npz")
+    assert load_numpy_policy(path).hidden == (16,)
+    play_one_game("pilipili_v0", {}, str(path))
+
+
+def test_start_must_fit(tmp_path):
+    tanh = random_numpy_policy(tmp_path / "tanh.npz", tableenvs.make_raw("pilipili_v0"), activation="tanh")
+    with pytest.raises(ValueError, match="starts only from a ReLU model"):
+        BatchedTrainer(BatchedConfig("pilipili_v0", start=str(tanh), **SMALL))
+    three = tableenvs.make_raw("pilipili_v0", num_players=3)
+    other = random_numpy_policy(tmp_path / "three.npz", three, activation="relu")
+    with pytest.raises(ValueError, match="was trained on pilipili_v0"):
+        BatchedTrainer(BatchedConfig("pilipili_v0", start=str(other), **SMALL))
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
@@ -90,6 +113,7 @@ def test_same_seed_same_weights():
         ({"game": "pilipili_v0", "learning_rate": 0.0}, "learning_rate"),
         ({"game": "pilipili_v0", "reward_scale": -1.0}, "reward_scale must be a positive number"),
         ({"game": "pilipili_v0", "opponents": 3}, "opponents must be None"),
+        ({"game": "pilipili_v0", "start": 3}, "start must be the path"),
     ],
 )
 def test_bad_arguments_are_clear(kwargs, message):

@@ -23,6 +23,8 @@ and :mod:`tableenvs.training.recipe`. Needs torch (the ``train`` extra); Stable-
   ``reward_scale`` for the critic (default: 1 / the standard deviation of the first rollout's returns-to-go), each
   network's gradient clipped on its own. Inputs are scaled per feature to about [-1, 1] (the observation space's
   finite bounds, the rest from a few random warm-up games); the scale goes into the exported model file.
+* **Start**: from random weights, or (``start``) from a numpy policy file such as the strong recipe's clone of the
+  heuristic: its layers and input scale become the actor's (the critic starts afresh).
 * **Export**: :meth:`BatchedTrainer.export` writes the actor as the project's numpy policy file
   (:func:`tableenvs.policies.model_file.save_for_env`), played by ``make_policy(path, env)`` without torch.
 
@@ -61,7 +63,9 @@ class BatchedConfig:
     ``rollout``: decisions collected before each update (at least: games in progress are finished);
     ``minibatch``: decisions per gradient step; ``epochs``: passes over each rollout; ``hidden``: the actor's and the
     critic's hidden layer sizes; ``opponents``: None for self-play (every seat learns), else a policy name for the
-    other seats; ``reward_scale``: multiplies rewards for the critic (None: from the first rollout)."""
+    other seats; ``reward_scale``: multiplies rewards for the critic (None: from the first rollout); ``start``: a numpy
+    policy file (ReLU, no input offset or derived inputs, made for this game and options) the actor starts from, its
+    layers and input scale included (``hidden`` then sizes the critic only), e.g. the strong recipe's clone."""
 
     game: str
     samples: int = 200_000
@@ -80,6 +84,7 @@ class BatchedConfig:
     max_grad_norm: float = 0.5
     reward_scale: float | None = None
     opponents: str | None = None
+    start: str | None = None
     warmup_games: int = 8
     seed: int = 0
 
@@ -114,6 +119,10 @@ class BatchedConfig:
             raise ValueError(f"reward_scale must be a positive number or None, got {self.reward_scale!r}")
         if self.opponents is not None and not isinstance(self.opponents, str):
             raise ValueError(f"opponents must be None (self-play) or a policy name, got {self.opponents!r}")
+        if self.start is not None:
+            if not isinstance(self.start, (str, Path)):
+                raise ValueError(f"start must be the path of a numpy policy file or None, got {self.start!r}")
+            self.start = str(self.start)
 
 
 @dataclass
@@ -168,10 +177,22 @@ class BatchedTrainer:
             from tableenvs.policies import make_policy
 
             self.opponents = [make_policy(config.opponents, e) for e in self.envs]
-        self.input_scale = self._input_scale()
-        sizes = (self.observation_size, *config.hidden)
-        self.actor = _mlp((*sizes, self.num_actions), 0.01)
-        self.critic = _mlp((*sizes, 1), 1.0)
+        start = self._start_model()
+        if start is None:
+            self.input_scale = self._input_scale()
+            actor_hidden = config.hidden
+        else:
+            scale = start.input_scale
+            self.input_scale = np.ones(self.observation_size, np.float32) if scale is None else scale.copy()
+            actor_hidden = start.hidden
+        self.actor = _mlp((self.observation_size, *actor_hidden, self.num_actions), 0.01)
+        self.critic = _mlp((self.observation_size, *config.hidden, 1), 1.0)
+        if start is not None:
+            with torch.no_grad():
+                linear = [m for m in self.actor if isinstance(m, torch.nn.Linear)]
+                for layer, (weight, bias) in zip(linear, start.weights, strict=True):
+                    layer.weight.copy_(torch.from_numpy(weight.T))
+                    layer.bias.copy_(torch.from_numpy(bias))
         self._scale_t = torch.from_numpy(self.input_scale)
         self.optimizer = torch.optim.Adam(
             [*self.actor.parameters(), *self.critic.parameters()], lr=config.learning_rate, eps=1e-5
@@ -186,6 +207,22 @@ class BatchedTrainer:
         self.game_returns: list[float] = []
         self._allocate(config.rollout + config.n_envs * 64)
         self._learner = [0] * config.n_envs  # the learner's seat per env (opponent mode)
+
+    def _start_model(self) -> Any:
+        """The numpy policy ``config.start`` (checked against the game), or None."""
+        if self.config.start is None:
+            return None
+        from tableenvs.policies.model_file import check_model_fits, load_numpy_policy
+
+        model = load_numpy_policy(self.config.start)
+        check_model_fits(model, self.envs[0])
+        if model.activation != "relu" or model.input_offset is not None or model.input_features:
+            raise ValueError(
+                f"{model.name}: the batched trainer starts only from a ReLU model with no input offset and no derived "
+                f"inputs (this one: {model.activation}, offset {model.input_offset is not None}, "
+                f"inputs {model.input_features!r})"
+            )
+        return model
 
     # ------------------------------------------------------------------ buffers and inputs
 
