@@ -224,6 +224,9 @@ class SearchPolicy:
         #: (distillation reads the visits as a soft target: :mod:`tableenvs.training.distill`).
         self.last_root: tuple[list[int], np.ndarray, np.ndarray] | None = None
         self._turn_plan: tuple[list[bytes], list[int], int] | None = None  # mode=turns: the turn under way
+        #: mode=turns: the name of the turn chosen at this decision (``propose_turns``' name), None when none was chosen
+        #: here (a turn's later decisions, or another mode)
+        self.last_turn: str | None = None
 
     def __repr__(self) -> str:
         return f"SearchPolicy({self.env.metadata['name']}, {self.options})"
@@ -334,6 +337,7 @@ class SearchPolicy:
         """``mode=turns``: the next action of the best whole turn among those the game's heuristic proposes
         (``propose_turns``), each turn simulated on every sampled world with the same rollout randomness, as
         ``root=paired`` does with single actions; the rest of a chosen turn is played from the plan."""
+        self.last_turn = None
         plan = self._turn_plan
         if plan is not None:
             expected, actions, index = plan
@@ -348,7 +352,8 @@ class SearchPolicy:
         if observation_staged(self.heuristic, observation):
             self.last_simulations = 0  # a turn under way that is not ours (a plan lost): the heuristic goes on
             return int(self.heuristic.act(observation, action_mask, rng))
-        turns = [actions for _, actions in propose(observation, action_mask)]
+        proposals = propose(observation, action_mask)
+        names, turns = [name for name, _ in proposals], [actions for _, actions in proposals]
         estimate = getattr(self.heuristic, "fitted_estimate", None) or self.estimate
         best = 0
         if len(turns) > 1:
@@ -356,6 +361,7 @@ class SearchPolicy:
         else:
             self.last_simulations = 0
         actions = turns[best]
+        self.last_turn = names[best]
         expected = []  # the agent's observation before each action of the turn (its own moves: nothing hidden)
         ahead = env.clone()
         for action in actions[:-1]:

@@ -76,3 +76,28 @@ def test_the_bare_search_is_each_games_default_setting():
         policy = make_policy("search", tableenvs.make_raw(name, **options))
         assert policy.options == parse_search_spec(GAME_DEFAULTS[name])
     assert make_policy("search", tableenvs.make_raw("rummikub_v0", num_players=2)).options.mode == "turns"
+
+
+def test_last_turn_names_the_proposal_played_at_a_turn_start_and_is_none_within_the_turn():
+    env = tableenvs.make_raw("rummikub_v0", num_players=2, max_turns=40)
+    search, heuristic = make_policy("search:mode=turns:sims=4", env), make_policy("heuristic", env)
+    rng = np.random.default_rng(0)
+    named = followed = 0
+    env.reset(seed=3)
+    while env.outcome() is None:
+        seen = env.observe(env.agent_selection)
+        observation, mask = seen["observation"], seen["action_mask"]
+        if env.agent_selection != "player_0":
+            env.step(heuristic.act(observation, mask, rng))
+            continue
+        start = not heuristic.turn_under_way(observation) and mask.sum() > 1  # a choice to make
+        proposals = dict(heuristic.propose_turns(observation, mask)) if start else {}
+        action = search.act(observation, mask, rng)
+        if start:
+            assert search.last_turn in proposals and proposals[search.last_turn][0] == action
+            named += 1
+        else:
+            assert search.last_turn is None
+            followed += 1
+        env.step(action)
+    assert named > 5 and followed > 0
