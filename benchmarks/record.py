@@ -16,8 +16,9 @@ less with the load than the rates do.
     python benchmarks/record.py pilipili-env search # the named records
     python benchmarks/record.py --list
 
-Three records run scripts that rewrite their own marked blocks (``--write-docs``: rollout_step, training_throughput,
-numpy_policy_speed); record.py only runs them. ``benchmarks/web_load.py --write`` appends its own dated section.
+Four records run scripts that rewrite their own marked blocks (``--write-docs``: rollout_step,
+training_throughput, numpy_policy_speed, turn_choices); record.py only runs them. ``benchmarks/web_load.py
+--write`` appends its own dated section.
     python benchmarks/record.py --no-write pictures  # print only
 """
 
@@ -40,7 +41,7 @@ DOCS = HERE.parent / "docs" / "benchmarks.md"
 
 #: A record whose script writes its own block (its ``--write-docs``), with its own date and command line.
 SELF = "self"
-#: name -> (what it measures, the script and its arguments[, the page under docs/ if not benchmarks.md, or SELF]).
+#: name -> (what it measures, the script and its arguments[, SELF][, the page under docs/ if not benchmarks.md]).
 #: The order is the page's.
 RECORDS: dict[str, tuple] = {
     "rummikub-solver": (
@@ -99,6 +100,12 @@ RECORDS: dict[str, tuple] = {
         ["numpy_policy_speed.py", "--hidden", "256,256", "--write-docs"],
         SELF,
     ),
+    "turn-choices": (
+        "what Rummikub's whole-turn search chooses at 2 and 4 players",
+        ["turn_choices.py", "--games", "30", "--write-docs"],
+        SELF,
+        "agents.md",
+    ),
     "fuzz": (
         "random and adversarial games checked against every invariant, 5 minutes",
         ["fuzz.py", "--minutes", "5", "--replays", "2", "--no-progress"],
@@ -117,8 +124,10 @@ def missing_peers() -> list[str]:
 
 
 def page(name: str) -> Path:
-    """The docs page a record's block lives in (docs/benchmarks.md unless the record names another)."""
-    return DOCS.with_name(RECORDS[name][2]) if len(RECORDS[name]) > 2 and RECORDS[name][2] != SELF else DOCS
+    """The docs page a record's block lives in (docs/benchmarks.md unless the record names another; a SELF record
+    names it after SELF)."""
+    named = [part for part in RECORDS[name][2:] if part != SELF]
+    return DOCS.with_name(named[0]) if named else DOCS
 
 
 def markers(name: str) -> tuple[str, str]:

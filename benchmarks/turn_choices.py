@@ -7,7 +7,7 @@ from game to game, deals ``seed`` + game. At each first decision of the search s
 proposed more than one turn (``propose_turns``), the proposals' names and the one chosen (``SearchPolicy.last_turn``)
 are counted, with the CPU time of the decision (``time.process_time``, this process only).
 
-    python benchmarks/turn_choices.py [--games 20] [--players 2 4] [--seed 0] [--no-write]
+    python benchmarks/turn_choices.py [--games 30] [--players 2 4] [--seed 0] [--write-docs]
 """
 
 from __future__ import annotations
@@ -97,10 +97,10 @@ def table(rows: list[dict]) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=20, help="games per player count")
+    parser.add_argument("--games", type=int, default=30, help="games per player count")
     parser.add_argument("--players", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--no-write", action="store_true", help="print the block, leave docs/agents.md alone")
+    parser.add_argument("--write-docs", action="store_true", help="rewrite the block of docs/agents.md")
     args = parser.parse_args()
     if args.games < 1:
         parser.error(f"--games must be >= 1, got {args.games}")
@@ -118,7 +118,7 @@ def main() -> int:
         ]
     )
     print(text)
-    if not args.no_write:
+    if args.write_docs:
         replace_block(DOCS, BEGIN, END, text)
     return 0
 
