@@ -161,3 +161,19 @@ def test_cli_play_and_eval_accept_search(tmp_path, capsys):
     assert "search:sims=2:rollout=random" in capsys.readouterr().out
     assert main(["eval", "llama_party_v0", "--policies", "search:sims=0,random", "--games", "2"]) == 2
     assert "sims must be positive" in capsys.readouterr().err
+
+
+def test_rollout_trained_plays_the_rollouts_with_the_shipped_model_and_is_refused_where_there_is_none():
+    from tableenvs.policies.numpy_policy import NumpyPolicy
+
+    results = []
+    for _ in range(2):
+        env = tableenvs.make_raw("llama_party_v0")
+        search = make_policy("search:sims=3:rollout=trained", env)
+        assert isinstance(search.rollout_policy, NumpyPolicy) and search.rollout_policy.name == "llama_party_v0.npz"
+        seats = [search] + [make_policy("heuristic", env)] * 3
+        results.append(play_game(env, seats, seed=4, rng=np.random.default_rng(4)))
+        assert env.outcome() is not None
+    assert np.array_equal(results[0][0], results[1][0])  # reproducible, as every sims budget
+    with pytest.raises(ValueError, match=r"^search policy 'search:sims=3:rollout=trained': rollout=trained: no trained"):
+        make_policy("search:sims=3:rollout=trained", tableenvs.make_raw("rummikub_v0"))

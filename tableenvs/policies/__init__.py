@@ -158,7 +158,12 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True, trust
 
             options = parse_search_spec(default_spec(raw.metadata["name"]) if text == "search" else text)
             heuristic = _heuristic(raw) if game_spec(raw.metadata["name"]).heuristic is not None else None
-            rollout = heuristic if options.rollout == "heuristic" else None
+            rollout = {"heuristic": heuristic, "random": None}.get(options.rollout)
+            if options.rollout == "trained":  # the game's shipped model plays the rollouts
+                try:
+                    rollout = make_policy("trained", raw)
+                except ValueError as error:
+                    raise ValueError(f"search policy {text!r}: rollout=trained: {error}") from None
             return SearchPolicy(raw, options, rollout, getattr(heuristic, "estimate", None), heuristic=heuristic)
         for prefix, entry_point in SPEC_PREFIXES.items():
             if text.startswith(prefix):

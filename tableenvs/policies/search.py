@@ -42,7 +42,8 @@ Budgets (options of the spec, ``search:sims=200``, ``search:ms=50:rollout=random
 ``ms=T``           simulations until T milliseconds of this process's CPU time (``time.process_time``) have been
                    used in the decision (at least one per legal action is not guaranteed; at least one in all).
                    Not reproducible: how many simulations fit depends on the machine and its load.
-``rollout=R``      ``heuristic`` (default; ``random`` for games without one) or ``random``
+``rollout=R``      ``heuristic`` (default; ``random`` for games without one), ``random``, or ``trained`` (the game's
+                   shipped model, ``make_policy("trained", env)``; refused for a game that has none)
 ``c=X``            UCB1 exploration constant (default 0.7), ``X > 0``
 ``depth=D``        at most D decisions per rollout (default 400); a cut-off rollout is valued by the game's
                    ``estimate`` hook if it has one, else 0
@@ -109,7 +110,11 @@ def default_spec(game: str) -> str:
     return GAME_DEFAULTS.get(game, "search")
 
 
-_CHOICES = {"rollout": ("heuristic", "random"), "root": ("ucb", "paired"), "mode": ("flat", "ismcts", "turns")}
+_CHOICES = {
+    "rollout": ("heuristic", "random", "trained"),
+    "root": ("ucb", "paired"),
+    "mode": ("flat", "ismcts", "turns"),
+}
 _KEYS = ("sims", "ms", "rollout", "c", "depth", "root", "z", "turns", "mode")
 
 
