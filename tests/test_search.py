@@ -175,5 +175,6 @@ def test_rollout_trained_plays_the_rollouts_with_the_shipped_model_and_is_refuse
         results.append(play_game(env, seats, seed=4, rng=np.random.default_rng(4)))
         assert env.outcome() is not None
     assert np.array_equal(results[0][0], results[1][0])  # reproducible, as every sims budget
-    with pytest.raises(ValueError, match=r"^search policy 'search:sims=3:rollout=trained': rollout=trained: no trained"):
+    refused = r"^search policy 'search:sims=3:rollout=trained': rollout=trained: no trained model is shipped"
+    with pytest.raises(ValueError, match=refused):
         make_policy("search:sims=3:rollout=trained", tableenvs.make_raw("rummikub_v0"))
