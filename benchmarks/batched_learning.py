@@ -3,15 +3,16 @@ number of learner decisions (issue 28, item 2: "at equal or better learning per 
 
 For each game: (a) :func:`tableenvs.training.job.train` with its defaults (MaskablePPO on one rotating seat against
 ``random`` opponents, 4 envs) and (b) :func:`tableenvs.training.batched.train_batched` with its defaults (self-play:
-every seat is the learner), each for ``--samples`` learner decisions from seeds 0 .. ``--seeds`` - 1. Every exported
-model (numpy policy files, greedy play) then plays in one gauntlet of :func:`tableenvs.evaluation.evaluate` against
-``random`` and one against ``heuristic`` opponents on duplicate deals (every agent gets the same cards from the same
-seats), ``--games`` games each; the table gives each agent's mean final score and win rate with 95% intervals and the
-paired difference batched - default of the same seed over the same deals. CPU seconds are this process's
-(``time.process_time``) for each training.
+every seat is the learner), each for ``--samples`` learner decisions, from ``--seeds`` seeds counted from
+``--first-seed``. Every exported model (numpy policy files, greedy play) then plays in one gauntlet of
+:func:`tableenvs.evaluation.evaluate` against ``random`` and one against ``heuristic`` opponents on duplicate deals
+(every agent gets the same cards from the same seats), ``--games`` games each; the table gives each agent's mean final
+score and win rate with 95% intervals and the paired difference batched - default of the same seed over the same
+deals. CPU seconds are this process's (``time.process_time``) for each training.
 
-Run: ``python benchmarks/batched_learning.py [--samples 100000] [--games 1000] [--game pilipili_v0 ...]
-[--seeds 1] [--write-docs]``; ``--write-docs`` writes the table into docs/training.md's block ``batched-learning``.
+Run: ``python benchmarks/batched_learning.py [--samples 100000] [--games 1000] [--game pilipili_v0 ...] [--seeds 1]
+[--first-seed 0] [--write-docs]``; ``--write-docs`` writes the table into docs/training.md's block
+``batched-learning``.
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=100_000, help="learner decisions per training (default 100000)")
     parser.add_argument("--games", type=int, default=1000, help="evaluation games per agent and opponent kind")
     parser.add_argument("--game", action="append", choices=GAMES, help="a game (repeat; default pilipili_v0)")
-    parser.add_argument("--seeds", type=int, default=1, help="trainings of each kind, seeds 0 .. N-1 (default 1)")
+    parser.add_argument("--seeds", type=int, default=1, help="trainings of each kind (default 1)")
+    parser.add_argument("--first-seed", type=int, default=0, help="their seeds: this one and the next (default 0)")
     parser.add_argument("--workers", type=int, default=1, help="evaluation processes (default 1)")
     parser.add_argument("--write-docs", action="store_true", help="rewrite docs/training.md's block")
     args = parser.parse_args()
@@ -102,7 +104,7 @@ def main() -> None:
     for game in args.game or ["pilipili_v0"]:
         with tempfile.TemporaryDirectory() as tmp:
             agents = []  # (name, seed, path, samples, CPU seconds): default then batched for each seed
-            for seed in range(args.seeds):
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
                 for name, trainer in (("`tableenvs train` defaults", default_model), ("batched", batched_model)):
                     path, samples, seconds = trainer(game, args.samples, seed, Path(tmp) / f"{trainer.__name__}{seed}")
                     print(f"{game}: {name} seed {seed}: {samples:,} samples in {seconds:.1f} CPU s", flush=True)
@@ -137,8 +139,9 @@ def main() -> None:
     body = "\n".join(lines) + (
         f"\n\nMeasured {when} on this project's 2-core machine (Python {platform.python_version()}), shared with other "
         f"jobs: `python benchmarks/batched_learning.py --samples {args.samples} --games {args.games} {games_flag}"
-        f" --seeds {args.seeds}`. Each agent plays greedily from its exported model file; {args.games} games per agent "
-        "and opponent kind, every agent on the same duplicate deals; each difference is paired over those deals."
+        f" --seeds {args.seeds} --first-seed {args.first_seed}`. Each agent plays greedily from its exported model "
+        f"file; {args.games} games per agent and opponent kind, every agent on the same duplicate deals; each "
+        "difference is paired over those deals."
     )
     print(body)
     if args.write_docs:
