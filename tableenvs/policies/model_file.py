@@ -434,9 +434,8 @@ def save_for_env(
     input_features: str | None = None,
 ) -> Path:
     """:func:`save_numpy_policy` for a model that plays ``env`` (raw or wrapped): the header's game, options and
-    layout version are ``env``'s (:func:`model_options`, :func:`tableenvs.core.layout.layout_version`); ``dtype`` is the
-    weight matrices' storage (``"float32"`` or ``"float16"``); ``input_features`` names the derived inputs the
-    network reads after the observation (:mod:`tableenvs.policies.input_features`)."""
+    layout version are ``env``'s (:func:`model_options`, :func:`tableenvs.core.layout.layout_version`); ``dtype`` and
+    ``input_features`` (derived inputs read after the observation) as there."""
     raw = getattr(env, "unwrapped", env)
     return save_numpy_policy(
         path,
