@@ -119,3 +119,19 @@ def test_start_must_fit(tmp_path):
 def test_bad_arguments_are_clear(kwargs, message):
     with pytest.raises(ValueError, match=message):
         BatchedConfig(**kwargs)
+
+
+def test_the_cli_trains_with_the_batched_backend_and_refuses_the_flags_it_does_not_read(tmp_path, capsys):
+    from tableenvs.cli import main
+
+    out = tmp_path / "run"
+    args = ["train", "pilipili_v0", "--backend", "batched", "--players", "3", "--timesteps", "100", "--seed", "2"]
+    assert main([*args, "--envs", "2", "--out", str(out)]) == 2  # the batched trainer has its own envs
+    err = capsys.readouterr().err
+    assert "--backend batched does not take --envs" in err and err.count("\n") == 1 and not out.exists()
+    assert main([*args, "--no-progress", "--out", str(out)]) == 0
+    assert "wrote" in capsys.readouterr().out
+    model = load_numpy_policy(out / "model.npz")
+    assert model.game == "pilipili_v0" and model.options["num_players"] == 3
+    assert (out / "progress.jsonl").read_text().count("\n") >= 1
+    play_one_game("pilipili_v0", {"num_players": 3}, str(out / "model.npz"))

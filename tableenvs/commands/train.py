@@ -1,7 +1,8 @@
 """``tableenvs train``: check the flags and the train extra, then train with Stable-Baselines3 (one seat learning,
 :mod:`tableenvs.training.job`), with ``--recipe strong`` or ``--recipe search-clone`` a recipe
-(:mod:`tableenvs.training.recipe`), or with
-``--backend rllib`` Ray RLlib (every seat learning, :mod:`tableenvs.training.rllib`).
+(:mod:`tableenvs.training.recipe`), with ``--backend rllib`` Ray RLlib (every seat learning,
+:mod:`tableenvs.training.rllib`), or with ``--backend batched`` the batched trainer (every seat learning,
+:mod:`tableenvs.training.batched`).
 
 Where you are: the train sub-command's implementation, called by :mod:`tableenvs.cli` with the parsed flags and the
 train parser's defaults (the parser, and so the defaults, stay in the CLI; ``--resume`` and ``--backend rllib`` refuse
@@ -28,6 +29,8 @@ _RESUME_FLAGS = ("env", "resume", "no_progress", "tensorboard", "log_formats", "
 #: The train flags ``--backend rllib`` reads; any other given is refused.
 _RLLIB_FLAGS = ("env", "timesteps", "players", "option", "seed", "out", "final_games", "no_progress", "backend")
 _RLLIB_ONLY = ("env_runners", "ray_address", "per_seat")
+#: The train flags ``--backend batched`` reads; any other given is refused.
+_BATCHED_FLAGS = ("env", "timesteps", "players", "option", "seed", "out", "no_progress", "backend")
 
 #: The train flags each ``--recipe`` reads; any other given is refused.
 _RECIPE_FLAGS = {
@@ -53,6 +56,8 @@ def run(args: argparse.Namespace, defaults: dict[str, object]) -> int:
         raise ValueError(f"{', '.join(given)} only goes with --recipe strong or search-clone")
     if args.backend == "rllib":
         return _train_rllib(args, defaults)
+    if args.backend == "batched":
+        return _train_batched(args, defaults)
     given = _flags_given(args, _RLLIB_ONLY, defaults)
     if given:
         raise ValueError(f"{', '.join(given)} only go with --backend rllib")
@@ -232,6 +237,32 @@ def _train_rllib(args: argparse.Namespace, defaults: dict[str, object]) -> int:
         final_games=args.final_games,
         progress=None if args.no_progress else print,
     )
+    return 0
+
+
+def _train_batched(args: argparse.Namespace, defaults: dict[str, object]) -> int:
+    """``tableenvs train --backend batched``: :func:`tableenvs.training.batched.train_batched`, self-play with every
+    seat learning, its model in ``OUT/model.npz`` and its per-update history in ``OUT/progress.jsonl``."""
+    given = _flags_given(args, [name for name in defaults if name not in _BATCHED_FLAGS], defaults)
+    if given:
+        raise ValueError(f"--backend batched does not take {', '.join(given)} (see tableenvs train --help)")
+    if args.env is None:
+        raise ValueError("train needs an environment name")
+    _require_train_extra("the batched trainer")
+    check_output_dir(args.out, "--out")
+    options = dict(parse_option(text) for text in args.option)
+    if args.players is not None:
+        options["num_players"] = args.players
+    from tableenvs.core.registry import make_raw
+    from tableenvs.training.batched import train_batched
+
+    make_raw(args.env, **options).close()  # the game and its options, checked before anything is built
+    samples = PLAIN_TIMESTEPS if args.timesteps is None else args.timesteps
+    result = train_batched(
+        args.env, samples=samples, out=args.out, say=None if args.no_progress else print, options=options,
+        seed=args.seed,
+    )  # fmt: skip
+    print(f"wrote {result.model} ({result.samples:,} samples, {result.cpu_seconds:.0f} CPU s)")
     return 0
 
 
