@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from common import replace_block
+from training_throughput import quiet_default_job
 
 from tableenvs.evaluation import evaluate
 from tableenvs.training.batched import train_batched
-from tableenvs.training.job import TrainConfig, train
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "training.md"
@@ -42,23 +42,10 @@ GAMES = ("pilipili_v0", "llama_party_v0")
 
 def default_model(game: str, samples: int, seed: int, out: Path) -> tuple[Path, int, float]:
     """Today's default job; (model.npz, samples trained, CPU seconds)."""
-    began = time.process_time()
-    config = TrainConfig(
-        game,
-        out=out,
-        timesteps=samples,
-        seed=seed,
-        eval_every=10 * samples,
-        eval_games=1,
-        final_games=0,
-        checkpoint_every=0,
-        progress_bar=False,
-        verbose=False,
-    )
-    result = train(config)
+    result, cpu = quiet_default_job(game, out, samples, seed=seed)
     if result.numpy_model_path is None:
         raise RuntimeError(f"{game}: the default job wrote no model.npz")
-    return result.numpy_model_path, result.timesteps, time.process_time() - began
+    return result.numpy_model_path, result.timesteps, cpu
 
 
 def batched_model(game: str, samples: int, seed: int, out: Path) -> tuple[Path, int, float]:

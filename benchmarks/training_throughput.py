@@ -40,13 +40,16 @@ END = "<!-- training_throughput: end -->"
 GAMES = ("pilipili_v0", "llama_party_v0")
 
 
-def default_job(game: str, opponents: str, steps: int, out: Path) -> tuple[int, float]:
+def quiet_default_job(game: str, out: Path, steps: int, *, opponents: str = "random", seed: int = 0) -> tuple:
+    """Today's default ``tableenvs train`` job for ``steps`` (no periodic evaluation, checkpoint or output beyond its
+    model files); (its TrainResult, CPU seconds of this process). Also used by ``batched_learning.py``."""
     began = time.process_time()
     config = TrainConfig(
         game,
         out=out,
         timesteps=steps,
         opponents=opponents,
+        seed=seed,
         eval_every=10 * steps,
         eval_games=1,
         final_games=0,
@@ -55,7 +58,12 @@ def default_job(game: str, opponents: str, steps: int, out: Path) -> tuple[int, 
         verbose=False,
     )
     result = train(config)
-    return result.timesteps, time.process_time() - began
+    return result, time.process_time() - began
+
+
+def default_job(game: str, opponents: str, steps: int, out: Path) -> tuple[int, float]:
+    result, cpu = quiet_default_job(game, out, steps, opponents=opponents)
+    return result.timesteps, cpu
 
 
 def recipe_job(game: str, steps: int, out: Path) -> tuple[int, float]:
