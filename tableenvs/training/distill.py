@@ -18,11 +18,11 @@ costs microseconds. The recipe is one step of expert iteration:
 ``prior`` rows (the heuristic's own choices, labelled by :func:`label_games` with ``search_spec="heuristic"`` at
 ~3,000 labels a CPU-second) can be mixed into the fit at a lower weight.
 
-Status (issue 28, open): on the label budgets tried so far (about 13,000 search labels of Pili Pili 5p, with or
-without 270,000 heuristic labels) the fitted network still loses to the heuristic head to head; more labels, a
-second round of labels on the network's own games, or fine-tuning with reinforcement are the next steps. The
-shipped Pili Pili model comes from :mod:`tableenvs.training.recipe` instead (a clone of the heuristic, then PPO), which
-uses :func:`label_games` and :func:`fit` from here.
+Where it stands (issue 28): on the observation alone (about 13,000 search labels of Pili Pili 5p, with or without
+270,000 heuristic labels) the fitted network loses to the heuristic head to head. With a game's derived inputs
+appended (:func:`with_features`) it is the ``search-clone`` recipe of :mod:`tableenvs.training.recipe`, which made the
+shipped Llama Party model; the shipped Pili Pili model comes from that module's ``strong`` recipe (a clone of the
+heuristic, then PPO). Both use :func:`label_games` and :func:`fit` from here.
 
 Units: a label is one decision; ``games`` counts whole games; times are seconds.
 """
