@@ -232,16 +232,12 @@ def main() -> int:
         same = "; ".join(
             f"{row['game']}: same action as SB3Policy on {row['same_actions']}" for row in rows if "same_actions" in row
         )
-        body = (
-            table(rows)
-            + "\n\n"
-            + shipped_table(shipped)
-            + (
-                f"\n\nMeasured {when} on this project's 2-core machine (Python {platform.python_version()}, numpy "
-                f"{np.__version__}), wall-clock µs, best of {args.repeats} passes over {args.observations} observations: "
-                f"`{command}`. {same}."
-            )
+        measured = (
+            f"Measured {when} on this project's 2-core machine (Python {platform.python_version()}, numpy "
+            f"{np.__version__}), wall-clock µs, best of {args.repeats} passes over {args.observations} observations: "
+            f"`{command}`. {same}."
         )
+        body = "\n\n".join([table(rows), shipped_table(shipped), measured])
         replace_block(DOCS, BEGIN, END, body)
         print(f"wrote {DOCS}")
     over = [row["game"] for row in rows if row["ratio"] > args.budget]

@@ -42,11 +42,12 @@ from search_vs_heuristic import cells, versus_heuristic
 
 import tableenvs
 from tableenvs.evaluation import evaluate
+from tableenvs.paths import atomic_output
 from tableenvs.policies import play_game
 from tableenvs.policies.input_features import input_features
+from tableenvs.rummikub.agents import HeuristicPolicy
 from tableenvs.rummikub.encoder import DRAW, LAYOUT, NUM_ACTIONS, OBSERVATION_SIZE
 from tableenvs.rummikub.features import PLAY_BLOCK, TurnPlans
-from tableenvs.rummikub.tiles import TILE_TYPES
 from tableenvs.training import distill
 
 GAME = "rummikub_v0"
@@ -100,8 +101,7 @@ class TurnChooser:
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
         values = self.features(observation, action_mask)
-        staged = observation[LAYOUT.STAGED : LAYOUT.STAGED + TILE_TYPES]
-        if not staged.any():  # the start of a turn: choose one
+        if not HeuristicPolicy.turn_under_way(observation):  # the start of a turn: choose one
             available = self.available(action_mask)
             if available.sum() > 1:
                 x = self.inputs(observation, values)
@@ -157,9 +157,8 @@ def collect_chunk(job: tuple[str, int, int, float, list | None]) -> int:
             rows["game"].append(index)
     arrays = {name: np.asarray(values) for name, values in rows.items()}
     arrays["x"] = arrays["x"].astype(np.float16)
-    partial = Path(path).with_suffix(".tmp.npz")
-    np.savez_compressed(partial, **arrays)
-    os.replace(partial, path)
+    with atomic_output(path, "wb") as out:  # a fault never leaves half a file
+        np.savez_compressed(out, **arrays)
     return len(rows["choice"])
 
 
@@ -251,9 +250,8 @@ def label_chunk(job: tuple[str, int, int, list]) -> int:
     arrays = {name: np.asarray(rows[name]) for name in ("observation", "mask", "action", "game")}
     arrays["target"] = np.eye(NUM_ACTIONS, dtype=np.float32)[arrays["action"]]
     arrays["value"] = np.zeros_like(arrays["target"])
-    partial = Path(path).with_suffix(".tmp.npz")
-    np.savez_compressed(partial, **arrays)
-    os.replace(partial, path)
+    with atomic_output(path, "wb") as out:  # a fault never leaves half a file
+        np.savez_compressed(out, **arrays)
     return len(rows["action"])
 
 

@@ -285,8 +285,11 @@ def run_script(main: Callable[[], None], script: str) -> None:
     except ValueError as error:
         sys.exit(f"{Path(script).name}: {error}")
     except KeyboardInterrupt:
-        print(f"{Path(script).name}: interrupted; the games finished are kept in the journal (.partial), and the same "
-              "command continues from them", file=sys.stderr)
+        print(
+            f"{Path(script).name}: interrupted; the games finished are kept in the journal (.partial), and the same "
+            "command continues from them",
+            file=sys.stderr,
+        )
         sys.exit(130)
 
 

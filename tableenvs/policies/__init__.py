@@ -158,7 +158,7 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True, trust
 
             options = parse_search_spec(default_spec(raw.metadata["name"]) if text == "search" else text)
             heuristic = _heuristic(raw) if game_spec(raw.metadata["name"]).heuristic is not None else None
-            rollout = {"heuristic": heuristic, "random": None}.get(options.rollout)
+            rollout = heuristic if options.rollout == "heuristic" else None
             if options.rollout == "trained":  # the game's shipped model plays the rollouts
                 try:
                     rollout = make_policy("trained", raw)

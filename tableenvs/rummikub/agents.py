@@ -53,12 +53,18 @@ class HeuristicPolicy:
         self._plan = None if solution is None else np.asarray(solution.played)
         return self._plan
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
-        del rng  # deterministic
+    @staticmethod
+    def read(observation: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+        """What the heuristic uses from a seat's observation: its rack (staged tiles included), its staged tiles and
+        the table as of the last commit (int64 count vectors), and whether it has opened."""
         rack = observation[LAYOUT.RACK : LAYOUT.RACK + TILE_TYPES].astype(np.int64)
         staged = observation[LAYOUT.STAGED : LAYOUT.STAGED + TILE_TYPES].astype(np.int64)
         table = observation[LAYOUT.TABLE : LAYOUT.TABLE + TILE_TYPES].astype(np.int64)
-        opened = bool(observation[LAYOUT.OPENED])
+        return rack, staged, table, bool(observation[LAYOUT.OPENED])
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
+        del rng  # deterministic
+        rack, staged, table, opened = self.read(observation)
         return self._choose(rack, table, staged, opened, action_mask)
 
     def act_in_world(self, world: Any, rng: np.random.Generator) -> int:
@@ -74,11 +80,9 @@ class HeuristicPolicy:
     ) -> int:
         plan = self.plan(rack, table, staged, opened)
         if plan is not None:
-            missing = np.flatnonzero((plan > staged) & (action_mask[:TILE_TYPES] > 0))
-            if missing.size:
-                return int(missing[0])
-            if action_mask[COMMIT] and np.array_equal(plan, staged):
-                return COMMIT
+            action = next_action(plan, staged, action_mask)
+            if action is not None:
+                return action
         if action_mask[DRAW]:
             return DRAW
         if action_mask[COMMIT]:
@@ -92,10 +96,7 @@ class HeuristicPolicy:
         play of the most points, the most tiles keeping the jokers on the rack, and a draw (also a pass when the
         pool is empty), without repeats. Before the opening meld: the opening of the most points (the heuristic's),
         the one of the most tiles, one without jokers, and a draw."""
-        rack = observation[LAYOUT.RACK : LAYOUT.RACK + TILE_TYPES].astype(np.int64)
-        staged = observation[LAYOUT.STAGED : LAYOUT.STAGED + TILE_TYPES].astype(np.int64)
-        table = observation[LAYOUT.TABLE : LAYOUT.TABLE + TILE_TYPES].astype(np.int64)
-        opened = bool(observation[LAYOUT.OPENED])
+        rack, staged, table, opened = self.read(observation)
         if staged.any():
             raise ValueError("propose_turns: a turn is under way (tiles are staged)")
         if not opened and not action_mask[:TILE_TYPES].any():
@@ -162,6 +163,18 @@ class HeuristicPolicy:
         inverse = 1.0 / np.maximum(game.racks.sum(axis=1), 1)
         chance = inverse[seat] / inverse.sum()
         return float(chance * (points.sum() - points[seat]) - (1.0 - chance) * points[seat])
+
+
+def next_action(play: np.ndarray, staged: np.ndarray, action_mask: np.ndarray) -> int | None:
+    """The next action towards ``play`` (a count vector holding every ``staged`` tile) from where the turn stands: the
+    lowest tile type the play holds more of than is staged and the mask allows, else commit once exactly the play is
+    staged and the mask allows it; ``None`` when neither."""
+    missing = np.flatnonzero((play > staged) & (action_mask[:TILE_TYPES] > 0))
+    if missing.size:
+        return int(missing[0])
+    if action_mask[COMMIT] and np.array_equal(play, staged):
+        return COMMIT
+    return None
 
 
 #: The features of :func:`estimate_features`, in order (the names of :data:`FITTED_WEIGHTS`' entries).

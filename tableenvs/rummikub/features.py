@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from .agents import HeuristicPolicy
-from .encoder import COMMIT, LAYOUT, NUM_ACTIONS
-from .tiles import TILE_TYPES, TILE_VALUES
+from .agents import HeuristicPolicy, next_action
+from .encoder import NUM_ACTIONS
+from .tiles import TILE_VALUES
 
 #: Values in each play's block (after the next-action one-hot): exists, tiles / 14, points / 100, same as heuristic's.
 PLAY_BLOCK = NUM_ACTIONS + 4
@@ -48,10 +48,7 @@ class TurnPlans:
         self._summary = np.zeros(self.size, np.float32)
 
     def __call__(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
-        rack = observation[LAYOUT.RACK : LAYOUT.RACK + TILE_TYPES].astype(np.int64)
-        staged = observation[LAYOUT.STAGED : LAYOUT.STAGED + TILE_TYPES].astype(np.int64)
-        table = observation[LAYOUT.TABLE : LAYOUT.TABLE + TILE_TYPES].astype(np.int64)
-        opened = bool(observation[LAYOUT.OPENED])
+        rack, staged, table, opened = HeuristicPolicy.read(observation)
         key = rack.tobytes() + table.tobytes() + bytes([opened])
         if key != self._key:
             self._key = key
@@ -62,12 +59,10 @@ class TurnPlans:
             return out  # a final observation: nothing to stage or commit
         for slot, played in enumerate(self.plays):
             if played is None or np.any(staged > played):
-                continue
-            missing = np.flatnonzero((played > staged) & (action_mask[:TILE_TYPES] > 0))
-            if missing.size:
-                out[slot * PLAY_BLOCK + int(missing[0])] = 1.0
-            elif np.array_equal(played, staged) and action_mask[COMMIT]:
-                out[slot * PLAY_BLOCK + COMMIT] = 1.0
+                continue  # no such play, or the tiles staged are not part of it
+            action = next_action(played, staged, action_mask)
+            if action is not None:
+                out[slot * PLAY_BLOCK + action] = 1.0
         return out
 
     def _summarise(self, plays: list[np.ndarray | None]) -> np.ndarray:

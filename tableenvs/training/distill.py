@@ -30,7 +30,6 @@ Units: a label is one decision; ``games`` counts whole games; times are seconds.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -41,6 +40,7 @@ from typing import Any
 import numpy as np
 
 import tableenvs
+from tableenvs.paths import atomic_output
 from tableenvs.policies import make_policy, play_game
 
 #: What one shard row holds, by array name.
@@ -97,7 +97,7 @@ def _label_one_game(env: Any, search: Any, deal_seed: int, rng: np.random.Genera
 
 
 def _run_job(job: LabelJob) -> int:
-    """Label ``job``'s games, one shard file per game (written whole, then renamed); returns the labels made."""
+    """Label ``job``'s games, one shard file per game (written atomically: never half a file); returns the labels made."""
     env = tableenvs.make_raw(job.game, **job.options)
     search = make_policy(job.search_spec, env)
     made = 0
@@ -107,9 +107,8 @@ def _run_job(job: LabelJob) -> int:
             continue
         rng = np.random.default_rng([job.seed, index])
         arrays: dict[str, Any] = _label_one_game(env, search, job.seed + index, rng)  # Any: for savez_compressed
-        partial = path.with_suffix(".tmp.npz")
-        np.savez_compressed(partial, **arrays)
-        os.replace(partial, path)
+        with atomic_output(path, "wb") as out:
+            np.savez_compressed(out, **arrays)
         made += len(arrays["action"])
     return made
 
