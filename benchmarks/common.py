@@ -7,6 +7,8 @@ as ``common``. Intervals come from :mod:`tableenvs.evaluation.ratings` (Wilson, 
 
 from __future__ import annotations
 
+import datetime
+import os
 import platform
 import sys
 import time
@@ -213,3 +215,13 @@ def commit_label(*pathspec: str) -> str:
 
     dirty = git("status", "--porcelain", "--untracked-files=no", "--", *(pathspec or (":/",)))
     return git("rev-parse", "--short", "HEAD") + (" with uncommitted changes" if dirty else "")
+
+
+def finished_on_this_machine(load_at_start: float) -> str:
+    """``"finished <UTC date and time>, <n> cores, Python <version>, load average <x> at the start and <y> at the
+    end"``: the clause a script's docs block gives its run (``load_at_start``: ``os.getloadavg()[0]`` when it began)."""
+    return (
+        f"finished {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, load average {load_at_start:.1f} at the start and {os.getloadavg()[0]:.1f} at "
+        "the end"
+    )

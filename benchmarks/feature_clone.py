@@ -23,16 +23,14 @@ games and the head-to-head row. ``benchmarks/llama_features.py`` is the Llama Pa
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from common import replace_block
+from common import finished_on_this_machine, replace_block
 from search_vs_heuristic import cells, versus_heuristic
 
 from tableenvs.evaluation import evaluate
@@ -89,10 +87,8 @@ def main() -> int:
             f"Run by `python benchmarks/feature_clone.py --game {args.game} --players {args.players} --features "
             f"{args.features} --labeller {args.labeller} --out {args.out} --label-games {args.label_games} "
             f"--label-seed {args.label_seed} --epochs {args.epochs} --games {args.games} --block {args.block}`, "
-            f"finished {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}, {os.cpu_count()} cores, "
-            f"Python {platform.python_version()}, load average {load:.1f} at the start and {os.getloadavg()[0]:.1f} "
-            f"at the end, {(time.perf_counter() - began) / 60:.0f} min (a rerun in the same directory skips the "
-            "finished steps).",
+            f"{finished_on_this_machine(load)}, {(time.perf_counter() - began) / 60:.0f} min (a rerun in the same "
+            "directory skips the finished steps).",
             "",
             f"The clone agrees with its labeller (`{args.labeller}`) on {best['val_agree']:.1%} of held-out decisions "
             f"({record['meta']['labels']:,} labels).",

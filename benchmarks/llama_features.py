@@ -24,16 +24,14 @@ made here plays only through this script's policy.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from common import replace_block
+from common import finished_on_this_machine, replace_block
 from recipe_curve import curve
 from search_vs_heuristic import cells, versus_heuristic
 
@@ -124,9 +122,7 @@ def main() -> int:
         f"{args.epochs} --steps {args.steps} --games {args.games}"
         + (" --no-choice" if args.no_choice else "")
         + (f" --labeller {args.labeller}" if args.labeller != "heuristic" else "")
-        + f" --lr {args.lr:g} --ent-coef {args.ent_coef:g} --clip {args.clip:g}`, finished "
-        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}, load average {load:.1f} at the start and {os.getloadavg()[0]:.1f} at the end, "
+        + f" --lr {args.lr:g} --ent-coef {args.ent_coef:g} --clip {args.clip:g}`, {finished_on_this_machine(load)}, "
         f"{(time.perf_counter() - began) / 60:.0f} min (a rerun in the same directory skips the finished steps).",
         "",
         f"The clone agrees with its labeller (`{args.labeller}`) on {best['val_agree']:.1%} of held-out decisions "

@@ -25,10 +25,8 @@ the jokers, and a draw), and their values are learned from whole games, Deep Mon
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -36,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import replace_block
+from common import finished_on_this_machine, replace_block
 from feature_clone import markers
 from search_vs_heuristic import cells, versus_heuristic
 
@@ -359,9 +357,8 @@ def main() -> int:
         f"Run by `python benchmarks/rummikub_turn_values.py --out {args.out} --games {args.games} --rounds "
         f"{args.rounds} --eps {args.eps:g} --epochs {args.epochs} --check-games {args.check_games} --seed "
         f"{args.seed} --clone-games {args.clone_games} --clone-epochs {args.clone_epochs}`, "
-        f"finished {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}, load average {load:.1f} at the start and {os.getloadavg()[0]:.1f} at the end, "
-        f"{(time.perf_counter() - began) / 60:.0f} min (a rerun in the same directory skips the finished steps).",
+        f"{finished_on_this_machine(load)}, {(time.perf_counter() - began) / 60:.0f} min (a rerun in the same "
+        "directory skips the finished steps).",
         "",
         "| round | decisions | chosen (heuristic's, other objective's, keep jokers, draw) | best validation MSE "
         "(variance) | greedy chooser − heuristic, points [95%] | win rate [95%] |",

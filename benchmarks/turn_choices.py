@@ -13,16 +13,14 @@ are counted, with the CPU time of the decision (``time.process_time``, this proc
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from common import replace_block
+from common import finished_on_this_machine, replace_block
 
 import tableenvs
 from tableenvs.policies import make_policy, play_game
@@ -111,10 +109,8 @@ def main() -> int:
             *table(rows),
             "",
             f"Run by `python benchmarks/turn_choices.py --games {args.games} --players "
-            f"{' '.join(map(str, args.players))} --seed {args.seed}`, finished "
-            f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}, {os.cpu_count()} cores, Python "
-            f"{platform.python_version()}, load average {load:.1f} at the start and {os.getloadavg()[0]:.1f} at the "
-            "end (the times are CPU time of this process and move with the machine's load).",
+            f"{' '.join(map(str, args.players))} --seed {args.seed}`, {finished_on_this_machine(load)} (the times "
+            "are CPU time of this process and move with the machine's load).",
         ]
     )
     print(text)
