@@ -13,6 +13,7 @@ collection (see ``start_early``), and each test asserts on its scenario's result
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import os
 import shutil
@@ -93,7 +94,10 @@ def _install(target: Path, work: Path) -> str:
     if _setuptools_builds():
         command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"]
         command += ["--no-index", "--target", str(target), str(source)]
-        subprocess.run(command, check=True, cwd=work, timeout=120)
+        # This runs in the background thread while tests in the main thread may change os.environ: with
+        # env=None the child's exec reads libc's environ, which such a change can free under it (EFAULT,
+        # "Bad address"; CPython drops the GIL around vfork). A copy taken here is the child's own.
+        subprocess.run(command, check=True, cwd=work, timeout=120, env=dict(os.environ))
         return "pip install --target"
     shutil.copytree(source / "tableenvs", target / "tableenvs", ignore=ignore)
     return "copy of the package tree"
@@ -299,3 +303,19 @@ def test_a_user_set_numba_cache_dir_wins():
     assert r.done.returncode == 0, r.done.stderr
     assert r.in_chosen, "NUMBA_CACHE_DIR was not used"
     assert not r.elsewhere
+
+
+def test_every_subprocess_here_gets_its_own_environment():
+    """The scenarios run in a background thread: a child started with env=None reads libc's environ, which a test
+    changing os.environ in the main thread can free while the child execs (CI saw "OSError: [Errno 14] Bad address")."""
+    tree = ast.parse(Path(__file__).read_text())
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "subprocess"
+    ]
+    assert calls
+    assert [node.lineno for node in calls if "env" not in {k.arg for k in node.keywords}] == []
