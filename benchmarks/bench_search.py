@@ -111,5 +111,6 @@ def main() -> None:
         lines.append(line)
         print(line, flush=True)
 
+
 if __name__ == "__main__":
     main()

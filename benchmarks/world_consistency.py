@@ -124,5 +124,6 @@ def main() -> None:
     text = table(rows)
     print(text)
 
+
 if __name__ == "__main__":
     main()

@@ -69,6 +69,41 @@ def test_opponents_mode_counts_only_the_learner():
     trainer.update(count)
 
 
+def test_learner_seats_share_each_table_with_the_opponents():
+    trainer = BatchedTrainer(
+        BatchedConfig(
+            "pilipili_v0", samples=100, options={"num_players": 4}, opponents="heuristic", learner_seats=3, **SMALL
+        )
+    )
+    count = trainer.collect()
+    assert trainer._done[:count].sum() == 3 * trainer.games  # three learner seats per game, one last decision each
+    assert len(trainer.game_returns) == 3 * trainer.games
+    assert np.isclose(trainer._reward[:count].sum(), sum(trainer.game_returns))
+    trainer.update(count)
+    opponent_seats = []  # the heuristic's seat rotates from game to game: every seat in four deals
+    for _ in range(4):
+        trainer._new_game(0)
+        opponent_seats.append(trainer._learns[0].index(False))
+    assert sorted(opponent_seats) == [0, 1, 2, 3]
+
+
+def test_value_warmup_trains_the_critic_alone_first():
+    trainer = BatchedTrainer(BatchedConfig("llama_party_v0", samples=100, value_warmup=200, **SMALL))
+
+    def arrays(net) -> list[np.ndarray]:
+        return [p.detach().numpy().copy() for p in net.parameters()]
+
+    actor, critic = arrays(trainer.actor), arrays(trainer.critic)
+    trainer.update(trainer.collect())  # the rollout (at least 128 decisions) began at 0 samples: inside the warm-up
+    assert all(np.array_equal(a, b) for a, b in zip(actor, arrays(trainer.actor), strict=True))
+    assert not all(np.array_equal(a, b) for a, b in zip(critic, arrays(trainer.critic), strict=True))
+    while trainer.samples < 200:
+        trainer.update(trainer.collect())
+    actor = arrays(trainer.actor)
+    trainer.update(trainer.collect())  # began past the warm-up: the actor learns
+    assert not all(np.array_equal(a, b) for a, b in zip(actor, arrays(trainer.actor), strict=True))
+
+
 def test_same_seed_same_weights():
     def weights(seed: int) -> list[np.ndarray]:
         trainer = BatchedTrainer(BatchedConfig("llama_party_v0", samples=200, seed=seed, **SMALL))
@@ -114,6 +149,9 @@ def test_start_must_fit(tmp_path):
         ({"game": "pilipili_v0", "reward_scale": -1.0}, "reward_scale must be a positive number"),
         ({"game": "pilipili_v0", "opponents": 3}, "opponents must be None"),
         ({"game": "pilipili_v0", "start": 3}, "start must be the path"),
+        ({"game": "pilipili_v0", "value_warmup": -1}, "value_warmup must be an integer >= 0"),
+        ({"game": "pilipili_v0", "learner_seats": 0}, "learner_seats must be an integer >= 1"),
+        ({"game": "pilipili_v0", "learner_seats": 2}, "learner_seats=2 needs opponents"),
     ],
 )
 def test_bad_arguments_are_clear(kwargs, message):
@@ -135,3 +173,9 @@ def test_the_cli_trains_with_the_batched_backend_and_refuses_the_flags_it_does_n
     assert model.game == "pilipili_v0" and model.options["num_players"] == 3
     assert (out / "progress.jsonl").read_text().count("\n") >= 1
     play_one_game("pilipili_v0", {"num_players": 3}, str(out / "model.npz"))
+
+
+def test_learner_seats_must_leave_a_seat_to_the_opponents():
+    config = BatchedConfig("pilipili_v0", options={"num_players": 3}, opponents="random", learner_seats=3, **SMALL)
+    with pytest.raises(ValueError, match=r"learner_seats must be below the number of players \(3\)"):
+        BatchedTrainer(config)

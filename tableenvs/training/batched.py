@@ -11,8 +11,10 @@ and :mod:`tableenvs.training.recipe`. Needs torch (the ``train`` extra); Stable-
   No mask crosses a process boundary; no per-step Python objects are built beyond the envs' own.
 * **Self-play** (``opponents=None``, the default): every seat is the learner, so every decision is a sample and no
   time goes to opponents. With ``opponents="random"`` (or any :func:`tableenvs.policies.make_policy` name) the
-  learner sits in one seat per game (rotating) and the other seats are played inline by that policy; only the
-  learner's decisions are samples.
+  learner sits in ``learner_seats`` seats per game (default 1; consecutive, the first rotating from game to game) and
+  the other seats are played inline by that policy; only the learner's decisions are samples. Each opponent
+  decision costs about as much CPU as two of the learner's, so tables with most seats learning (e.g. 4 of 5 against
+  one heuristic) keep most of self-play's speed.
 * **Rewards per seat** (PettingZoo AEC): the reward of a seat's decision is what the env accumulated for that seat
   until its next decision (``_cumulative_rewards``, PettingZoo's ``last()`` reward) or, for its last decision, until
   the game ended. A rollout collects at least ``rollout`` decisions and then lets every game in progress finish, so
@@ -24,7 +26,9 @@ and :mod:`tableenvs.training.recipe`. Needs torch (the ``train`` extra); Stable-
   network's gradient clipped on its own. Inputs are scaled per feature to about [-1, 1] (the observation space's
   finite bounds, the rest from a few random warm-up games); the scale goes into the exported model file.
 * **Start**: from random weights, or (``start``) from a numpy policy file such as the strong recipe's clone of the
-  heuristic: its layers and input scale become the actor's (the critic starts afresh).
+  heuristic: its layers and input scale become the actor's (the critic starts afresh). ``value_warmup``: for that
+  many first samples only the critic learns (the actor is frozen), so a started actor is not pushed around by a
+  critic that still knows nothing.
 * **Export**: :meth:`BatchedTrainer.export` writes the actor as the project's numpy policy file
   (:func:`tableenvs.policies.model_file.save_for_env`), played by ``make_policy(path, env)`` without torch.
 
@@ -109,6 +113,11 @@ class BatchedTrainer:
         if config.opponents is not None:
             from tableenvs.policies import make_policy
 
+            if config.learner_seats >= self.num_players:
+                raise ValueError(
+                    f"learner_seats must be below the number of players ({self.num_players}) when opponents are "
+                    f"given, got {config.learner_seats}; opponents=None is self-play (every seat learns)"
+                )
             self.opponents = [make_policy(config.opponents, e) for e in self.envs]
         start = self._start_model()
         if start is None:
@@ -139,7 +148,9 @@ class BatchedTrainer:
         #: The learner's total reward in each game of the last rollout (self-play: every seat's, seat by seat).
         self.game_returns: list[float] = []
         self._allocate(config.rollout + config.n_envs * 64)
-        self._learner = [0] * config.n_envs  # the learner's seat per env (opponent mode)
+        # Per env, the seats the learner plays this game (opponent mode: ``learner_seats`` of them, rotating).
+        self._first_seat = [0] * config.n_envs
+        self._learns = [[True] * self.num_players for _ in range(config.n_envs)]
 
     def _start_model(self) -> Any:
         """The numpy policy ``config.start`` (checked against the game), or None."""
@@ -228,23 +239,26 @@ class BatchedTrainer:
             env.reset(seed=int(self.rng.integers(2**63)))
             if self.opponents is None:
                 return
-            self._learner[index] = (self._learner[index] + 1) % self.num_players
+            first = self._first_seat[index] = (self._first_seat[index] + 1) % self.num_players
+            chosen = {(first + k) % self.num_players for k in range(self.config.learner_seats)}
+            self._learns[index] = [seat in chosen for seat in range(self.num_players)]
             if not self._play_opponents(index):
                 return
 
     def _play_opponents(self, index: int) -> bool:
-        """Opponent mode: play the other seats until the learner's turn; True if the game ended meanwhile."""
+        """Opponent mode: play the other seats until one of the learner's turns; True if the game ended meanwhile."""
         env = self.envs[index]
         assert self.opponents is not None
         policy = self.opponents[index]
-        learner = env.possible_agents[self._learner[index]]
-        while env.agent_selection != learner:
+        learns = self._learns[index]
+        while True:
             agent = env.agent_selection
             if env.terminations[agent] or env.truncations[agent]:
                 return True
+            if learns[env.agent_name_mapping[agent]]:
+                return False
             seen = env.observe(agent)
             env.step(policy.act(seen["observation"], seen["action_mask"], self.rng))
-        return env.terminations[learner] or env.truncations[learner]
 
     def collect(self, target: int | None = None) -> int:
         """Play at least ``target`` learner decisions (default ``config.rollout``), then finish every game in
@@ -304,10 +318,8 @@ class BatchedTrainer:
                             seats[seat] = -1
                     self.games += 1
                     returns = env.outcome().returns
-                    if self.opponents is None:
-                        self.game_returns.extend(returns)
-                    else:
-                        self.game_returns.append(returns[self._learner[index]])
+                    learns = self._learns[index]
+                    self.game_returns.extend(r for seat, r in enumerate(returns) if learns[seat])
                     if count < target:
                         self._new_game(index)
                         still.append(index)
@@ -360,6 +372,7 @@ class BatchedTrainer:
         returns = torch.from_numpy((advantages + values)[order])
         advantages_t = torch.from_numpy(advantages[order])
         bounds = np.linspace(0, count, blocks + 1).astype(int)
+        warming = self.samples - count < config.value_warmup  # this rollout began inside the warm-up
         actor_params = list(self.actor.parameters())
         critic_params = list(self.critic.parameters())
         stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0, "clip_fraction": 0.0}
@@ -380,7 +393,9 @@ class BatchedTrainer:
                 clipped = ratio.clamp(1.0 - config.clip_range, 1.0 + config.clip_range)
                 policy_loss = -torch.min(ratio * advantage, clipped * advantage).mean()
                 value_loss = ((self.critic(batch).squeeze(1) - returns[rows]) ** 2).mean()
-                loss = policy_loss + config.vf_coef * value_loss - config.ent_coef * entropy
+                loss = config.vf_coef * value_loss
+                if not warming:
+                    loss = loss + policy_loss - config.ent_coef * entropy
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(actor_params, config.max_grad_norm)

@@ -25,7 +25,9 @@ class BatchedConfig:
     ``rollout``: decisions collected before each update (at least: games in progress are finished);
     ``minibatch``: decisions per gradient step; ``epochs``: passes over each rollout; ``hidden``: the actor's and the
     critic's hidden layer sizes; ``opponents``: None for self-play (every seat learns), else a policy name for the
-    other seats; ``reward_scale``: multiplies rewards for the critic (None: from the first rollout); ``start``: a numpy
+    other seats; ``learner_seats``: with opponents, how many seats of each table the learner plays (below the number
+    of players); ``value_warmup``: first samples during which only the critic learns; ``reward_scale``: multiplies
+    rewards for the critic (None: from the first rollout); ``start``: a numpy
     policy file (ReLU, no input offset or derived inputs, made for this game and options) the actor starts from, its
     layers and input scale included (``hidden`` then sizes the critic only), e.g. the strong recipe's clone."""
 
@@ -46,6 +48,8 @@ class BatchedConfig:
     max_grad_norm: float = 0.5
     reward_scale: float | None = None
     opponents: str | None = None
+    learner_seats: int = 1
+    value_warmup: int = 0
     start: str | None = None
     warmup_games: int = 8
     seed: int = 0
@@ -57,6 +61,10 @@ class BatchedConfig:
         for name in ("samples", "n_envs", "rollout", "minibatch", "epochs"):
             check_at_least(name, getattr(self, name), 1)
         check_at_least("warmup_games", self.warmup_games, 0)
+        check_at_least("value_warmup", self.value_warmup, 0)
+        check_at_least("learner_seats", self.learner_seats, 1)
+        if self.learner_seats != 1 and self.opponents is None:
+            raise ValueError(f"learner_seats={self.learner_seats} needs opponents (without them every seat learns)")
         check_at_least("seed", self.seed, 0)
         self.hidden = tuple(check_at_least("hidden[]", size, 1) for size in self.hidden)
         for name, low, high in (

@@ -97,7 +97,8 @@ def _label_one_game(env: Any, search: Any, deal_seed: int, rng: np.random.Genera
 
 
 def _run_job(job: LabelJob) -> int:
-    """Label ``job``'s games, one shard file per game (written atomically: never half a file); returns the labels made."""
+    """Label ``job``'s games, one shard file per game (written atomically: never half a file); returns the labels
+    made."""
     env = tableenvs.make_raw(job.game, **job.options)
     search = make_policy(job.search_spec, env)
     made = 0
