@@ -12,7 +12,7 @@ known or could be), so this run appends, to each observation, for every card id 
 
 Then the recipe's three steps with those inputs (:mod:`tableenvs.training.recipe`): labels of heuristic games,
 a clone (:func:`tableenvs.training.distill.fit`), MaskablePPO fine-tuning against heuristic opponents
-(:func:`tableenvs.training.recipe.fine_tune` with ``features``), and the final model against the heuristic head to
+(:func:`tableenvs.training.recipe.fine_tune_sb3` with ``features``), and the final model against the heuristic head to
 head (half the seats each, every seating, duplicate deals) with :func:`tableenvs.evaluation.evaluate`, the model
 played by a numpy forward pass on the observation and its features. The block written into docs/training.md gives
 the clone's agreement, the curve and the head-to-head row. The features are not part of any shipped layout: a model
@@ -32,7 +32,6 @@ from pathlib import Path
 
 import numpy as np
 from common import finished_on_this_machine, replace_block
-from recipe_curve import curve
 from search_vs_heuristic import cells, versus_heuristic
 
 import tableenvs
@@ -80,9 +79,11 @@ def main() -> int:
     parser.add_argument(
         "--labeller", default="heuristic", help="the policy whose choices are cloned (e.g. search; default heuristic)"
     )
-    parser.add_argument("--lr", type=float, default=recipe.FINE_TUNE["learning_rate"], help="fine-tuning learning rate")
-    parser.add_argument("--ent-coef", type=float, default=recipe.FINE_TUNE["ent_coef"], help="entropy bonus")
-    parser.add_argument("--clip", type=float, default=recipe.FINE_TUNE["clip_range"], help="PPO clip range")
+    parser.add_argument(
+        "--lr", type=float, default=recipe.FINE_TUNE_SB3["learning_rate"], help="fine-tuning learning rate"
+    )
+    parser.add_argument("--ent-coef", type=float, default=recipe.FINE_TUNE_SB3["ent_coef"], help="entropy bonus")
+    parser.add_argument("--clip", type=float, default=recipe.FINE_TUNE_SB3["clip_range"], help="PPO clip range")
     parser.add_argument("--block", default="llama-features", help="the docs/training.md block to write")
     parser.add_argument("--no-write", action="store_true", help="print the block, leave docs/training.md alone")
     args = parser.parse_args()
@@ -106,7 +107,7 @@ def main() -> int:
     models = [("clone", clone)]
     if args.steps > 0:
         settings = {"learning_rate": args.lr, "ent_coef": args.ent_coef, "clip_range": args.clip}
-        final = recipe.fine_tune(
+        final = recipe.fine_tune_sb3(
             GAME, OPTIONS, clone, args.out / "fine-tune", steps=args.steps, features=features, settings=settings
         )
         models.append(("fine-tuned", final))
@@ -146,10 +147,22 @@ def main() -> int:
 
 
 def recipe_reference() -> float:
-    """The heuristic's mean return in a table of heuristics (what the learner's return is compared with)."""
-    from recipe_curve import reference
+    """The heuristic's mean return per seat in a table of heuristics (what the learner's return is compared with)."""
+    result = evaluate(GAME, ["heuristic"] * 4, 400, options=OPTIONS, seed=0, progress=False)
+    return sum(row["reward_mean"] for row in result.policies) / 4
 
-    return reference(GAME, OPTIONS, 400)
+
+def curve(run: Path, window: int) -> list[tuple[int, float, int]]:
+    """``(window end, mean return, games)`` per window of the SB3 fine-tuning's progress log."""
+    rows = [json.loads(line) for line in (run / "fine-tune" / "progress.jsonl").read_text().splitlines()]
+    windows: dict[int, list[tuple[float, int]]] = {}
+    for row in rows:
+        end = -(-row["steps"] // window) * window
+        windows.setdefault(end, []).append((row["mean_return"] * row["games"], row["games"]))
+    return [
+        (end, sum(t for t, _ in parts) / sum(n for _, n in parts), sum(n for _, n in parts))
+        for end, parts in sorted(windows.items())
+    ]
 
 
 if __name__ == "__main__":

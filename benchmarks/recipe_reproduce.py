@@ -135,7 +135,7 @@ def main() -> int:
             f"| recipe | `{shlex.join(train_command)}` | {train[0] / 60:.1f} min | {train[1] / 60:.1f} min |",
             f"| test | `{shlex.join(test_command)}` | {test[0] / 60:.1f} min | {test[1] / 60:.1f} min |",
             "",
-            *([curve_table(args.game, clone / "runs" / "strong", 100_000, 400), ""] if recipe == "strong" else []),
+            *([curve_table(args.game, clone / "runs" / "strong", 1000), ""] if recipe == "strong" else []),
             f"The same as the shipped model (`tableenvs/models/`): {same_as_shipped(args.game, clone / model)}.",
             "",
             f"The test, the reproduced model − the heuristic over {row['games']:,} games ({row['blocks']} blocks of "

@@ -3,9 +3,12 @@
 
 For each game: (1) :func:`tableenvs.training.job.train` with its defaults (MaskablePPO, 4 envs x 512 steps, minibatch
 256, 10 epochs, a (128, 128) actor and critic: ``tableenvs.training.config.DEFAULT_HYPERPARAMETERS``) against
-``random`` (its default) and against ``heuristic`` opponents; (2) the recipe's fine-tuning,
-:func:`tableenvs.training.recipe.fine_tune` (8 envs x 512 steps, minibatch 1,024, 4 epochs, a (256, 256) network
-started from a random numpy policy of that shape, no frozen phase) against ``heuristic``; (3) the batched in-process
+``random`` (its default) and against ``heuristic`` opponents; (2) the strong recipe's fine-tuning,
+:func:`tableenvs.training.recipe.fine_tune` (the batched trainer with ``recipe.FINE_TUNE``: the learner in all seats
+but one, the heuristic in that one, 64 envs, rollouts of 8,192+, minibatch ~2,048, 2 epochs, a (256, 256) actor
+started from a random numpy policy of that shape and a (256, 256) critic, no frozen phase: the rate of the steady
+state), and the first recipe's, :func:`tableenvs.training.recipe.fine_tune_sb3` (MaskablePPO on one seat against
+four heuristics, 8 envs x 512 steps, minibatch 1,024, 4 epochs, the same network); (3) the batched in-process
 trainer, :func:`tableenvs.training.batched.train_batched` with its defaults (self-play: every seat learns; 64 envs
 stepped as one batch, rollouts of 8,192+ decisions, minibatch ~2,048, 4 epochs, a (128, 128) actor and critic), its
 model file written. Each is timed in CPU seconds of this process (``time.process_time``: every thread, torch's
@@ -66,12 +69,16 @@ def default_job(game: str, opponents: str, steps: int, out: Path) -> tuple[int, 
     return result.timesteps, cpu
 
 
-def recipe_job(game: str, steps: int, out: Path) -> tuple[int, float]:
+def recipe_job(game: str, steps: int, out: Path, first: bool = False) -> tuple[int, float]:
+    """The strong recipe's fine-tuning (``first``: the first recipe's, SB3) from a random (256, 256) numpy policy,
+    no frozen phase, for ``steps`` learner decisions; (samples, CPU seconds)."""
     start = random_numpy_policy(out / "start.npz", tableenvs.make_raw(game), hidden=(256, 256), activation="relu")
+    quiet = {"chunk": 10 * steps, "say": lambda text: None}
     began = time.process_time()
-    final = recipe.fine_tune(
-        game, {}, start, out / "ft", steps=steps, freeze=0, chunk=10 * steps, say=lambda text: None
-    )
+    if first:
+        final = recipe.fine_tune_sb3(game, {}, start, out / "ft-sb3", steps=steps, freeze=0, **quiet)
+    else:
+        final = recipe.fine_tune(game, {}, start, out / "ft", steps=steps, settings={"value_warmup": 0}, **quiet)
     return int(load_numpy_policy(final).meta["steps"]), time.process_time() - began
 
 
@@ -107,7 +114,14 @@ def main() -> None:
                     "`tableenvs train` defaults, heuristic opponents",
                     *default_job(game, "heuristic", args.steps, Path(tmp) / "b"),
                 ),
-                ("recipe fine-tuning, heuristic opponents", *recipe_job(game, args.steps, Path(tmp))),
+                (
+                    "first recipe's fine-tuning (SB3), heuristic opponents",
+                    *recipe_job(game, args.steps, Path(tmp), first=True),
+                ),
+                (
+                    "**strong recipe's fine-tuning** (batched), learner in all seats but the heuristic's",
+                    *recipe_job(game, args.steps, Path(tmp)),
+                ),
             ]
             samples, seconds, split = batched_job(game, args.steps, Path(tmp) / "batched")
             rows.append(("batched trainer (`tableenvs.training.batched`), self-play", samples, seconds))

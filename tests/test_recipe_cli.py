@@ -45,10 +45,8 @@ def test_the_recipe_runs_into_out_with_the_flags_given(tmp_path, monkeypatch, ca
     def small(game, out, **kwargs):  # the recipe itself on a seconds budget (tests/test_recipe.py tests it)
         calls.append((game, kwargs))
         small_ft = {
-            "envs": 2,
             "chunk": 512,
-            "freeze": 0,
-            "settings": {"n_steps": 128, "batch_size": 128, "n_epochs": 1},
+            "settings": {"n_envs": 2, "rollout": 128, "minibatch": 64, "epochs": 1, "value_warmup": 0},
         }
         return real(game, out, **kwargs, epochs=2, hidden=(16,), workers=1, fine_tune_options=small_ft)
 

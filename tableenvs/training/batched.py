@@ -145,8 +145,10 @@ class BatchedTrainer:
         self.updates = 0
         self.history: list[dict[str, float]] = []
         self._bounds: list[tuple[int, int]] = []  # the buffer rows of each step of the last rollout
-        #: The learner's total reward in each game of the last rollout (self-play: every seat's, seat by seat).
+        #: The learner's total reward in each game of the last rollout, per learner seat (self-play: every seat's).
         self.game_returns: list[float] = []
+        #: The opponents' totals in the same games, per opponent seat (empty in self-play).
+        self.opponent_returns: list[float] = []
         self._allocate(config.rollout + config.n_envs * 64)
         # Per env, the seats the learner plays this game (opponent mode: ``learner_seats`` of them, rotating).
         self._first_seat = [0] * config.n_envs
@@ -273,6 +275,7 @@ class BatchedTrainer:
         active = list(range(config.n_envs))
         self._bounds = []
         self.game_returns = []
+        self.opponent_returns = []
         count = 0
         while active:
             n = len(active)
@@ -319,7 +322,8 @@ class BatchedTrainer:
                     self.games += 1
                     returns = env.outcome().returns
                     learns = self._learns[index]
-                    self.game_returns.extend(r for seat, r in enumerate(returns) if learns[seat])
+                    for seat, value in enumerate(returns):
+                        (self.game_returns if learns[seat] else self.opponent_returns).append(value)
                     if count < target:
                         self._new_game(index)
                         still.append(index)
@@ -411,9 +415,14 @@ class BatchedTrainer:
         self.updates += 1
         return {key: value / max(steps, 1) for key, value in stats.items()}
 
-    def train(self, say: Callable[[str], None] | None = None) -> list[dict[str, float]]:
+    def train(
+        self,
+        say: Callable[[str], None] | None = None,
+        after_update: Callable[[dict[str, float]], None] | None = None,
+    ) -> list[dict[str, float]]:
         """Collect and update until ``config.samples`` decisions (the last rollout asks only for what is left, plus
-        the games in progress); one line per update to ``say`` (if given)."""
+        the games in progress); one line per update to ``say`` (if given); ``after_update`` gets each update's row
+        (e.g. to export a model every so many samples)."""
         began = time.process_time()
         while self.samples < self.config.samples:
             collect_began = time.process_time()
@@ -421,6 +430,9 @@ class BatchedTrainer:
             update_began = time.process_time()
             row = {"samples": float(self.samples), "decisions": float(count), **self.update(count)}
             row["mean_return"] = float(np.mean(self.game_returns))
+            row["games"] = float(len(self.game_returns))
+            if self.opponent_returns:
+                row["opponent_return"] = float(np.mean(self.opponent_returns))
             row["collect_seconds"] = update_began - collect_began
             row["update_seconds"] = time.process_time() - update_began
             row["cpu_seconds"] = time.process_time() - began
@@ -432,6 +444,8 @@ class BatchedTrainer:
                     f"entropy {row['entropy']:.3f}, "
                     f"kl {row['approx_kl']:.4f}, clipped {row['clip_fraction']:.3f}, value loss {row['value_loss']:.3f}"
                 )
+            if after_update is not None:
+                after_update(row)
         return self.history
 
     # ------------------------------------------------------------------ export

@@ -10,12 +10,15 @@ each resumable:
    CPU-second). The heuristics read only the observation and the mask, so a network can represent them.
 2. **Clone**: :func:`tableenvs.training.distill.fit`, a masked ReLU MLP on those labels (inputs scaled to [-1, 1] by
    each feature's largest magnitude, the scale kept in the model file), saved as ``clone.npz``.
-3. **Fine-tune**: MaskablePPO (sb3-contrib) on one rotating seat against heuristic opponents, its policy network
-   initialised from the clone (same layers, same input scale), its value network fitted first with the policy
-   frozen for ``freeze`` steps; undiscounted returns (``gamma=1``: the game's score is the objective), a small clip
-   range and learning rate so the start is not forgotten. A numpy policy file is exported every ``chunk`` steps
-   (``model-<steps>.npz``, zero-padded) and at the end (``model.npz``), and each update's mean episode return is
-   appended to ``progress.jsonl`` (the learning curve); a rerun continues from the last exported file.
+3. **Fine-tune** (:func:`fine_tune`): PPO in the batched trainer (:mod:`tableenvs.training.batched`), its actor
+   initialised from the clone (same layers, same input scale), the learner in all seats of each table but one, which
+   the heuristic plays (rotating), its critic fitted first with the actor frozen (``value_warmup``); undiscounted
+   returns (``gamma=1``: the game's score is the objective), a small clip range and learning rate so the start is
+   not forgotten (:data:`FINE_TUNE`). A numpy policy file is exported every ``chunk`` steps (``model-<steps>.npz``,
+   zero-padded) and at the end (``model.npz``), and each update's mean returns (the learner's seats, the
+   heuristic's seat at the same tables) are appended to ``progress.jsonl`` (the learning curve); a rerun continues
+   from the last exported file. :func:`fine_tune_sb3` is the first recipe's step (MaskablePPO on one seat against
+   four heuristics, ~6x slower per sample), kept for the experiments that used it.
 
 The ``search-clone`` recipe (:func:`search_clone`) is the other one: label games of a policy stronger than the
 heuristic (the game's default ``search``), append the game's derived inputs (:data:`CLONE_FEATURES`) to each
@@ -38,12 +41,29 @@ import gymnasium
 import numpy as np
 
 from tableenvs.core.registry import make_raw
+from tableenvs.core.validation import check_at_least
 from tableenvs.policies.numpy_policy import load_numpy_policy, save_for_env
 from tableenvs.training import distill
 from tableenvs.training.single_agent import SingleAgentEnv
 
-#: PPO settings of the fine-tuning step (MaskablePPO keyword arguments).
-FINE_TUNE = {
+#: Settings of the fine-tuning step (:class:`tableenvs.training.batched.BatchedConfig` fields; the learner's seats
+#: and the heuristic opponent are set by :func:`fine_tune`). Two epochs per rollout: the update is most of the cost.
+FINE_TUNE: dict[str, Any] = {
+    "learning_rate": 1e-4,
+    "clip_range": 0.1,
+    "ent_coef": 0.0,
+    "gamma": 1.0,
+    "gae_lambda": 0.95,
+    "epochs": 2,
+    "n_envs": 64,
+    "rollout": 8192,
+    "minibatch": 2048,
+    "hidden": (256, 256),  # the critic's (the actor is the clone's)
+    "value_warmup": 200_000,
+}
+
+#: PPO settings of :func:`fine_tune_sb3` (MaskablePPO keyword arguments).
+FINE_TUNE_SB3 = {
     "learning_rate": 1e-4,
     "n_steps": 512,  # per env: 4,096 decisions per update with 8 envs
     "batch_size": 1024,
@@ -105,6 +125,76 @@ def fine_tune(
     out_dir: str | Path,
     *,
     steps: int,
+    chunk: int = 1_000_000,
+    seed: int = 0,
+    opponents: str = "heuristic",
+    learner_seats: int | None = None,
+    settings: dict[str, Any] | None = None,
+    say: Any = print,
+) -> Path:
+    """PPO in the batched trainer from the numpy policy ``start``, ``learner_seats`` seats of each table (default
+    all but one) against ``opponents`` in the others, for ``steps`` learner decisions; returns the last exported
+    model (``out_dir/model.npz``, a copy of the newest ``model-<steps>.npz``). Resumes from the newest export under
+    ``out_dir`` (the critic starts afresh and is fitted again with the actor frozen). ``settings``: other
+    :class:`~tableenvs.training.batched.BatchedConfig` fields, over :data:`FINE_TUNE`."""
+    from tableenvs.training.batched import BatchedConfig, BatchedTrainer
+
+    check_at_least("steps", steps, 1)
+    check_at_least("chunk", chunk, 1)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    done = 0
+    last = _last_export(out)
+    if last is not None:
+        start, done = last
+        say(f"resuming from {start} ({done} steps done)")
+    players = make_raw(game, **options).num_players
+    seats = players - 1 if learner_seats is None else learner_seats
+    path = Path(start)
+    if done < steps:
+        config = BatchedConfig(
+            game,
+            samples=steps - done,
+            options=options,
+            opponents=opponents,
+            learner_seats=seats,
+            start=str(start),
+            seed=seed + done,
+            **{**FINE_TUNE, **(settings or {})},
+        )
+        trainer = BatchedTrainer(config)
+        exported = [done]
+
+        def export(row: dict[str, float]) -> None:
+            nonlocal path
+            now = done + trainer.samples
+            line = {"steps": now, "mean_return": row["mean_return"], "games": int(row["games"])}
+            line["opponent_return"] = row.get("opponent_return")
+            with (out / "progress.jsonl").open("a") as log:  # the learning curve, one line per update
+                log.write(json.dumps(line) + "\n")
+            if now - exported[-1] >= chunk or trainer.samples >= config.samples:
+                meta = {"recipe": "strong (clone the heuristic, then batched PPO)", "steps": now, "seed": seed}
+                path = trainer.export(out / f"model-{now:09d}.npz", meta=meta)
+                exported.append(now)
+                say(f"exported {path}")
+
+        def progress(text: str) -> None:
+            warming = done + trainer.samples <= config.value_warmup
+            say(f"{done:,} + {text}" + (" (actor frozen)" if warming else ""))
+
+        trainer.train(say=progress, after_update=export)
+    final = out / "model.npz"
+    final.write_bytes(path.read_bytes())
+    return final
+
+
+def fine_tune_sb3(
+    game: str,
+    options: dict[str, Any],
+    start: str | Path,
+    out_dir: str | Path,
+    *,
+    steps: int,
     envs: int = 8,
     freeze: int = 40_000,
     chunk: int = 100_000,
@@ -114,10 +204,11 @@ def fine_tune(
     features: Any = None,
     say: Any = print,
 ) -> Path:
-    """PPO from the numpy policy ``start`` against ``opponents`` for ``steps`` learner decisions; returns the last
-    exported model. Resumes from the newest ``model-<steps>.npz`` under ``out_dir`` (the value network restarts).
-    ``features``: derived inputs appended to each observation (see :class:`ScaledObservation`); ``start`` must have
-    been fitted on the same (its input size says so), and the exported files expect them too."""
+    """The first recipe's fine-tuning (before :func:`fine_tune`): MaskablePPO (SB3) from the numpy policy ``start`` on
+    one rotating seat against ``opponents`` for ``steps`` learner decisions; returns the last exported model.
+    Resumes from the newest ``model-<steps>.npz`` under ``out_dir`` (the value network restarts). ``features``:
+    derived inputs appended to each observation (see :class:`ScaledObservation`); ``start`` must have been fitted on
+    the same (its input size says so), and the exported files expect them too."""
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.monitor import Monitor
@@ -156,7 +247,7 @@ def fine_tune(
         device="cpu",
         verbose=0,
         policy_kwargs=policy_kwargs,
-        **{**FINE_TUNE, **(settings or {})},
+        **{**FINE_TUNE_SB3, **(settings or {})},
     )
     layers = _policy_layers(model)
     if len(layers) != len(initial.weights):
@@ -241,7 +332,7 @@ def strong(
     say: Any = print,
 ) -> Path:
     """The whole recipe under ``out_dir`` (``labels/``, ``clone.npz``, ``fine-tune/``); returns the final model.
-    ``fine_tune_options``: more keyword arguments of :func:`fine_tune` (envs, freeze, chunk, settings)."""
+    ``fine_tune_options``: more keyword arguments of :func:`fine_tune` (chunk, learner_seats, settings)."""
     options = dict(options or {})
     out = Path(out_dir)
     began = time.perf_counter()
