@@ -33,7 +33,13 @@ def _run(out, steps, freeze, say=print):
 
 
 def test_frozen_steps_keep_the_clone_and_learning_moves_it(tmp_path):
-    frozen = load_numpy_policy(_run(tmp_path / "frozen", steps=512, freeze=10_000))
+    final = load_numpy_policy(_run(tmp_path / "frozen", steps=512, freeze=10_000))
+    (export,) = sorted((tmp_path / "frozen" / "fine-tune").glob("model-*.npz"))
+    frozen = load_numpy_policy(export)
+    # the final model.npz is the newest export stored as float16 (what is shipped): the same weights, rounded
+    assert final.meta["weight_dtype"] == "float16" and final.meta["steps"] == frozen.meta["steps"]
+    for (w, b), (fw, fb) in zip(frozen.weights, final.weights, strict=True):
+        assert np.array_equal(w.astype(np.float16).astype(np.float32), fw) and np.array_equal(b, fb)
     clone = load_numpy_policy(tmp_path / "frozen" / "clone.npz")
     assert frozen.hidden == clone.hidden == (16,)
     for (w, b), (cw, cb) in zip(frozen.weights, clone.weights, strict=True):

@@ -42,7 +42,7 @@ import numpy as np
 
 from tableenvs.core.registry import make_raw
 from tableenvs.core.validation import check_at_least
-from tableenvs.policies.numpy_policy import load_numpy_policy, save_for_env
+from tableenvs.policies.numpy_policy import convert_numpy_policy, load_numpy_policy, save_for_env
 from tableenvs.training import distill
 from tableenvs.training.single_agent import SingleAgentEnv
 
@@ -133,8 +133,9 @@ def fine_tune(
     say: Any = print,
 ) -> Path:
     """PPO in the batched trainer from the numpy policy ``start``, ``learner_seats`` seats of each table (default
-    all but one) against ``opponents`` in the others, for ``steps`` learner decisions; returns the last exported
-    model (``out_dir/model.npz``, a copy of the newest ``model-<steps>.npz``). Resumes from the newest export under
+    all but one) against ``opponents`` in the others, for ``steps`` learner decisions; returns the final model,
+    ``out_dir/model.npz``: the newest ``model-<steps>.npz`` with its weight matrices stored as float16 (half the
+    file, as shipped in ``tableenvs/models/``). Resumes from the newest export under
     ``out_dir`` (the critic starts afresh and is fitted again with the actor frozen). ``settings``: other
     :class:`~tableenvs.training.batched.BatchedConfig` fields, over :data:`FINE_TUNE`."""
     from tableenvs.training.batched import BatchedConfig, BatchedTrainer
@@ -183,9 +184,7 @@ def fine_tune(
             say(f"{done:,} + {text}" + (" (actor frozen)" if warming else ""))
 
         trainer.train(say=progress, after_update=export)
-    final = out / "model.npz"
-    final.write_bytes(path.read_bytes())
-    return final
+    return convert_numpy_policy(path, out / "model.npz")
 
 
 def fine_tune_sb3(
