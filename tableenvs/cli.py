@@ -276,12 +276,12 @@ def _add_train_parser(commands) -> dict[str, object]:
         "--recipe",
         choices=("strong", "search-clone"),
         default=None,
-        help="strong: clone the heuristic from its own games, then MaskablePPO against heuristic opponents from the "
-        "clone (tableenvs.training.recipe, docs/training.md 'The strong recipe'); takes --timesteps (PPO steps, "
-        "default 1000000 with the recipe), --players, --seed, --out, --label-games. search-clone: clone the game's "
-        "default search from its own games, on the observation and the game's derived inputs, no PPO (made the "
-        "shipped Llama Party model); takes --players, --seed, --out, --label-games. Rerun a recipe on the same --out "
-        "to continue it (--resume is only for the plain job)",
+        help="strong: clone the heuristic from its own games, then PPO from the clone in the batched trainer, the "
+        "learner in every seat but one heuristic's (tableenvs.training.recipe, docs/training.md 'The strong "
+        "recipe'); takes --timesteps (PPO steps, default 10000000 with the recipe), --players, --seed, --out, "
+        "--label-games. search-clone: clone the game's default search from its own games, on the observation and "
+        "the game's derived inputs, no PPO; takes --players, --seed, --out, --label-games. Rerun a recipe on the "
+        "same --out to continue it (--resume is only for the plain job)",
     )
     train.add_argument(  # None: not given (the recipe's own default, tableenvs.commands.train)
         "--label-games",

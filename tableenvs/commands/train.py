@@ -42,7 +42,7 @@ RECIPE_LABEL_GAMES = {"strong": 1500, "search-clone": 300}
 #: ``--timesteps`` when not given (the parser's default is None, so that a given 50000 is told from none): the plain
 #: job's (and ``--backend rllib``'s) budget, and the recipe's PPO budget.
 PLAIN_TIMESTEPS = 50_000
-RECIPE_TIMESTEPS = 1_000_000
+RECIPE_TIMESTEPS = 10_000_000
 
 
 def run(args: argparse.Namespace, defaults: dict[str, object]) -> int:
