@@ -74,11 +74,11 @@ def test_the_recipe_runs_into_out_with_the_flags_given(tmp_path, monkeypatch, ca
     assert len(calls) == 2
 
 
-def test_the_recipe_budget_defaults_to_a_million_steps(tmp_path, monkeypatch):
+def test_the_recipe_budget_defaults_to_ten_million_steps(tmp_path, monkeypatch):
     seen = {}
     monkeypatch.setattr(recipe, "strong", lambda game, out, **kwargs: seen.update(kwargs))
     assert main(["train", "llama_party_v0", "--recipe", "strong", "--out", str(tmp_path)]) == 0
-    assert seen["steps"] == 1_000_000 and seen["label_games"] == 1500 and seen["options"] == {}
+    assert seen["steps"] == 10_000_000 and seen["label_games"] == 1500 and seen["options"] == {}
     # a --timesteps given is the budget, even the plain job's default
     assert main(["train", "llama_party_v0", "--recipe", "strong", "--timesteps", "50000", "--out", str(tmp_path)]) == 0
     assert seen["steps"] == 50_000
