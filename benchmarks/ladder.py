@@ -63,7 +63,8 @@ def table(found: list[dict]) -> str:
         timing = row["timing"]
         ms = f"{timing['mean_ms']:.2f} ({timing['p90_ms']:.2f})" if timing["decisions"] else "-"
         lines.append(
-            f"| {row['game']} {row['players']}p | {search_vs_heuristic.setting(row)} − `{row['baseline']}` | "
+            f"| {row['game']} {row['players']}p | {search_vs_heuristic.setting(row)} − "
+            f"{search_vs_heuristic.shown(row, row['baseline'])} | "
             f"{row['games']} ({row['blocks']}) | {score} | {win} | {ms} |"
         )
     lines += ["", "Commands (one per row, in order), with the date each finished:", ""]

@@ -23,6 +23,7 @@ rows.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import platform
 import re
@@ -37,6 +38,7 @@ import tableenvs
 from tableenvs.evaluation import evaluate
 from tableenvs.evaluation.journal import GameLog, read_log, read_tournament
 from tableenvs.policies import make_policy
+from tableenvs.policies.numpy_policy import is_trained_spec, trained_model_path
 
 #: The table of each game: players and options (Rummikub 2 players, ``max_turns=200`` as in the earlier tables).
 GAMES = {
@@ -129,6 +131,7 @@ def run(name: str, spec: str, args: argparse.Namespace, baseline: str = "heurist
         "spec": spec,
         "baseline": baseline,
         "resolved": repr(make_policy(spec, tableenvs.make_raw(name, num_players=players, **setting["options"]))),
+        "models": model_digests(name, [baseline, spec]),
         "games": result.games,
         "blocks": result.blocks,
         "score_name": result.score_name,
@@ -147,6 +150,28 @@ def run(name: str, spec: str, args: argparse.Namespace, baseline: str = "heurist
     }
 
 
+def model_digests(name: str, specs: list[str]) -> dict[str, str]:
+    """The first 12 hex digits of the SHA-256 of each spec that is a numpy policy file (``trained``: the model shipped
+    for ``name`` now; a ``.npz`` path), so a row says which model it played when the shipped file changes."""
+    digests = {}
+    for spec in specs:
+        path = trained_model_path(name) if is_trained_spec(spec) else Path(spec) if spec.endswith(".npz") else None
+        if path is not None:
+            digests[spec] = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    return digests
+
+
+def shown(row: dict, spec: str) -> str:
+    """``spec`` as a table shows it: a model file with its digest (:func:`model_digests`), or, for a ``trained`` row
+    saved before digests were kept, the date it was played (the model shipped then)."""
+    digest = row.get("models", {}).get(spec)
+    if digest is not None:
+        return f"`{spec}` ({digest})"
+    if spec == "trained":
+        return f"`trained` (as shipped at {row['date']})"
+    return f"`{spec}`"
+
+
 def cells(row: dict) -> tuple[str, str]:
     """A saved row's two difference cells: the score's, with its name and direction, and the win rate's (also used by
     ``trained_vs_heuristic.py`` and ``ladder.py``)."""
@@ -160,7 +185,7 @@ def setting(row: dict) -> str:
     """A saved row's policy as a table shows it: the bare ``search`` with the setting it stood for when the row was
     played (from the row's ``resolved`` repr), so rows of past defaults read apart; other specs as given."""
     if row["spec"] != "search" or not row.get("resolved", "").startswith("SearchPolicy("):
-        return f"`{row['spec']}`"
+        return shown(row, row["spec"])
     found = dict(re.findall(r"(\w+)=('?[\w.]+'?)", row["resolved"]))
     parts = [f"sims={found['sims']}"] if found.get("sims", "None") != "None" else [f"ms={found['ms']}"]
     if found.get("root", "'ucb'") != "'ucb'":

@@ -45,7 +45,8 @@ def table(rows: list[dict]) -> str:
         timing = row["timing"]
         us = f"{1000 * timing['mean_ms']:.0f} ({1000 * timing['p90_ms']:.0f})" if timing["decisions"] else "-"
         lines.append(
-            f"| {row['game']} {row['players']}p | `{row['spec']}` | {row['games']} ({row['blocks']}) | "
+            f"| {row['game']} {row['players']}p | {search_vs_heuristic.shown(row, row['spec'])} | "
+            f"{row['games']} ({row['blocks']}) | "
             f"{score} | {win} | {us} |"
         )
     lines += ["", "Commands (one per row, in order), with the date each finished:", ""]
