@@ -1,6 +1,6 @@
 """A fresh clone reproduces a shipped model with the documented recipe command (issue 28), into docs/training.md.
 
-Where you are: a long benchmark (the recipe's whole budget: about half an hour of 2 cores for Pili Pili), never run in
+Where you are: a long benchmark (the recipe's whole budget: about half an hour of 2 cores per game), never run in
 CI. It clones this checkout's ``HEAD`` into a scratch directory, makes a venv there and installs the package as the
 README says (``pip install torch==2.13.0 -e ".[train]"``), then, in the clone:
 
@@ -9,11 +9,10 @@ README says (``pip install torch==2.13.0 -e ".[train]"``), then, in the clone:
 2. ``python benchmarks/trained_vs_heuristic.py --game GAME --spec MODEL --games 2000`` (the test the shipped model
    passed: duplicate deals, every seating, the paired 95% intervals).
 
-It then rewrites the game's block of docs/training.md (``recipe-reproduce`` for Pili Pili, ``recipe-reproduce-GAME``
-for another) with the commit, the machine, the times, the run's learning curve (``recipe_curve.table``, the strong
-recipe's PPO step), whether the model equals the shipped file, and the head-to-head row, and says whether the
-reproduced model passes (the interval of the paired score difference and of the win-rate difference both exclude 0 in
-its favour).
+It then rewrites the game's block of docs/training.md (named in :data:`RECIPES`) with the commit, the machine, the
+times, the run's learning curve (``recipe_curve.table``: each exported model head to head against the heuristic),
+whether the model equals the shipped file, and the head-to-head row, and says whether the reproduced model passes
+(the interval of the paired score difference and of the win-rate difference both exclude 0 in its favour).
 
     python benchmarks/recipe_reproduce.py [--game pilipili_v0] [--games 2000] [--keep DIR]
 """
@@ -37,13 +36,17 @@ from recipe_curve import table as curve_table
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "training.md"
-#: The recipe that made each game's shipped model, and where its run writes the model (under ``runs/RECIPE``).
-RECIPES = {"pilipili_v0": ("strong", "fine-tune/model.npz"), "llama_party_v0": ("search-clone", "model.npz")}
+#: The command that made each game's shipped model: its recipe, the flags beyond ``--out``, where the run writes the
+#: model (under ``runs/RECIPE``), and the docs/training.md block its reproduction is written into.
+RECIPES = {
+    "pilipili_v0": ("strong", ("--timesteps", "20000000"), "fine-tune/model.npz", "recipe-reproduce"),
+    "llama_party_v0": ("strong", (), "fine-tune/model.npz", "recipe-reproduce-llama_party_v0-strong"),
+}
 
 
 def markers(game: str) -> tuple[str, str]:
     """The docs/training.md markers of ``game``'s block."""
-    block = "recipe-reproduce" if game == "pilipili_v0" else f"recipe-reproduce-{game}"
+    block = RECIPES[game][3]
     return (
         f"<!-- measured: {block} (python benchmarks/recipe_reproduce.py; machine-dependent, not checked in CI) -->",
         f"<!-- end measured: {block} -->",
@@ -104,8 +107,8 @@ def main() -> int:
         step([str(python), "-m", "pip", "install", "--quiet", "torch==2.13.0", "-e", ".[train]"], clone, log),
     ]
     install = (sum(wall for wall, _ in parts), sum(cpu for _, cpu in parts))
-    recipe, made = RECIPES[args.game]
-    train_command = ["tableenvs", "train", args.game, "--recipe", recipe, "--out", f"runs/{recipe}"]
+    recipe, flags, made, _ = RECIPES[args.game]
+    train_command = ["tableenvs", "train", args.game, "--recipe", recipe, *flags, "--out", f"runs/{recipe}"]
     train = step([str(python.with_name("tableenvs")), *train_command[1:]], clone, log)
     model = f"runs/{recipe}/{made}"
     test_command = [
