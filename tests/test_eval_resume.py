@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import types
 from pathlib import Path
@@ -320,12 +321,30 @@ def test_a_signal_while_workers_start_waits_until_they_have_started_and_they_sta
     # Raised inside Process.start, the parent's Interrupted would leave a half-started worker waiting for its
     # start-up data; delivered to a worker still importing, Ctrl-C would kill it mid-start. So the parent's handler
     # runs once the block ends, and a process started inside the block has SIGINT blocked until it unblocks it.
+    # The signals are sent to one thread each (pthread_kill): a process-directed one may land in any thread of this
+    # test process that does not block it, some other test's background thread included, and run late.
     inside = []
     probe = "import signal; print(int(signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])))"
+    main = threading.main_thread().ident
     with pytest.raises(KeyboardInterrupt), backends._starting_workers():
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.05)  # the handler would have run by now
+        signal.pthread_kill(main, signal.SIGINT)  # blocked here: it stays pending until the block ends
+        time.sleep(0.05)
         inside.append(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip())
     assert inside == ["1"]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is back
     assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+
+def test_a_signal_another_thread_takes_while_workers_start_is_handled_when_they_have_started():
+    # A thread that does not block SIGINT takes it: Python runs the handler in the main thread at once, where the
+    # block holds it back until the workers are started.
+    after = []
+    taker = threading.Thread(target=time.sleep, args=(0.5,))
+    taker.start()
+    with pytest.raises(KeyboardInterrupt), backends._starting_workers():
+        signal.pthread_kill(taker.ident, signal.SIGINT)
+        time.sleep(0.05)  # the handler has run by now (held back, or this block would have been interrupted)
+        after.append("block finished")
+    taker.join()
+    assert after == ["block finished"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -467,6 +467,21 @@ def test_a_file_with_an_array_of_another_dtype_is_refused_naming_the_array_and_t
     assert message == f"numpy policy {str(bad)!r}: {name!r} has dtype {np.dtype(dtype)}, not {allowed}", message
 
 
+def _card_values_model(path) -> str:
+    """A small random Llama Party network on the observation followed by ``llama_party_card_values_v1`` (the kind of
+    file the search-clone recipe writes), as a model file; its path."""
+    from tableenvs.llama_party.cards import DECK_SIZE
+    from tableenvs.policies.model_file import save_for_env
+
+    env = tableenvs.make_raw("llama_party_v0")
+    rng = np.random.default_rng(0)
+    sizes = [env.observation_size + 2 * DECK_SIZE, 32, env.num_actions]
+    weights = [
+        (rng.normal(0.0, 0.2, (a, b)), rng.normal(0.0, 0.1, b)) for a, b in zip(sizes[:-1], sizes[1:], strict=True)
+    ]
+    return str(save_for_env(path, env, weights=weights, activation="relu", input_features="llama_party_card_values_v1"))
+
+
 def test_input_features_a_model_names_are_known_ones_and_need_the_env(tmp_path):
     """A header's ``input_features`` is a name from tableenvs.policies.input_features, never code: an unknown name is
     refused on save and load, and a model that reads features refuses to play without its env."""
@@ -480,21 +495,19 @@ def test_input_features_a_model_names_are_known_ones_and_need_the_env(tmp_path):
                 tmp_path / "m.npz", game="llama_party_v0", options={}, layout_version=1, weights=weights,
                 activation="relu", input_features=bad,
             )  # fmt: skip
-    from tableenvs.policies.numpy_policy import trained_model_path  # the Llama Party model reads card values
-
     with pytest.raises(ValueError, match="give the env it plays"):
-        NumpyPolicy(trained_model_path("llama_party_v0"))
+        NumpyPolicy(_card_values_model(tmp_path / "card_values.npz"))
 
 
-def test_the_llama_party_model_plays_its_network_on_the_observation_and_card_values():
-    """What ``trained`` plays in Llama Party is the masked argmax of the file's network on the observation followed by
-    CardValues of it; the values' pick block marks exactly the heuristic's choice."""
+def test_a_card_values_model_plays_its_network_on_the_observation_and_card_values(tmp_path):
+    """What a model file naming ``llama_party_card_values_v1`` plays is the masked argmax of its network on the
+    observation followed by CardValues of it; the values' pick block marks exactly the heuristic's choice."""
     from tableenvs.llama_party.agents import HeuristicPolicy
     from tableenvs.llama_party.cards import DECK_SIZE
     from tableenvs.llama_party.features import CardValues
 
     env = tableenvs.make_raw("llama_party_v0")
-    policy = make_policy("trained", env)
+    policy = make_policy(_card_values_model(tmp_path / "card_values.npz"), env)
     features, heuristic = CardValues(env), HeuristicPolicy(env)
     rng = np.random.default_rng(0)
     checked = 0
