@@ -317,7 +317,16 @@ def test_ray_tasks_are_retried_once_then_a_lost_task_is_a_clear_error(monkeypatc
     assert ray.cancel_calls == [(2, True), (3, True)]  # the tasks still in flight are cancelled
 
 
-def test_a_signal_while_workers_start_waits_until_they_have_started_and_they_start_with_ctrl_c_blocked():
+@pytest.fixture
+def ctrl_c_raises():
+    """SIGINT handled by Python's default handler (KeyboardInterrupt) for the test, whatever this process inherited:
+    a test run started in the background by a non-interactive shell starts with SIGINT ignored."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_a_signal_while_workers_start_waits_until_they_have_started_and_they_start_with_ctrl_c_blocked(ctrl_c_raises):
     # Raised inside Process.start, the parent's Interrupted would leave a half-started worker waiting for its
     # start-up data; delivered to a worker still importing, Ctrl-C would kill it mid-start. So the parent's handler
     # runs once the block ends, and a process started inside the block has SIGINT blocked until it unblocks it.
@@ -335,7 +344,7 @@ def test_a_signal_while_workers_start_waits_until_they_have_started_and_they_sta
     assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
 
 
-def test_a_signal_another_thread_takes_while_workers_start_is_handled_when_they_have_started():
+def test_a_signal_another_thread_takes_while_workers_start_is_handled_when_they_have_started(ctrl_c_raises):
     # A thread that does not block SIGINT takes it: Python runs the handler in the main thread at once, where the
     # block holds it back until the workers are started.
     after = []
