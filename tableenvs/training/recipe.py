@@ -171,8 +171,12 @@ def fine_tune(
         def export(row: dict[str, float]) -> None:
             nonlocal path
             now = done + trainer.samples
-            line = {"steps": now, "mean_return": row["mean_return"], "games": int(row["games"])}
-            line["opponent_return"] = row.get("opponent_return")
+            line = {
+                "steps": now,
+                "mean_return": row["mean_return"],
+                "games": int(row["games"]),
+                "opponent_return": row.get("opponent_return"),
+            }
             with (out / "progress.jsonl").open("a") as log:  # the learning curve, one line per update
                 log.write(json.dumps(line) + "\n")
             if now - exported[-1] >= chunk or trainer.samples >= config.samples:
