@@ -75,7 +75,8 @@ def table(game: str, run: Path, games: int) -> str:
         f"the heuristic on {best['val_agree']:.1%} of held-out decisions ({clone['meta']['labels']:,} labels); head "
         f"to head, clone − heuristic is {score}, win rate {win} ({games} games).",
         "",
-        "| fine-tuning steps | in training: learner − heuristic, same tables | head to head: model − heuristic [95%] "
+        "| fine-tuning steps | in training: learner − heuristic, same tables (mean return, more is better) "
+        "| head to head: model − heuristic [95%] "
         "| win rate [95%] |",
         "|---|---|---|---|",
     ]
