@@ -187,7 +187,8 @@ def fine_tune(
 
         def progress(text: str) -> None:
             warming = done + trainer.samples <= config.value_warmup
-            say(f"{done:,} + {text}" + (" (actor frozen)" if warming else ""))
+            resumed = f"{done:,} steps before this run + " if done else ""
+            say(resumed + text + (" (actor frozen)" if warming else ""))
 
         trainer.train(say=progress, after_update=export)
     return convert_numpy_policy(path, out / "model.npz")
