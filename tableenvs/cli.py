@@ -79,6 +79,7 @@ MINIMUM = {
     "final_games": 0,
     "record_games": 1,
     "label_games": 1,
+    "learner_seats": 1,
     "seed": 0,
 }
 
@@ -289,6 +290,13 @@ def _add_train_parser(commands) -> dict[str, object]:
         default=None,
         help="with --recipe: games to clone from (default 1500 heuristic games for strong, 300 search games for "
         "search-clone)",
+    )
+    train.add_argument(  # None: not given (the recipe's default: every seat but one)
+        "--learner-seats",
+        type=int,
+        default=None,
+        help="with --recipe strong: the seats of each table the learner plays while fine-tuning, the heuristic the "
+        "others (default: every seat but one)",
     )
     return {action.dest: action.default for action in train._actions if action.dest != "help"}
 

@@ -48,7 +48,8 @@ def test_the_recipe_runs_into_out_with_the_flags_given(tmp_path, monkeypatch, ca
             "chunk": 512,
             "settings": {"n_envs": 2, "rollout": 128, "minibatch": 64, "epochs": 1, "value_warmup": 0},
         }
-        return real(game, out, **kwargs, epochs=2, hidden=(16,), workers=1, fine_tune_options=small_ft)
+        kwargs = {**kwargs, "fine_tune_options": small_ft}
+        return real(game, out, **kwargs, epochs=2, hidden=(16,), workers=1)
 
     monkeypatch.setattr(recipe, "strong", small)
     out = tmp_path / "run"
@@ -81,7 +82,25 @@ def test_the_recipe_budget_defaults_to_ten_million_steps(tmp_path, monkeypatch):
     assert seen["steps"] == 10_000_000 and seen["label_games"] == 1500 and seen["options"] == {}
     # a --timesteps given is the budget, even the plain job's default
     assert main(["train", "llama_party_v0", "--recipe", "strong", "--timesteps", "50000", "--out", str(tmp_path)]) == 0
-    assert seen["steps"] == 50_000
+    assert seen["steps"] == 50_000 and seen["fine_tune_options"] is None
+
+
+def test_learner_seats_reach_the_fine_tuning_and_bad_counts_are_refused_before_anything_runs(
+    tmp_path, monkeypatch, capsys
+):
+    seen = {}
+    monkeypatch.setattr(recipe, "strong", lambda game, out, **kwargs: seen.update(kwargs))
+    args = ["train", "pilipili_v0", "--recipe", "strong", "--out", str(tmp_path / "r")]
+    assert main([*args, "--learner-seats", "3"]) == 0
+    assert seen["fine_tune_options"] == {"learner_seats": 3}
+    for bad in ("5", "0"):
+        assert main([*args, "--learner-seats", bad]) == 2
+        err = capsys.readouterr().err
+        assert "--learner-seats" in err and err.count("\n") == 1
+    assert main(["train", "pilipili_v0", "--learner-seats", "3", "--out", str(tmp_path / "p")]) == 2
+    assert "--learner-seats only goes with --recipe" in capsys.readouterr().err
+    assert main(["train", "pilipili_v0", "--recipe", "search-clone", "--learner-seats", "3"]) == 2
+    assert "--recipe search-clone does not take --learner-seats" in capsys.readouterr().err
 
 
 def test_the_search_clone_recipe_runs_into_out_and_refuses_the_flags_it_does_not_read(tmp_path, monkeypatch, capsys):

@@ -34,7 +34,7 @@ _BATCHED_FLAGS = ("env", "timesteps", "players", "option", "seed", "out", "no_pr
 
 #: The train flags each ``--recipe`` reads; any other given is refused.
 _RECIPE_FLAGS = {
-    "strong": ("env", "timesteps", "players", "seed", "out", "recipe", "label_games"),
+    "strong": ("env", "timesteps", "players", "seed", "out", "recipe", "label_games", "learner_seats"),
     "search-clone": ("env", "players", "seed", "out", "recipe", "label_games"),
 }
 #: ``--label-games`` when not given, by recipe.
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     training ran to its budget, 130 after Ctrl-C, 143 after SIGTERM."""
     if args.recipe is not None:
         return _train_recipe(args, defaults)
-    given = _flags_given(args, ("label_games",), defaults)
+    given = _flags_given(args, ("label_games", "learner_seats"), defaults)
     if given:
         raise ValueError(f"{', '.join(given)} only goes with --recipe strong or search-clone")
     if args.backend == "rllib":
@@ -169,6 +169,12 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     from tableenvs.core.registry import make_raw
 
     env = make_raw(args.env, **options)  # the game and its player count, checked before anything runs
+    seats = args.learner_seats
+    if seats is not None and not 1 <= seats < env.num_players:
+        env.close()
+        raise ValueError(
+            f"--learner-seats must be from 1 to {env.num_players - 1} (the heuristic keeps a seat), got {seats}"
+        )
     try:
         for made in ("clone.npz", "model.npz"):  # a rerun continues: the run in --out must be of this game, options
             path = Path(args.out) / made
@@ -187,7 +193,15 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
         recipe.search_clone(args.env, args.out, options=options, label_games=label_games, seed=args.seed)
         return 0
     steps = RECIPE_TIMESTEPS if args.timesteps is None else args.timesteps
-    recipe.strong(args.env, args.out, options=options, label_games=label_games, steps=steps, seed=args.seed)
+    recipe.strong(
+        args.env,
+        args.out,
+        options=options,
+        label_games=label_games,
+        steps=steps,
+        seed=args.seed,
+        fine_tune_options=None if seats is None else {"learner_seats": seats},
+    )
     return 0
 
 
