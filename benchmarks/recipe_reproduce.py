@@ -37,10 +37,9 @@ from recipe_curve import table as curve_table
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "training.md"
 #: The command that made each game's shipped model: its recipe, the flags beyond ``--out``, where the run writes the
-#: model (under ``runs/RECIPE``), and the docs/training.md block its reproduction is written into. Pili Pili's
-#: shipped model was made by the first recipe (SB3 fine-tuning, before 2026-12-05), which no command runs now: its
-#: block in docs/training.md is the reproduction of that recipe, written at commit 7d9d3a2.
+#: model (under ``runs/RECIPE``), and the docs/training.md block its reproduction is written into.
 RECIPES = {
+    "pilipili_v0": ("strong", ("--learner-seats", "3"), "fine-tune/model.npz", "recipe-reproduce-pilipili_v0-strong"),
     "llama_party_v0": ("strong", (), "fine-tune/model.npz", "recipe-reproduce-llama_party_v0-strong"),
 }
 
