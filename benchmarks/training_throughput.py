@@ -69,16 +69,18 @@ def default_job(game: str, opponents: str, steps: int, out: Path) -> tuple[int, 
     return result.timesteps, cpu
 
 
-def recipe_job(game: str, steps: int, out: Path, first: bool = False) -> tuple[int, float]:
-    """The strong recipe's fine-tuning (``first``: the first recipe's, SB3) from a random (256, 256) numpy policy,
-    no frozen phase, for ``steps`` learner decisions; (samples, CPU seconds)."""
+def recipe_job(game: str, steps: int, out: Path, first: bool = False, seats: int | None = None) -> tuple[int, float]:
+    """The strong recipe's fine-tuning (``first``: the first recipe's, SB3; ``seats``: ``--learner-seats``) from a
+    random (256, 256) numpy policy, no frozen phase, for ``steps`` learner decisions; (samples, CPU seconds)."""
     start = random_numpy_policy(out / "start.npz", tableenvs.make_raw(game), hidden=(256, 256), activation="relu")
     quiet = {"chunk": 10 * steps, "say": lambda text: None}
     began = time.process_time()
     if first:
         final = recipe.fine_tune_sb3(game, {}, start, out / "ft-sb3", steps=steps, freeze=0, **quiet)
     else:
-        final = recipe.fine_tune(game, {}, start, out / "ft", steps=steps, settings={"value_warmup": 0}, **quiet)
+        final = recipe.fine_tune(
+            game, {}, start, out / f"ft{seats}", steps=steps, learner_seats=seats, settings={"value_warmup": 0}, **quiet
+        )
     return int(load_numpy_policy(final).meta["steps"]), time.process_time() - began
 
 
@@ -104,6 +106,7 @@ def main() -> None:
     ]
     splits = []
     for game in args.game or GAMES:
+        players = tableenvs.make_raw(game).num_players
         with tempfile.TemporaryDirectory() as tmp:
             rows = [
                 (
@@ -121,6 +124,10 @@ def main() -> None:
                 (
                     "**strong recipe's fine-tuning** (batched), learner in all seats but the heuristic's",
                     *recipe_job(game, args.steps, Path(tmp)),
+                ),
+                (
+                    f"strong recipe's fine-tuning with `--learner-seats {players - 2}` (two heuristics)",
+                    *recipe_job(game, args.steps, Path(tmp), seats=players - 2),
                 ),
             ]
             samples, seconds, split = batched_job(game, args.steps, Path(tmp) / "batched")
