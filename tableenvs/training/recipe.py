@@ -186,7 +186,8 @@ def fine_tune(
                 say(f"exported {path}")
 
         def progress(text: str) -> None:
-            warming = done + trainer.samples <= config.value_warmup
+            row = trainer.history[-1]  # this update's, appended before its line is said
+            warming = row["samples"] - row["decisions"] < config.value_warmup  # as BatchedTrainer.update decides
             resumed = f"{done:,} steps before this run + " if done else ""
             say(resumed + text + (" (actor frozen)" if warming else ""))
 
