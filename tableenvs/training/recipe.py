@@ -151,7 +151,9 @@ def fine_tune(
     if last is not None:
         start, done = last
         say(f"resuming from {start} ({done} steps done)")
-    players = make_raw(game, **options).num_players
+    probe = make_raw(game, **options)  # the game and its options, checked before any training
+    players = probe.num_players
+    probe.close()
     seats = players - 1 if learner_seats is None else learner_seats
     path = Path(start)
     if done < steps:
@@ -319,6 +321,7 @@ def fine_tune_sb3(
         )
         say(f"exported {path}")
     vec_env.close()
+    env.close()
     final = out / "model.npz"
     final.write_bytes(path.read_bytes())
     return final
