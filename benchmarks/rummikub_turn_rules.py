@@ -1,0 +1,304 @@
+"""Rummikub at 4 players: what hand-made changes to the heuristic's turn are worth against it (issue 28, a record).
+
+Where you are: a long benchmark, never run in CI; it writes a block of docs/training.md. No shipped model beats the
+heuristic at 4 players, and the whole-turn search and the turn values learned from returns chose among the
+heuristic's own three plays and a draw (docs/training.md). This script measures, with no learning, how much a
+different choice of play could gain at all, so that the next attempt knows the size of what it looks for.
+
+Each variant is the heuristic with one change (the classes below; all deterministic):
+
+* ``value``: once opened, the play of the most points (then the most tiles) instead of the most tiles (then points);
+* ``open-tiles``: the opening meld of the most tiles instead of the most points;
+* ``hold-1``, ``hold-3``: the heuristic's play less up to 1 (3) of its lowest-valued tiles, each removal keeping a
+  legal play of at least one tile, unless the play empties the rack (the tiles held can be laid off later);
+* ``shape-1``, ``shape-2``: among the heuristic's play and the plays found by solving again (same objective) without
+  each one (each two) of its tile types, the one leaving the rack of the best shape: 2 per pair of same-colour
+  neighbours (n, n+1), 1 per same-colour pair n, n+2, 1.5 per pair of colours holding one number (each counted once
+  whatever the copies), 3 per joker; ties go to the earlier play (the heuristic's first). Once opened only plays of
+  as many tiles as the heuristic's are considered; for the opening meld every one found (each is worth at least
+  ``min_initial`` points);
+* ``shape-opening``: ``shape-2`` for the opening meld, the heuristic's play after it.
+
+**Design: one deviating seat, paired with the same deal.** For each deal (env seed ``seed + d``; the default first
+deal, 100000, is past the deals 0-1999 the variants were explored on), one game of four heuristics; then, for each
+seat ``s``, the same deal with the variant in seat ``s`` and the heuristic elsewhere. The variant's gain on a deal is
+the mean over seats of its score minus the heuristic's score in that seat of the all-heuristic game. Every policy
+is deterministic and the pool's order is fixed by the seed, so the baseline is exact and the 95% interval (normal) is
+over deals alone. With ``--head-to-head VARIANT`` the variant also plays the standard evaluation (two seats of the
+variant against two heuristics, every seating, duplicate deals: ``tableenvs.evaluation.evaluate``, what ``tableenvs
+eval GAME --policies trained,heuristic --games 2000`` reports for a model).
+
+    python benchmarks/rummikub_turn_rules.py [--deals 2000] [--seed 100000] [--workers 2] [--head-to-head VARIANT ...]
+        [--write-docs]
+
+Results are kept per variant in ``benchmarks/results/rummikub_turn_rules/`` (a rerun skips those made).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from common import finished_on_this_machine, replace_block
+from feature_clone import markers
+
+import tableenvs
+from tableenvs.core.registry import make_raw
+from tableenvs.evaluation import evaluate
+from tableenvs.paths import write_text_atomic
+from tableenvs.policies import play_game
+from tableenvs.rummikub.agents import HeuristicPolicy
+from tableenvs.rummikub.solver import is_valid_play, solve
+from tableenvs.rummikub.tiles import JOKER, NUMBERS, TILE_VALUES
+
+GAME = "rummikub_v0"
+PLAYERS = 4
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "training.md"
+RESULTS = Path(__file__).resolve().parent / "results" / "rummikub_turn_rules"
+BLOCK = "rummikub-turn-rules"
+
+
+class TurnRule(HeuristicPolicy):
+    """The heuristic with its play of each turn replaced by :meth:`choose` (made once per turn, at its start); a turn
+    under way keeps the chosen play, so its tiles are staged lowest type first and committed as the heuristic's."""
+
+    def plan(self, rack: np.ndarray, table: np.ndarray, staged: np.ndarray, opened: bool) -> np.ndarray | None:
+        key = rack.tobytes() + table.tobytes() + bytes([opened])
+        if key == self._key and (self._plan is None or np.all(self._plan >= staged)):
+            if self._plan is not None or not staged.any():
+                return self._plan
+        if staged.any():  # not this rule's own turn under way: finish it as the heuristic would
+            return super().plan(rack, table, staged, opened)
+        self._key, self._plan = key, self.choose(rack, table, opened)
+        return self._plan
+
+    def solved(self, table: np.ndarray, rack: np.ndarray, opened: bool, objective: str | None = None) -> Any:
+        """The solver's play (count vector) from ``rack`` with the heuristic's objective (or ``objective``)."""
+        objective = objective or ("tiles" if opened else "value")
+        solution = solve(table, rack, objective=objective, opening=not opened, min_initial=self.min_initial)
+        return None if solution is None else np.asarray(solution.played)
+
+    def choose(self, rack: np.ndarray, table: np.ndarray, opened: bool) -> np.ndarray | None:
+        return self.solved(table, rack, opened)
+
+
+class Value(TurnRule):
+    def choose(self, rack, table, opened):
+        return self.solved(table, rack, opened, "value")
+
+
+class OpenTiles(TurnRule):
+    def choose(self, rack, table, opened):
+        return self.solved(table, rack, opened, "tiles" if not opened else None)
+
+
+class Hold(TurnRule):
+    keep = 1
+
+    def choose(self, rack, table, opened):
+        play = self.solved(table, rack, opened)
+        if play is None or not opened or play.sum() == rack.sum():
+            return play
+        play = play.copy()
+        held = 0
+        for tile in np.argsort(TILE_VALUES, kind="stable"):
+            while play[tile] and held < self.keep and play.sum() > 1:
+                fewer = play.copy()
+                fewer[tile] -= 1
+                if not is_valid_play(table, rack, fewer):
+                    break
+                play, held = fewer, held + 1
+        return play
+
+
+class Hold3(Hold):
+    keep = 3
+
+
+def shape(rack: np.ndarray) -> float:
+    """The rack's shape score of the module docstring (higher: more tiles that may make melds later)."""
+    held = np.minimum(rack[:JOKER], 1).reshape(-1, NUMBERS).astype(np.float64)
+    colours = held.sum(axis=0)
+    return float(
+        2.0 * (held[:, 1:] * held[:, :-1]).sum()
+        + (held[:, 2:] * held[:, :-2]).sum()
+        + 1.5 * (colours * (colours - 1) / 2).sum()
+        + 3.0 * rack[JOKER]
+    )
+
+
+class Shape(TurnRule):
+    removed = 1  # tile types left out of the re-solves, at most
+    opening_only = False  # choose by shape only for the opening meld (the heuristic's play after it)
+
+    def choose(self, rack, table, opened):
+        best = self.solved(table, rack, opened)
+        if best is None or (opened and self.opening_only):
+            return best
+        plays, seen = [best], {best.tobytes()}
+        types = np.flatnonzero(best)
+        for size in range(1, self.removed + 1):
+            for left_out in itertools.combinations(types, size):
+                fewer = rack.copy()
+                fewer[list(left_out)] = 0
+                play = self.solved(table, fewer, opened)
+                enough = play is not None and (play.sum() >= best.sum() or not opened)
+                if enough and play.tobytes() not in seen:
+                    seen.add(play.tobytes())
+                    plays.append(play)
+        return max(plays, key=lambda play: shape(rack - play))  # max keeps the first of equal scores
+
+
+class Shape2(Shape):
+    removed = 2
+
+
+class ShapeOpening(Shape):
+    removed = 2
+    opening_only = True
+
+
+VARIANTS: dict[str, type[TurnRule]] = {
+    "value": Value,
+    "open-tiles": OpenTiles,
+    "hold-1": Hold,
+    "hold-3": Hold3,
+    "shape-1": Shape,
+    "shape-2": Shape2,
+    "shape-opening": ShapeOpening,
+}
+
+
+def gains(variant: str, deals: range) -> list[float]:
+    """The variant's gain on each deal (module docstring), in points."""
+    env = make_raw(GAME, num_players=PLAYERS)
+    rng = np.random.default_rng(0)  # unused: every policy here is deterministic
+    out = []
+    for deal in deals:
+        base, _ = play_game(env, [HeuristicPolicy(env) for _ in range(PLAYERS)], seed=deal, rng=rng)
+        total = 0.0
+        for seat in range(PLAYERS):
+            seats: list[Any] = [HeuristicPolicy(env) for _ in range(PLAYERS)]
+            seats[seat] = VARIANTS[variant](env)
+            scores, _ = play_game(env, seats, seed=deal, rng=rng)
+            total += float(scores[seat] - base[seat])
+        out.append(total / PLAYERS)
+    return out
+
+
+def measure(variant: str, deals: int, seed: int, workers: int) -> dict[str, Any]:
+    """The variant's row (kept in RESULTS; read back when there)."""
+    path = RESULTS / f"{variant}__{deals}__s{seed}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    began = time.perf_counter()
+    chunks = [range(start, min(start + 50, seed + deals)) for start in range(seed, seed + deals, 50)]
+    with ProcessPoolExecutor(workers) as pool:
+        per_deal = [gain for part in pool.map(gains, [variant] * len(chunks), chunks) for gain in part]
+    values = np.asarray(per_deal)
+    half = 1.96 * values.std(ddof=1) / np.sqrt(len(values))
+    row = {
+        "variant": variant,
+        "deals": deals,
+        "seed": seed,
+        "gain": float(values.mean()),
+        "low": float(values.mean() - half),
+        "high": float(values.mean() + half),
+        "same": int((values == 0).sum()),
+        "seconds": time.perf_counter() - began,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, json.dumps(row, indent=1) + "\n")  # a fault never leaves half a file
+    return row
+
+
+def head_to_head(variant: str, games: int, seed: int, workers: int) -> dict[str, Any]:
+    """The standard evaluation of the variant against the heuristic (kept in RESULTS)."""
+    path = RESULTS / f"{variant}__head-to-head__{games}__s{seed}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    policy = VARIANTS[variant](make_raw(GAME, num_players=PLAYERS))
+    policy.name = variant
+    result = evaluate(GAME, [policy, "heuristic"], games, num_players=PLAYERS, seed=seed, workers=workers)
+    paired = result.paired[0]
+    row = {"variant": variant, "games": games, "seed": seed, **{k: paired[k] for k in paired if k != "policy"}}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, json.dumps(row, indent=1) + "\n")  # a fault never leaves half a file
+    return row
+
+
+def block(rows: list[dict[str, Any]], duels: list[dict[str, Any]], command: str, finished: str) -> str:
+    lines = [
+        f"Run by `{command}`, {finished}.",
+        "",
+        "| variant | deals | gain of one variant seat over the heuristic in that seat, points a game [95%] |",
+        "|---|---|---|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| `{row['variant']}` | {row['deals']:,} | {row['gain']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}] |"
+        )
+    if duels:
+        lines += [
+            "",
+            "The test a shipped model must pass: two seats of the variant against two heuristics, every seating, "
+            "duplicate deals (`tableenvs.evaluation.evaluate`, as `tableenvs eval`):",
+            "",
+            "| variant − heuristic | games (blocks), first deal | points a game [95%] | win rate [95%] |",
+            "|---|---|---|---|",
+        ]
+        for duel in duels:
+            lines.append(
+                f"| `{duel['variant']}` | {duel['games']:,} ({duel['blocks']:,}), seed {duel['seed']} | "
+                f"{duel['score_diff']:+.2f} [{duel['score_diff_low']:+.2f}, {duel['score_diff_high']:+.2f}] | "
+                f"{duel['win_diff']:+.3f} [{duel['win_diff_low']:+.3f}, {duel['win_diff_high']:+.3f}] |"
+            )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--variant", action="append", choices=list(VARIANTS), help="a variant (repeat; default all)")
+    parser.add_argument("--deals", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=100000, help="first deal (variants were explored on 0-1999)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--head-to-head", action="append", choices=list(VARIANTS), help="also play this variant's standard evaluation"
+    )
+    parser.add_argument("--games", type=int, default=2000, help="games of the standard evaluation")
+    parser.add_argument("--write-docs", action="store_true", help=f"write the {BLOCK} block of docs/training.md")
+    args = parser.parse_args()
+    for name, value in (("deals", args.deals), ("workers", args.workers), ("games", args.games)):
+        if value < 1:
+            sys.exit(f"--{name} must be at least 1, got {value}")
+    load = os.getloadavg()[0]
+    print(f"# {tableenvs.__name__} rummikub_turn_rules, {PLAYERS} players, seed {args.seed}", flush=True)
+    rows = []
+    for variant in args.variant or list(VARIANTS):
+        row = measure(variant, args.deals, args.seed, args.workers)
+        rows.append(row)
+        shown = f"{row['gain']:+6.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
+        print(f"{variant:11s} {shown}  ({row['seconds']:.0f} s)", flush=True)
+    duels = []
+    for variant in args.head_to_head or []:
+        duel = head_to_head(variant, args.games, args.seed, args.workers)
+        duels.append(duel)
+        print(f"head to head {duel['variant']}: {duel['score_diff']:+.2f} [{duel['score_diff_low']:+.2f}, "
+              f"{duel['score_diff_high']:+.2f}] points, win rate {duel['win_diff']:+.3f}", flush=True)  # fmt: skip
+    if args.write_docs:
+        command = "python benchmarks/rummikub_turn_rules.py " + " ".join(sys.argv[1:])
+        replace_block(DOCS, *markers(BLOCK, "rummikub_turn_rules.py"), block(rows, duels, command,
+                      finished_on_this_machine(load)))  # fmt: skip
+        print(f"wrote the {BLOCK} block of {DOCS}")
+
+
+if __name__ == "__main__":
+    main()
