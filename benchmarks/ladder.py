@@ -68,8 +68,16 @@ def table(found: list[dict]) -> str:
             f"{search_vs_heuristic.shown(row, row['baseline'])} | "
             f"{row['games']} ({row['blocks']}) | {score} | {win} | {ms} |"
         )
-    lines += ["", "Commands (one per row, in order), with the date each finished:", ""]
-    lines += [f"* `{row['command']}` ({row['date']})" for row in found]
+    lines += [
+        "",
+        "Commands (one per row, in order), with the date each finished and the wall time of the sitting that finished "
+        "it (a run may carry its games over several sittings; one process per worker, `--workers` when more than 1):",
+        "",
+    ]
+    for row in found:
+        seconds = row.get("wall_seconds")
+        wall = "" if seconds is None else f"; {seconds:.0f} s" if seconds < 90 else f"; {seconds / 60:.0f} min"
+        lines.append(f"* `{row['command']}` ({row['date']}{wall})")
     return "\n".join(lines)
 
 
