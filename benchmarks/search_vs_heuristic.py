@@ -31,6 +31,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from common import CLOCK, decision_times, replace_block
 
@@ -130,7 +131,7 @@ def run(name: str, spec: str, args: argparse.Namespace, baseline: str = "heurist
         "players": players,
         "spec": spec,
         "baseline": baseline,
-        "resolved": repr(make_policy(spec, tableenvs.make_raw(name, num_players=players, **setting["options"]))),
+        "resolved": described(make_policy(spec, tableenvs.make_raw(name, num_players=players, **setting["options"]))),
         "models": model_digests(name, [baseline, spec]),
         "games": result.games,
         "blocks": result.blocks,
@@ -221,6 +222,14 @@ def table(rows: list[dict]) -> str:
     for row in rows:
         lines.append(f"* `{row['command']}` ({row['date']}; `{row['resolved']}`)")
     return "\n".join([*lines, "", verdict(rows)])
+
+
+def described(policy: Any) -> str:
+    """What a row says it played: the policy's repr, or its class's dotted name where the repr would be the default
+    one (an object's memory address, which differs between runs)."""
+    if type(policy).__repr__ is object.__repr__:
+        return f"{type(policy).__module__}.{type(policy).__qualname__}"
+    return repr(policy)
 
 
 #: Issue 29's test: at least this many games of the game's default ``search``, whose mean decision time (ms) is
