@@ -7,10 +7,13 @@ script makes one clone of the heuristic (the recipe's first stage, ``recipe.stro
 setting (:data:`SETTINGS`, each over :data:`FINE_TUNE`, everything else the recipe's) for ``--steps`` learner
 decisions, and plays each final model against the heuristic (``--games`` games, half the seats each, every seating,
 duplicate deals, :func:`tableenvs.evaluation.evaluate`): the table gives the paired score and win-rate differences
-and the CPU seconds of each fine-tuning (``time.process_time`` of this process; torch runs one thread).
+and the CPU seconds of each fine-tuning (``time.process_time`` of this process; torch runs one thread). With
+``--full SETTING`` (repeatable) a setting also gets a whole run from the same clone, ``--full-steps`` learner
+decisions in ``--full-seats`` seats (default 10,000,000 in 3 seats: how Pili Pili's shipped model was made),
+evaluated over ``--full-games`` games.
 
     python benchmarks/fine_tune_settings.py --out runs/settings [--game pilipili_v0] [--steps 3000000]
-        [--games 1000] [--seed 0] [--write-docs]
+        [--games 1000] [--seed 0] [--full "2 epochs, 2e-4" ...] [--write-docs]
 
 A rerun with the same ``--out`` keeps what is done (the clone, finished fine-tunings, their evaluations).
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import sys
 import time
@@ -28,6 +32,7 @@ from typing import Any
 
 from common import finished_on_this_machine, replace_block
 from feature_clone import markers
+from recipe_reproduce import same_as_shipped
 
 from tableenvs.core.registry import make_raw
 from tableenvs.evaluation import evaluate
@@ -49,27 +54,37 @@ def folder(name: str) -> str:
     return name.replace(" ", "").replace(",", "-")
 
 
-def run(args: argparse.Namespace, name: str, clone: Path) -> dict[str, Any]:
-    """One setting's fine-tuning and evaluation (kept in ``OUT/<setting>/row.json``)."""
-    out = args.out / folder(name)
+def run(
+    args: argparse.Namespace, name: str, clone: Path, steps: int, games: int, seats: int | None = None
+) -> dict[str, Any]:
+    """One setting's fine-tuning (``seats`` learner seats, default the recipe's) and evaluation (kept in
+    ``OUT/<setting>[-full-<seats>seats]/row.json``)."""
+    out = args.out / (folder(name) + ("" if seats is None else f"-full-{seats}seats"))
     row_path = out / "row.json"
     if row_path.exists():
-        return json.loads(row_path.read_text())
+        return shipped(json.loads(row_path.read_text()), out / "model.npz", args.game)
     out.mkdir(parents=True, exist_ok=True)
     began = time.process_time()
     model = recipe.fine_tune(
-        args.game, {}, clone, out, steps=args.steps, seed=args.seed, settings=SETTINGS[name], say=lambda _: None
-    )
+        args.game, {}, clone, out, steps=steps, seed=args.seed, learner_seats=seats, settings=SETTINGS[name],
+        say=lambda _: None,
+    )  # fmt: skip
     cpu = time.process_time() - began
     players = make_raw(args.game).num_players  # the default count, the recipe's
     result = evaluate(
-        args.game, [str(model), "heuristic"], args.games, num_players=players, seed=args.seed, workers=args.workers
+        args.game, [str(model), "heuristic"], games, num_players=players, seed=args.seed, workers=args.workers
     )
     paired = result.paired[0]
-    row = {"setting": name, "steps": args.steps, "cpu": cpu, "games": args.games, **paired}
+    row = {"setting": name, "steps": steps, "seats": seats or players - 1, "players": players, "cpu": cpu}
+    row.update(games=games, **paired)
     row["score_name"], row["higher_is_better"] = result.score_name, result.higher_is_better
     write_text_atomic(row_path, json.dumps(row, indent=1) + "\n")
-    return row
+    return shipped(row, model, args.game)
+
+
+def shipped(row: dict[str, Any], model: Path, game: str) -> dict[str, Any]:
+    """``row`` with ``as_shipped``: whether ``model`` holds the shipped model's arrays (recipe_reproduce's check)."""
+    return {**row, "as_shipped": same_as_shipped(game, model)}
 
 
 def block(rows: list[dict[str, Any]], command: str, finished: str) -> str:
@@ -77,16 +92,20 @@ def block(rows: list[dict[str, Any]], command: str, finished: str) -> str:
     lines = [
         f"Run by `{command}`, {finished}.",
         "",
-        f"| setting (over the recipe's FINE_TUNE) | learner decisions | fine-tuning CPU s | model − heuristic, "
-        f"{rows[0]['score_name']} a game ({better}) [95%] | win rate [95%] | games |",
-        "|---|---|---|---|---|---|",
+        f"| setting (over the recipe's FINE_TUNE) | learner seats | learner decisions | fine-tuning CPU s | model − "
+        f"heuristic, {rows[0]['score_name']} a game ({better}) [95%] | win rate [95%] | games |",
+        "|---|---|---|---|---|---|---|",
     ]
+    same = [row["setting"] for row in rows if row["whole"] and row["as_shipped"].startswith("yes")]
     for row in rows:
         lines.append(
-            f"| {row['setting']} | {row['steps']:,} | {row['cpu']:.0f} | {row['score_diff']:+.2f} "
+            f"| {row['setting']} | {row['seats']} of {row['players']} | {row['steps']:,} | {row['cpu']:.0f} | "
+            f"{row['score_diff']:+.2f} "
             f"[{row['score_diff_low']:+.2f}, {row['score_diff_high']:+.2f}] | {row['win_diff']:+.3f} "
             f"[{row['win_diff_low']:+.3f}, {row['win_diff_high']:+.3f}] | {row['games']:,} |"
         )
+    if same:
+        lines += ["", f"The whole run of {', '.join(same)} made the shipped model's arrays, array for array."]
     return "\n".join(lines)
 
 
@@ -98,11 +117,15 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1000, help="games of each evaluation")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1, help="processes of the clone's labelling and evaluations")
+    parser.add_argument("--full", action="append", choices=list(SETTINGS), help="also a whole run of this setting")
+    parser.add_argument("--full-steps", type=int, default=10_000_000, help="learner decisions of a whole run")
+    parser.add_argument("--full-seats", type=int, default=3, help="learner seats of a whole run (Pili Pili's model)")
+    parser.add_argument("--full-games", type=int, default=2000, help="games of a whole run's evaluation")
     parser.add_argument("--write-docs", action="store_true", help=f"write the {BLOCK} block of docs/training.md")
     args = parser.parse_args()
-    for name in ("steps", "games", "workers"):
+    for name in ("steps", "games", "workers", "full_steps", "full_seats", "full_games"):
         if getattr(args, name) < 1:
-            sys.exit(f"--{name} must be at least 1, got {getattr(args, name)}")
+            sys.exit(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     load = os.getloadavg()[0]
     clone = args.out / "clone" / "clone.npz"
     if not clone.exists():  # the recipe's first stage alone (one fine-tuning step, then the clone is kept)
@@ -110,13 +133,15 @@ def main() -> None:
         recipe.strong(args.game, stage, steps=1, workers=args.workers, seed=args.seed, say=print)
         shutil.rmtree(stage / "fine-tune")
     rows = []
-    for name in SETTINGS:
-        row = run(args, name, clone)
+    runs = [(name, args.steps, args.games, None) for name in SETTINGS]
+    runs += [(name, args.full_steps, args.full_games, args.full_seats) for name in args.full or []]
+    for name, steps, games, seats in runs:
+        row = {**run(args, name, clone, steps, games, seats), "whole": seats is not None}
         rows.append(row)
         print(f"{name:15s} {row['score_diff']:+.2f} [{row['score_diff_low']:+.2f}, {row['score_diff_high']:+.2f}] "
               f"win {row['win_diff']:+.3f}  {row['cpu']:.0f} CPU s", flush=True)  # fmt: skip
     if args.write_docs:
-        command = "python benchmarks/fine_tune_settings.py " + " ".join(sys.argv[1:])
+        command = "python benchmarks/fine_tune_settings.py " + shlex.join(sys.argv[1:])
         replace_block(DOCS, *markers(BLOCK, "fine_tune_settings.py"), block(rows, command,
                       finished_on_this_machine(load)))  # fmt: skip
         print(f"wrote the {BLOCK} block of {DOCS}")
