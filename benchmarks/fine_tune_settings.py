@@ -3,8 +3,8 @@
 Where you are: a long benchmark, never run in CI; it writes the ``fine-tune-settings`` block of docs/training.md.
 :data:`tableenvs.training.recipe.FINE_TUNE` takes two PPO epochs per rollout at 2e-4; the update is most of a
 sample's CPU cost, so fewer epochs are what keep the recipe at 5x the default job's samples per CPU-second. This
-script makes one clone of the heuristic (the recipe's first stage, ``recipe.strong``), then fine-tunes it once per
-setting (:data:`SETTINGS`, each over :data:`FINE_TUNE`, everything else the recipe's) for ``--steps`` learner
+script makes one clone of the heuristic (the recipe's first stage, ``recipe.heuristic_clone``), then fine-tunes it
+once per setting (:data:`SETTINGS`, each over :data:`FINE_TUNE`, everything else the recipe's) for ``--steps`` learner
 decisions, and plays each final model against the heuristic (``--games`` games, half the seats each, every seating,
 duplicate deals, :func:`tableenvs.evaluation.evaluate`): the table gives the paired score and win-rate differences
 and the CPU seconds of each fine-tuning (``time.process_time`` of this process; torch runs one thread). With
@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import shlex
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -54,15 +53,20 @@ def folder(name: str) -> str:
     return name.replace(" ", "").replace(",", "-")
 
 
+def run_dir(args: argparse.Namespace, name: str, seats: int | None) -> Path:
+    """Where a setting's fine-tuning (``seats``: a whole run's learner seats; None: a short run) keeps its files."""
+    return args.out / (folder(name) + ("" if seats is None else f"-full-{seats}seats"))
+
+
 def run(
     args: argparse.Namespace, name: str, clone: Path, steps: int, games: int, seats: int | None = None
 ) -> dict[str, Any]:
     """One setting's fine-tuning (``seats`` learner seats, default the recipe's) and evaluation (kept in
-    ``OUT/<setting>[-full-<seats>seats]/row.json``)."""
-    out = args.out / (folder(name) + ("" if seats is None else f"-full-{seats}seats"))
+    ``run_dir(...)/row.json``)."""
+    out = run_dir(args, name, seats)
     row_path = out / "row.json"
     if row_path.exists():
-        return shipped(json.loads(row_path.read_text()), out / "model.npz", args.game)
+        return json.loads(row_path.read_text())
     out.mkdir(parents=True, exist_ok=True)
     began = time.process_time()
     model = recipe.fine_tune(
@@ -79,12 +83,7 @@ def run(
     row.update(games=games, **paired)
     row["score_name"], row["higher_is_better"] = result.score_name, result.higher_is_better
     write_text_atomic(row_path, json.dumps(row, indent=1) + "\n")
-    return shipped(row, model, args.game)
-
-
-def shipped(row: dict[str, Any], model: Path, game: str) -> dict[str, Any]:
-    """``row`` with ``as_shipped``: whether ``model`` holds the shipped model's arrays (recipe_reproduce's check)."""
-    return {**row, "as_shipped": same_as_shipped(game, model)}
+    return row
 
 
 def block(rows: list[dict[str, Any]], command: str, finished: str) -> str:
@@ -96,7 +95,7 @@ def block(rows: list[dict[str, Any]], command: str, finished: str) -> str:
         f"heuristic, {rows[0]['score_name']} a game ({better}) [95%] | win rate [95%] | games |",
         "|---|---|---|---|---|---|---|",
     ]
-    same = [row["setting"] for row in rows if row["whole"] and row["as_shipped"].startswith("yes")]
+    same = [row["setting"] for row in rows if row.get("as_shipped", "").startswith("yes")]
     for row in rows:
         lines.append(
             f"| {row['setting']} | {row['seats']} of {row['players']} | {row['steps']:,} | {row['cpu']:.0f} | "
@@ -127,16 +126,14 @@ def main() -> None:
         if getattr(args, name) < 1:
             sys.exit(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     load = os.getloadavg()[0]
-    clone = args.out / "clone" / "clone.npz"
-    if not clone.exists():  # the recipe's first stage alone (one fine-tuning step, then the clone is kept)
-        stage = args.out / "clone"
-        recipe.strong(args.game, stage, steps=1, workers=args.workers, seed=args.seed, say=print)
-        shutil.rmtree(stage / "fine-tune")
+    clone = recipe.heuristic_clone(args.game, args.out / "clone", workers=args.workers, seed=args.seed)
     rows = []
     runs = [(name, args.steps, args.games, None) for name in SETTINGS]
     runs += [(name, args.full_steps, args.full_games, args.full_seats) for name in args.full or []]
     for name, steps, games, seats in runs:
-        row = {**run(args, name, clone, steps, games, seats), "whole": seats is not None}
+        row = run(args, name, clone, steps, games, seats)
+        if seats is not None:  # a whole run: does it make the shipped model (recipe_reproduce's check)?
+            row = {**row, "as_shipped": same_as_shipped(args.game, run_dir(args, name, seats) / "model.npz")}
         rows.append(row)
         print(f"{name:15s} {row['score_diff']:+.2f} [{row['score_diff_low']:+.2f}, {row['score_diff_high']:+.2f}] "
               f"win {row['win_diff']:+.3f}  {row['cpu']:.0f} CPU s", flush=True)  # fmt: skip

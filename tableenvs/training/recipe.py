@@ -9,7 +9,8 @@ each resumable:
    every seat the heuristic, the acting seat's observation and the heuristic's one-hot choice (~3,000 labels a
    CPU-second). The heuristics read only the observation and the mask, so a network can represent them.
 2. **Clone**: :func:`tableenvs.training.distill.fit`, a masked ReLU MLP on those labels (inputs scaled to [-1, 1] by
-   each feature's largest magnitude, the scale kept in the model file), saved as ``clone.npz``.
+   each feature's largest magnitude, the scale kept in the model file), saved as ``clone.npz``. Steps 1 and 2 are
+   :func:`heuristic_clone` (the clone alone, for experiments that fine-tune one clone several ways).
 3. **Fine-tune** (:func:`fine_tune`): PPO in the batched trainer (:mod:`tableenvs.training.batched`), its actor
    initialised from the clone (same layers, same input scale), the learner in all seats of each table but one, which
    the heuristic plays (rotating), its critic fitted first with the actor frozen (``value_warmup``); undiscounted
@@ -347,29 +348,54 @@ def strong(
     options = dict(options or {})
     out = Path(out_dir)
     began = time.perf_counter()
-    clone = out / "clone.npz"
-    if not clone.exists():
-        distill.label_games(
-            game,
-            options,
-            games=label_games,
-            out_dir=out / "labels",
-            seed=seed,
-            search_spec="heuristic",
-            workers=workers,
-            say=say,
-        )
-        data = distill.read_shards(out / "labels")
-        say(f"cloning the heuristic from {len(data['action'])} labels")
-        result = distill.fit(data, hidden=hidden, epochs=epochs, batch=1024, seed=seed, threads=workers, say=say)
-        meta = {"recipe": "strong: clone of the heuristic", "labels": int(len(data["action"])), "epochs": epochs}
-        distill.export(result, clone, game, options, meta)
-        (out / "clone.json").write_text(json.dumps({"meta": meta, "history": result.history}, indent=2) + "\n")
+    clone = heuristic_clone(
+        game, out, options=options, label_games=label_games, epochs=epochs, hidden=hidden, workers=workers, seed=seed,
+        say=say,
+    )  # fmt: skip
     final = fine_tune(
         game, options, clone, out / "fine-tune", steps=steps, seed=seed, say=say, **(fine_tune_options or {})
     )
     say(f"wrote {final} ({time.perf_counter() - began:.0f} s in all)")
     return final
+
+
+def heuristic_clone(
+    game: str,
+    out_dir: str | Path,
+    *,
+    options: dict[str, Any] | None = None,
+    label_games: int = 1500,
+    epochs: int = 15,
+    hidden: Sequence[int] = (256, 256),
+    workers: int = 2,
+    seed: int = 0,
+    say: Any = print,
+) -> Path:
+    """The strong recipe's first stage under ``out_dir``: ``label_games`` games of heuristic self-play labelled
+    (``labels/``), a ReLU MLP fitted to the heuristic's choices, exported as ``clone.npz`` (its fit in
+    ``clone.json``); returns ``clone.npz``, made once (a rerun returns the file there)."""
+    options = dict(options or {})
+    out = Path(out_dir)
+    clone = out / "clone.npz"
+    if clone.exists():
+        return clone
+    distill.label_games(
+        game,
+        options,
+        games=label_games,
+        out_dir=out / "labels",
+        seed=seed,
+        search_spec="heuristic",
+        workers=workers,
+        say=say,
+    )
+    data = distill.read_shards(out / "labels")
+    say(f"cloning the heuristic from {len(data['action'])} labels")
+    result = distill.fit(data, hidden=hidden, epochs=epochs, batch=1024, seed=seed, threads=workers, say=say)
+    meta = {"recipe": "strong: clone of the heuristic", "labels": int(len(data["action"])), "epochs": epochs}
+    distill.export(result, clone, game, options, meta)
+    (out / "clone.json").write_text(json.dumps({"meta": meta, "history": result.history}, indent=2) + "\n")
+    return clone
 
 
 #: The derived inputs (:mod:`tableenvs.policies.input_features`) a game's search clone reads after the observation.
