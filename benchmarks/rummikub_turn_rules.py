@@ -17,7 +17,14 @@ Each variant is the heuristic with one change (the classes below; all determinis
   whatever the copies), 3 per joker; ties go to the earlier play (the heuristic's first). Once opened only plays of
   as many tiles as the heuristic's are considered; for the opening meld every one found (each is worth at least
   ``min_initial`` points);
-* ``shape-opening``: ``shape-2`` for the opening meld, the heuristic's play after it.
+* ``shape-opening``: ``shape-2`` for the opening meld, the heuristic's play after it;
+* ``min-open``: the opening meld of the fewest tiles (then the fewest points) among the smaller openings inside the
+  solver's two (of the most points, the heuristic's, and of the most tiles): every choice, per meld of either, of
+  leaving it out, keeping it whole or keeping a smaller meld inside it (a run's shorter runs, a group of four's
+  groups of three) whose points reach ``min_initial``; the heuristic's play after it;
+* ``late-min-open``: ``min-open`` only when the pool holds fewer than 38 tiles (a late opening), the heuristic's
+  opening otherwise;
+* ``min-open-shape``: ``min-open`` with ties broken by the shape score (then the fewest points).
 
 **Design: one deviating seat, paired with the same deal.** For each deal (env seed ``seed + d``; the default first
 deal, 100000, is past the deals 0-1999 the variants were explored on), one game of four heuristics; then, for each
@@ -26,10 +33,12 @@ the mean over seats of its score minus the heuristic's score in that seat of the
 is deterministic and the pool's order is fixed by the seed, so the baseline is exact and the 95% interval (normal) is
 over deals alone. With ``--head-to-head VARIANT`` the variant also plays the standard evaluation (two seats of the
 variant against two heuristics, every seating, duplicate deals: ``tableenvs.evaluation.evaluate``, what ``tableenvs
-eval GAME --policies trained,heuristic --games 2000`` reports for a model).
+eval GAME --policies trained,heuristic --games 2000`` reports for a model); ``--repeats K`` plays it on K disjoint
+sets of deals (first deals ``seed``, ``seed + 100000``, ...) and pools them, to show how often one 2,000-game test
+passes.
 
     python benchmarks/rummikub_turn_rules.py [--deals 2000] [--seed 100000] [--workers 2] [--head-to-head VARIANT ...]
-        [--write-docs]
+        [--repeats K] [--write-docs]
 
 Results are kept per variant in ``benchmarks/results/rummikub_turn_rules/`` (a rerun skips those made).
 """
@@ -56,13 +65,15 @@ from tableenvs.evaluation import evaluate
 from tableenvs.paths import write_text_atomic
 from tableenvs.policies import play_game
 from tableenvs.rummikub.agents import HeuristicPolicy
+from tableenvs.rummikub.encoder import LAYOUT
 from tableenvs.rummikub.solver import is_valid_play, solve
-from tableenvs.rummikub.tiles import JOKER, NUMBERS, TILE_VALUES
+from tableenvs.rummikub.tiles import JOKER, NUM_TILES, NUMBERS, TILE_TYPES, TILE_VALUES, number_of
 
 GAME = "rummikub_v0"
 PLAYERS = 4
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "training.md"
 RESULTS = Path(__file__).resolve().parent / "results" / "rummikub_turn_rules"
+REPEAT_STRIDE = 100_000  # first deals of the head-to-head's repeated sets: seed, seed + this, ...
 BLOCK = "rummikub-turn-rules"
 
 
@@ -70,15 +81,10 @@ class TurnRule(HeuristicPolicy):
     """The heuristic with its play of each turn replaced by :meth:`choose` (made once per turn, at its start); a turn
     under way keeps the chosen play, so its tiles are staged lowest type first and committed as the heuristic's."""
 
-    def plan(self, rack: np.ndarray, table: np.ndarray, staged: np.ndarray, opened: bool) -> np.ndarray | None:
-        key = rack.tobytes() + table.tobytes() + bytes([opened])
-        if key == self._key and (self._plan is None or np.all(self._plan >= staged)):
-            if self._plan is not None or not staged.any():
-                return self._plan
+    def make_plan(self, rack: np.ndarray, table: np.ndarray, staged: np.ndarray, opened: bool) -> np.ndarray | None:
         if staged.any():  # not this rule's own turn under way: finish it as the heuristic would
-            return super().plan(rack, table, staged, opened)
-        self._key, self._plan = key, self.choose(rack, table, opened)
-        return self._plan
+            return super().make_plan(rack, table, staged, opened)
+        return self.choose(rack, table, opened)
 
     def solved(self, table: np.ndarray, rack: np.ndarray, opened: bool, objective: str | None = None) -> Any:
         """The solver's play (count vector) from ``rack`` with the heuristic's objective (or ``objective``)."""
@@ -166,6 +172,66 @@ class ShapeOpening(Shape):
     opening_only = True
 
 
+def meld_options(meld: Any) -> list[tuple[np.ndarray, int]]:
+    """``(count vector, opening points)`` of each meld inside ``meld`` (a solver :class:`Meld`): itself, a run's
+    shorter runs (3 tiles or more), a group of four's groups of three; a joker counts the number it stands for."""
+
+    def option(positions: Any) -> tuple[np.ndarray, int]:
+        counts = np.zeros(TILE_TYPES, np.int64)
+        for i in positions:
+            counts[meld.tiles[i]] += 1
+        return counts, sum(number_of(meld.stands_for[i]) for i in positions)
+
+    size = len(meld.tiles)
+    options = [option(range(size))]
+    if meld.kind == "run":
+        options += [option(range(a, b)) for a in range(size) for b in range(a + 3, size + 1) if b - a < size]
+    elif size == 4:
+        options += [option([i for i in range(4) if i != left_out]) for left_out in range(4)]
+    return options
+
+
+def smaller_openings(rule: TurnRule, rack: np.ndarray, table: np.ndarray) -> list[tuple[np.ndarray, int]]:
+    """``(play, points)`` of every opening inside the solver's two (``min-open`` in the module docstring)."""
+    openings = []
+    for objective in ("value", "tiles"):
+        solution = solve(table, rack, objective=objective, opening=True, min_initial=rule.min_initial)
+        if solution is None:
+            continue
+        per_meld = [[(np.zeros(TILE_TYPES, np.int64), 0), *meld_options(m)] for m in solution.opening_melds]
+        for choice in itertools.product(*per_meld):
+            points = sum(part[1] for part in choice)
+            if points >= rule.min_initial:
+                openings.append((sum(part[0] for part in choice), points))
+    return openings
+
+
+class MinOpen(TurnRule):
+    late = None  # the pool size (tiles) below which the rule applies; None: always
+
+    def act(self, observation, action_mask, rng):
+        self._pool = round(float(observation[LAYOUT.POOL]) * NUM_TILES)
+        return super().act(observation, action_mask, rng)
+
+    def choose(self, rack, table, opened):
+        play = self.solved(table, rack, opened)
+        if opened or play is None or (self.late is not None and self._pool >= self.late):
+            return play
+        return min(smaller_openings(self, rack, table), key=lambda option: self.order(rack, *option))[0]
+
+    def order(self, rack: np.ndarray, play: np.ndarray, points: int) -> tuple:
+        return (int(play.sum()), points)
+
+
+class LateMinOpen(MinOpen):
+    late = 38
+
+
+class MinOpenShape(MinOpen):
+    def order(self, rack, play, points):
+        return (int(play.sum()), -shape(rack - play), points)
+
+
 VARIANTS: dict[str, type[TurnRule]] = {
     "value": Value,
     "open-tiles": OpenTiles,
@@ -174,6 +240,9 @@ VARIANTS: dict[str, type[TurnRule]] = {
     "shape-1": Shape,
     "shape-2": Shape2,
     "shape-opening": ShapeOpening,
+    "min-open": MinOpen,
+    "late-min-open": LateMinOpen,
+    "min-open-shape": MinOpenShape,
 }
 
 
@@ -235,6 +304,25 @@ def head_to_head(variant: str, games: int, seed: int, workers: int) -> dict[str,
     return row
 
 
+def pooled(sets: list[dict[str, Any]]) -> dict[str, Any]:
+    """The head-to-heads of one variant on disjoint deals as one: the mean of their differences, its interval from
+    their standard errors (normal; each set's from its 95% interval), and ``seed`` naming every set's first deal."""
+    row: dict[str, Any] = {
+        "variant": sets[0]["variant"],
+        "games": sum(s["games"] for s in sets),
+        "blocks": sum(s["blocks"] for s in sets),
+        "seed": ", ".join(str(s["seed"]) for s in sets),
+        "passed": sum(s["score_diff_low"] > 0 for s in sets),
+        "sets": len(sets),
+    }
+    for key in ("score_diff", "win_diff"):
+        means = np.array([s[key] for s in sets])
+        errors = np.array([(s[f"{key}_high"] - s[f"{key}_low"]) / (2 * 1.96) for s in sets])
+        half = 1.96 * np.sqrt((errors**2).sum()) / len(sets)
+        row[key], row[f"{key}_low"], row[f"{key}_high"] = means.mean(), means.mean() - half, means.mean() + half
+    return row
+
+
 def block(rows: list[dict[str, Any]], duels: list[dict[str, Any]], command: str, finished: str) -> str:
     lines = [
         f"Run by `{command}`, {finished}.",
@@ -256,8 +344,11 @@ def block(rows: list[dict[str, Any]], duels: list[dict[str, Any]], command: str,
             "|---|---|---|---|",
         ]
         for duel in duels:
+            first = f"seed {duel['seed']}" if "sets" not in duel else (
+                f"pooled: seeds {duel['seed']} ({duel['passed']} of {duel['sets']} sets pass alone)"
+            )  # fmt: skip
             lines.append(
-                f"| `{duel['variant']}` | {duel['games']:,} ({duel['blocks']:,}), seed {duel['seed']} | "
+                f"| `{duel['variant']}` | {duel['games']:,} ({duel['blocks']:,}), {first} | "
                 f"{duel['score_diff']:+.2f} [{duel['score_diff_low']:+.2f}, {duel['score_diff_high']:+.2f}] | "
                 f"{duel['win_diff']:+.3f} [{duel['win_diff_low']:+.3f}, {duel['win_diff_high']:+.3f}] |"
             )
@@ -274,9 +365,13 @@ def main() -> None:
         "--head-to-head", action="append", choices=list(VARIANTS), help="also play this variant's standard evaluation"
     )
     parser.add_argument("--games", type=int, default=2000, help="games of the standard evaluation")
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="play each head-to-head on this many disjoint sets of deals, and pool"
+    )
     parser.add_argument("--write-docs", action="store_true", help=f"write the {BLOCK} block of docs/training.md")
     args = parser.parse_args()
-    for name, value in (("deals", args.deals), ("workers", args.workers), ("games", args.games)):
+    counts = {"deals": args.deals, "workers": args.workers, "games": args.games, "repeats": args.repeats}
+    for name, value in counts.items():
         if value < 1:
             sys.exit(f"--{name} must be at least 1, got {value}")
     load = os.getloadavg()[0]
@@ -289,10 +384,14 @@ def main() -> None:
         print(f"{variant:11s} {shown}  ({row['seconds']:.0f} s)", flush=True)
     duels = []
     for variant in args.head_to_head or []:
-        duel = head_to_head(variant, args.games, args.seed, args.workers)
-        duels.append(duel)
-        print(f"head to head {duel['variant']}: {duel['score_diff']:+.2f} [{duel['score_diff_low']:+.2f}, "
-              f"{duel['score_diff_high']:+.2f}] points, win rate {duel['win_diff']:+.3f}", flush=True)  # fmt: skip
+        sets = []
+        for repeat in range(args.repeats):
+            duel = head_to_head(variant, args.games, args.seed + REPEAT_STRIDE * repeat, args.workers)
+            sets.append(duel)
+            print(f"head to head {duel['variant']}, seed {duel['seed']}: {duel['score_diff']:+.2f} "
+                  f"[{duel['score_diff_low']:+.2f}, {duel['score_diff_high']:+.2f}] points, win rate "
+                  f"{duel['win_diff']:+.3f}", flush=True)  # fmt: skip
+        duels += sets + ([pooled(sets)] if len(sets) > 1 else [])
     if args.write_docs:
         command = "python benchmarks/rummikub_turn_rules.py " + " ".join(sys.argv[1:])
         replace_block(DOCS, *markers(BLOCK, "rummikub_turn_rules.py"), block(rows, duels, command,

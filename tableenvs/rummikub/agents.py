@@ -41,6 +41,12 @@ class HeuristicPolicy:
         if key == self._key and (self._plan is None or np.all(self._plan >= staged)):
             if self._plan is not None or not staged.any():
                 return self._plan  # same position, still on the cached plan (or still no play)
+        self._key, self._plan = key, self.make_plan(rack, table, staged, opened)
+        return self._plan
+
+    def make_plan(self, rack: np.ndarray, table: np.ndarray, staged: np.ndarray, opened: bool) -> np.ndarray | None:
+        """:meth:`plan` worked out anew (its cache missed): the solver's play holding ``staged``, or ``None``. A
+        variant of the heuristic that chooses its play otherwise overrides this and keeps :meth:`plan`'s cache."""
         solution = solve(
             table,
             rack,
@@ -49,9 +55,7 @@ class HeuristicPolicy:
             min_initial=self.min_initial,
             forced=staged if staged.any() else None,
         )
-        self._key = key
-        self._plan = None if solution is None else np.asarray(solution.played)
-        return self._plan
+        return None if solution is None else np.asarray(solution.played)
 
     @staticmethod
     def read(observation: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
