@@ -6,6 +6,11 @@ function for the env it plays and appends its output to each observation before 
 here reads only the seat's observation and action mask, so it adds nothing the seat cannot see. Add one: write its
 class in the game's package (``cls(env)``, a ``size`` attribute, ``(observation, mask) -> float32[size]``) and name
 it below (a string, imported on use: no import edge from here into a game).
+
+A candidate-scoring model (its header's ``candidates``) reads, instead of the observation, a row of features per
+candidate play and scores each with its network: the candidates are named in :data:`CANDIDATES` the same way (a
+class ``cls(env)`` with a ``size``, ``(observation, mask) -> (float32[K, size], int64[K] actions)``), and the model
+plays the action of its best-scoring candidate.
 """
 
 from __future__ import annotations
@@ -19,11 +24,16 @@ FEATURES = {
     "rummikub_turn_plans_v1": ("rummikub_v0", "tableenvs.rummikub.features:TurnPlans"),
 }
 
+#: name -> (the game it reads, "module:class" of its factory): candidate plays and their features.
+CANDIDATES = {
+    "rummikub_openings_v1": ("rummikub_v0", "tableenvs.rummikub.openings:OpeningChoices"),
+}
 
-def _factory(name: str) -> Any:
-    if name not in FEATURES:
-        raise ValueError(f"unknown input_features {name!r}; known: {', '.join(FEATURES)}")
-    module, _, cls = FEATURES[name][1].partition(":")
+
+def _factory(name: str, table: dict[str, tuple[str, str]] = FEATURES, kind: str = "input_features") -> Any:
+    if name not in table:
+        raise ValueError(f"unknown {kind} {name!r}; known: {', '.join(table)}")
+    module, _, cls = table[name][1].partition(":")
     return getattr(importlib.import_module(module), cls)
 
 
@@ -39,4 +49,19 @@ def input_features(name: str, env: Any) -> Any:
     raw = getattr(env, "unwrapped", env)
     if raw.metadata["name"] != game:
         raise ValueError(f"input_features {name!r} read {game}, not {raw.metadata['name']}")
+    return factory(raw)
+
+
+def candidate_size(name: str) -> int:
+    """How many features the named candidates give each candidate."""
+    return int(_factory(name, CANDIDATES, "candidates").size)
+
+
+def candidate_choices(name: str, env: Any) -> Any:
+    """The named candidates for ``env`` (raw or wrapped): ``(observation, mask) -> (float32[K, size], int64[K])``."""
+    factory = _factory(name, CANDIDATES, "candidates")  # refuses an unknown name
+    game = CANDIDATES[name][0]
+    raw = getattr(env, "unwrapped", env)
+    if raw.metadata["name"] != game:
+        raise ValueError(f"candidates {name!r} are {game}'s, not {raw.metadata['name']}'s")
     return factory(raw)

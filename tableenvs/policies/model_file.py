@@ -1,7 +1,8 @@
 """The numpy policy file format: one ``.npz`` archive that numpy plays and that cannot run code when loaded.
 
 Where you are: ``tableenvs/policies/``, under :mod:`tableenvs.policies.numpy_policy` (the player of these files and
-the shipped models) and beside the writers that export to it (``tableenvs train``, ``tableenvs export``, the strong
+the shipped models), beside :mod:`tableenvs.policies.model_env` (a model against the env it plays) and the writers
+that export to it (``tableenvs train``, ``tableenvs export``, the strong
 recipe). Only numpy is needed.
 
 The format (version 1) is one ``.npz`` archive read with ``np.load(path, allow_pickle=False)``:
@@ -16,7 +17,10 @@ The format (version 1) is one ``.npz`` archive read with ``np.load(path, allow_p
                        optionally ``meta`` (a free dict: recipe, steps, date, ...; ``weight_dtype`` when
                        :func:`convert_numpy_policy` wrote the file) and ``input_features`` (the name of derived
                        inputs appended to the observation, :mod:`tableenvs.policies.input_features`; then
-                       ``observation_size`` counts both)
+                       ``observation_size`` counts both) or ``candidates`` (a candidate-scoring model: the name of
+                       the candidate plays it scores, :data:`~tableenvs.policies.input_features.CANDIDATES`; then
+                       ``observation_size`` is the features of one candidate, ``num_actions`` is 1, and not both
+                       ``candidates`` and ``input_features``)
 ``layer<i>.weight``    float32 or float16 (either, per matrix), shape (inputs, outputs), ``i`` = 0 ..
                        ``len(hidden)``: the sizes chain from ``observation_size`` through ``hidden`` to
                        ``num_actions``. float16 halves the file (the shipped models) and is widened to float32 once
@@ -28,7 +32,8 @@ The format (version 1) is one ``.npz`` archive read with ``np.load(path, allow_p
 ``input.scale``        offset) * scale`` (either may be absent: offset 0, scale 1)
 =====================  ========================================================================================
 
-The network: ``x = activation(x @ W_i + b_i)`` for every layer but the last, whose output is one logit per action.
+The network: ``x = activation(x @ W_i + b_i)`` for every layer but the last, whose output is one logit per action
+(for a candidate-scoring model: one score per candidate, each candidate's features a row of ``x``).
 Nothing else may be in the file, and every number must be finite. :func:`save_numpy_policy` writes the archive
 with ``np.savez_compressed`` (``np.load`` reads compressed and uncompressed archives alike).
 """
@@ -47,7 +52,8 @@ import numpy as np
 
 from tableenvs.core.layout import layout_version
 from tableenvs.paths import atomic_output
-from tableenvs.policies.input_features import FEATURES, feature_size
+from tableenvs.policies.input_features import CANDIDATES, FEATURES
+from tableenvs.policies.model_env import model_options
 
 #: What a numpy policy file says it is (checked on load).
 FORMAT = "tableenvs-numpy-policy"
@@ -64,7 +70,7 @@ HEADER_KEYS = (
     "hidden",
     "activation",
 )
-OPTIONAL_HEADER_KEYS = ("meta", "input_features")
+OPTIONAL_HEADER_KEYS = ("meta", "input_features", "candidates")
 INPUT_ARRAYS = ("input.offset", "input.scale")
 #: The dtypes a weight matrix may be stored in (biases and the input transform are always float32).
 WEIGHT_DTYPES = ("float32", "float16")
@@ -88,6 +94,7 @@ class NumpyModel:
     input_scale: np.ndarray | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     input_features: str | None = None  # derived inputs appended to the observation (policies.input_features)
+    candidates: str | None = None  # a candidate-scoring model: the candidate plays it scores (input_features)
 
     def header(self) -> dict[str, Any]:
         """The header as the file stores it."""
@@ -106,6 +113,8 @@ class NumpyModel:
             header["meta"] = self.meta
         if self.input_features:
             header["input_features"] = self.input_features
+        if self.candidates:
+            header["candidates"] = self.candidates
         return header
 
     def logits(self, observations: np.ndarray) -> np.ndarray:
@@ -180,6 +189,13 @@ def _check_header(header: dict[str, Any], where: str) -> None:
         isinstance(header["input_features"], str) and header["input_features"] in FEATURES
     ):
         problems.append(f"input_features must be one of {', '.join(FEATURES)}, got {header['input_features']!r}")
+    if "candidates" in header:
+        if not (isinstance(header["candidates"], str) and header["candidates"] in CANDIDATES):
+            problems.append(f"candidates must be one of {', '.join(CANDIDATES)}, got {header['candidates']!r}")
+        if "input_features" in header:
+            problems.append("a candidate-scoring model (candidates) reads no input_features")
+        if header["num_actions"] != 1:
+            problems.append(f"a candidate-scoring model (candidates) has num_actions 1, got {header['num_actions']!r}")
     if problems:
         raise ValueError(f"{where}: header: {'; '.join(problems)}")
 
@@ -247,6 +263,7 @@ def _model(header: dict[str, Any], arrays: Mapping[str, Any], where: str, name: 
         input_scale=transform["input.scale"],
         meta=dict(header.get("meta") or {}),
         input_features=header.get("input_features"),
+        candidates=header.get("candidates"),
     )
 
 
@@ -347,11 +364,13 @@ def save_numpy_policy(
     meta: Mapping[str, Any] | None = None,
     dtype: str = "float32",
     input_features: str | None = None,
+    candidates: str | None = None,
 ) -> Path:
     """Write a numpy policy file (atomically: an existing file survives a failed write); return its path.
 
     ``weights``: ``(W, b)`` per layer, ``W`` of shape (inputs, outputs); ``W`` stored as ``dtype`` (one of
     :data:`WEIGHT_DTYPES`: ``"float16"`` halves the file), ``b`` as float32. ``options`` and ``meta`` must be JSON.
+    ``input_features`` or ``candidates``: the names the header records (module docstring).
     Everything is checked as :func:`load_numpy_policy` checks it, before anything is written.
     """
     path = Path(path)
@@ -384,6 +403,8 @@ def save_numpy_policy(
         header["meta"] = dict(meta)
     if input_features:
         header["input_features"] = input_features
+    if candidates:
+        header["candidates"] = candidates
     try:
         text = json.dumps(header, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as error:
@@ -416,6 +437,7 @@ def convert_numpy_policy(
         meta={**model.meta, "weight_dtype": dtype},
         dtype=dtype,
         input_features=input_features or model.input_features,
+        candidates=model.candidates,
     )
 
 
@@ -432,10 +454,11 @@ def save_for_env(
     meta: Mapping[str, Any] | None = None,
     dtype: str = "float32",
     input_features: str | None = None,
+    candidates: str | None = None,
 ) -> Path:
     """:func:`save_numpy_policy` for a model that plays ``env`` (raw or wrapped): the header's game, options and
     layout version are ``env``'s (:func:`model_options`, :func:`tableenvs.core.layout.layout_version`); ``dtype`` and
-    ``input_features`` (derived inputs read after the observation) as there."""
+    ``input_features`` (derived inputs read after the observation) and ``candidates`` as there."""
     raw = getattr(env, "unwrapped", env)
     return save_numpy_policy(
         path,
@@ -448,53 +471,5 @@ def save_for_env(
         meta=meta,
         dtype=dtype,
         input_features=input_features,
+        candidates=candidates,
     )
-
-
-def model_options(env: Any) -> dict[str, Any]:
-    """``env``'s options as a model records them: the state API's ``options`` (constructor options but
-    ``render_mode``, as plain JSON), or just the player count for a game without the state API."""
-    raw = getattr(env, "unwrapped", env)
-    try:
-        options = dict(raw._state_options())
-    except NotImplementedError:
-        options = {}
-    options.setdefault("num_players", raw.num_players)
-    return json.loads(json.dumps(options, sort_keys=True))
-
-
-def _show_options(options: Mapping[str, Any], limit: int = 300) -> str:
-    text = repr(dict(sorted(options.items())))
-    return text if len(text) <= limit else text[: limit - 4] + "...}"
-
-
-def check_model_fits(model: NumpyModel, env: Any) -> None:
-    """Refuse (one-line ``ValueError`` naming both) a model whose game, options, layout version, observation size or
-    action count differ from ``env``'s."""
-    raw = env.unwrapped
-    game = raw.metadata["name"]
-    options = model_options(raw)
-    if model.game != game or model.options != options:
-        differ = sorted(
-            key for key in set(options) | set(model.options) if options.get(key, ...) != model.options.get(key, ...)
-        )
-        raise ValueError(
-            f"model {model.name!r} was trained on {model.game} options {_show_options(model.options)} but the env is "
-            f"{game} options {_show_options(options)}"
-            + (f" (differ: {', '.join(differ)})" if model.game == game else "")
-        )
-    version = layout_version(raw)
-    if model.layout_version != version:
-        raise ValueError(
-            f"model {model.name!r} was saved for {game}'s observation layout version {model.layout_version} but this "
-            f"tableenvs encodes version {version}: retrain the model (or export it again from a matching run)"
-        )
-    agent = raw.possible_agents[0]
-    sizes = (int(raw.observation_space(agent)["observation"].shape[0]), int(raw.action_space(agent).n))
-    if model.input_features:  # the network's input is the observation and the derived features after it
-        sizes = (sizes[0] + feature_size(model.input_features), sizes[1])
-    if (model.observation_size, model.num_actions) != sizes:
-        raise ValueError(
-            f"model {model.name!r} expects observations of size {model.observation_size} and {model.num_actions} "
-            f"actions but the env {game} has {sizes[0]} and {sizes[1]}"
-        )

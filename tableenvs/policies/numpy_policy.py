@@ -14,8 +14,9 @@ this module offers too.
 * :func:`load_numpy_policy` — read and check a file into a :class:`NumpyModel`; any problem in it is a one-line
   ``ValueError`` naming the file and what is wrong (a missing file is ``FileNotFoundError``).
 * :class:`NumpyPolicy` — a model as a :class:`~tableenvs.policies.Policy` for an env: the most likely legal action,
-  or a sample from the masked softmax drawn with the caller's ``rng``. A model whose game, options, layout version,
-  observation size or action count differ from the env's is refused at once, in one line naming both.
+  or a sample from the masked softmax drawn with the caller's ``rng`` (a candidate-scoring model: the action of its
+  best-scoring candidate play, or of one sampled from the softmax of the scores). A model whose game, options, layout
+  version, observation size or action count differ from the env's is refused at once, in one line naming both.
 * :func:`convert_numpy_policy` — rewrite a file with its weight matrices stored in another dtype (float16: half
   the size; the greedy actions of the shipped models were checked against their float32 originals).
 * :func:`random_numpy_policy` — a file with random weights for an env (tests, benchmarks, a smoke check).
@@ -34,17 +35,16 @@ from typing import Any
 
 import numpy as np
 
-from tableenvs.policies.input_features import input_features
+from tableenvs.policies.input_features import candidate_choices, input_features
+from tableenvs.policies.model_env import check_model_fits, model_options
 from tableenvs.policies.model_file import (
     ACTIVATIONS,
     FORMAT,
     VERSION,
     WEIGHT_DTYPES,
     NumpyModel,
-    check_model_fits,
     convert_numpy_policy,
     load_numpy_policy,
-    model_options,
     read_header,
     save_for_env,
     save_numpy_policy,
@@ -104,6 +104,11 @@ class NumpyPolicy(MaskedLogitsPolicy):
             if env is None:
                 raise ValueError(f"{model.name!r} reads input_features {model.input_features!r}: give the env it plays")
             self._features = input_features(model.input_features, env)
+        self._candidates = None  # a candidate-scoring model's candidate plays (act() scores each)
+        if model.candidates:
+            if env is None:
+                raise ValueError(f"{model.name!r} scores candidates {model.candidates!r}: give the env it plays")
+            self._candidates = candidate_choices(model.candidates, env)
         self.model, self.name = model, model.name
         self.deterministic = bool(deterministic)
         self._weights = [
@@ -151,6 +156,8 @@ class NumpyPolicy(MaskedLogitsPolicy):
             return self._forward(observation).astype(np.float64)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
+        if self._candidates is not None:
+            return self._choose_candidate(observation, action_mask, rng)
         if self._features is not None:
             observation = np.concatenate([observation, self._features(observation, action_mask)])
         if not self.deterministic:
@@ -167,6 +174,19 @@ class NumpyPolicy(MaskedLogitsPolicy):
             if not legal.any():
                 raise ValueError(f"{type(self).__name__}: the action mask has no legal action")
             return int(np.flatnonzero(legal)[0])  # every legal logit is -inf
+
+    def _choose_candidate(self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator) -> int:
+        """A candidate-scoring model's action: its candidates' features through the network (one row each), then
+        the action of the first best score (or of one drawn from the softmax of the scores with ``rng``)."""
+        assert self._candidates is not None  # act() calls this only for a candidate-scoring model
+        features, actions = self._candidates(observation, action_mask)
+        if len(actions) == 1:
+            return int(actions[0])
+        scores = self.model.logits(features)[:, 0].astype(np.float64)
+        if self.deterministic:
+            return int(actions[int(scores.argmax())])
+        weights = np.exp(scores - scores.max())
+        return int(actions[int(rng.choice(len(actions), p=weights / weights.sum()))])
 
 
 def random_numpy_policy(

@@ -158,7 +158,8 @@ class BatchedTrainer:
         """The numpy policy ``config.start`` (checked against the game), or None."""
         if self.config.start is None:
             return None
-        from tableenvs.policies.model_file import check_model_fits, load_numpy_policy
+        from tableenvs.policies.model_env import check_model_fits
+        from tableenvs.policies.model_file import load_numpy_policy
 
         model = load_numpy_policy(self.config.start)
         check_model_fits(model, self.envs[0])

@@ -1,0 +1,153 @@
+"""The ``openings`` recipe: a Rummikub model that chooses its opening meld, trained on the returns of games (issue 28).
+
+Where you are: a training recipe beside :mod:`tableenvs.training.recipe`, for Rummikub only. At 4 players the
+heuristic's play once opened is hard to improve on, and what a different choice gains is mostly the size of the
+opening meld (docs/training.md). So the model is a **candidate scorer**: at each decision before its opening meld it
+scores every candidate opening of :class:`tableenvs.rummikub.openings.OpeningChoices` from that candidate's
+features (a linear layer: ``features @ W + b``) and plays towards the best; after the opening it plays the
+heuristic's play. The file is a numpy policy whose header names ``candidates`` (:mod:`tableenvs.policies.model_file`).
+
+**Training: the cross-entropy method on returns.** A Gaussian over the weights (mean ``mu``, per-weight spread ``sd``),
+started at "the most tiles and points" (``mu`` = 1 for both, 0 for the rest: about the heuristic's own opening) with
+``sd`` = 1. Each generation draws ``population`` weight vectors (the first is ``mu`` itself), plays each in the
+standard evaluation against the heuristic (``games`` games, two seats against two heuristics, every seating, duplicate
+deals: :func:`tableenvs.evaluation.evaluate`, as ``tableenvs eval`` does) on the generation's own deals (``seed`` ``=
+TRAIN_SEED + 1000 * (seed + 1) + generation``: never the deals of ``tableenvs eval``'s default seeds), keeps the
+``elite`` of highest paired score difference, and moves ``mu`` to their mean and ``sd`` to 0.8 times their spread
+plus 0.05. The score of ``mu`` on each generation's fresh deals is an unbiased measure of where the recipe stands:
+that is the learning curve (``progress.jsonl``, one line per generation). Every draw comes from a generator seeded by
+``(seed, generation)``, and the games are deterministic, so a rerun makes the same model; a rerun on the same
+directory continues from its last finished generation. Units: games; times are seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tableenvs.core.registry import make_raw
+from tableenvs.core.validation import check_at_least
+from tableenvs.paths import write_text_atomic
+from tableenvs.policies.model_env import model_options
+from tableenvs.policies.model_file import NumpyModel, save_for_env
+from tableenvs.policies.numpy_policy import NumpyPolicy
+
+GAME = "rummikub_v0"
+CANDIDATES = "rummikub_openings_v1"
+#: Deals of the training games: ``TRAIN_SEED + 1000 * (seed + 1) + generation`` (``tableenvs eval`` uses 0, 1, ...).
+TRAIN_SEED = 7_000_000
+#: Weights of the start (``mu``), in :data:`tableenvs.rummikub.openings.FEATURES` order: the most tiles and points.
+START = (1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+def scorer(env: Any, weights: np.ndarray, name: str = "openings") -> NumpyPolicy:
+    """The candidate scorer with these weights (one per feature; the bias is 0: it moves every score alike) as a
+    policy for ``env``."""
+    from tableenvs.core.layout import layout_version
+
+    raw = env.unwrapped
+    model = NumpyModel(
+        name=name,
+        game=GAME,
+        options=model_options(raw),
+        layout_version=layout_version(raw),
+        observation_size=len(START),
+        num_actions=1,
+        hidden=(),
+        activation="relu",
+        weights=((np.asarray(weights, np.float32).reshape(-1, 1), np.zeros(1, np.float32)),),
+        candidates=CANDIDATES,
+    )
+    return NumpyPolicy(model, raw)
+
+
+def _score(job: tuple[dict[str, Any], np.ndarray, int, int]) -> float:
+    """The paired score difference of one weight vector against the heuristic (a worker's task)."""
+    from tableenvs.evaluation import evaluate
+
+    options, weights, seed, games = job
+    env = make_raw(GAME, **options)
+    policy = scorer(env, weights)
+    players = options.get("num_players")
+    rest = {key: value for key, value in options.items() if key != "num_players"}
+    result = evaluate(GAME, [policy, "heuristic"], games, num_players=players, options=rest, seed=seed, workers=1)
+    return float(result.paired[0]["score_diff"])
+
+
+def train_openings(
+    out_dir: str | Path,
+    *,
+    options: dict[str, Any] | None = None,
+    generations: int = 10,
+    population: int = 12,
+    elite: int = 4,
+    games: int = 2000,
+    workers: int = 2,
+    seed: int = 0,
+    say: Callable[[str], Any] = print,
+) -> Path:
+    """Run the recipe (module docstring) under ``out_dir``; returns ``out_dir/model.npz``. ``options``: the env's
+    (the player count among them; default 4 players)."""
+    for name, value, least in (
+        ("generations", generations, 1), ("population", population, 2), ("games", games, 2), ("workers", workers, 1)
+    ):  # fmt: skip
+        check_at_least(name, value, least)
+    check_at_least("elite", elite, 1)
+    if elite >= population:
+        raise ValueError(f"elite must be below population ({population}), got {elite}")
+    options = dict(options or {})
+    env = make_raw(GAME, **options)
+    options = model_options(env)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    progress = out / "progress.jsonl"
+    lines = [json.loads(line) for line in progress.read_text().splitlines()] if progress.exists() else []
+    settings = {"options": options, "population": population, "elite": elite, "games": games, "seed": seed}
+    if lines and lines[0].get("settings") != settings:
+        raise ValueError(f"{out} holds a run with other settings ({lines[0].get('settings')}); use another --out")
+    size = len(START)
+    mu = np.array(START) if not lines else np.asarray(lines[-1]["mu"])
+    sd = np.ones(size) if not lines else np.asarray(lines[-1]["sd"])
+    began = time.perf_counter()
+    with ProcessPoolExecutor(workers) as pool:
+        for generation in range(len(lines), generations):
+            rng = np.random.default_rng([seed, generation])
+            draws = mu + sd * rng.standard_normal((population, size))
+            draws[0] = mu
+            deals = TRAIN_SEED + 1000 * (seed + 1) + generation
+            scores = np.array(list(pool.map(_score, [(options, w, deals, games) for w in draws])))
+            best = np.argsort(-scores, kind="stable")[:elite]
+            line: dict[str, Any] = {
+                "generation": generation,
+                "deals": deals,
+                "mu_score": float(scores[0]),  # the start of this generation on its fresh deals: the curve
+                "best_score": float(scores[best[0]]),
+                "mean_score": float(scores.mean()),
+                "seconds": round(time.perf_counter() - began, 1),
+            }
+            mu, sd = draws[best].mean(axis=0), 0.8 * draws[best].std(axis=0) + 0.05
+            line.update(mu=mu.tolist(), sd=sd.tolist())
+            if generation == 0:
+                line["settings"] = settings
+            lines.append(line)
+            write_text_atomic(progress, "".join(json.dumps(entry) + "\n" for entry in lines))
+            say(
+                f"generation {generation + 1}/{generations}: the mean weights score {scores[0]:+.2f} points against "
+                f"the heuristic, the best {scores[best[0]]:+.2f} ({line['seconds']:.0f} s)"
+            )
+    model = save_for_env(
+        out / "model.npz",
+        env,
+        weights=[(mu.reshape(-1, 1), np.zeros(1))],
+        activation="relu",
+        meta={"recipe": "openings", **settings, "generations": generations},
+        candidates=CANDIDATES,
+    )
+    say(f"wrote {model}")
+    return model
