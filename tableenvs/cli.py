@@ -20,7 +20,7 @@ sub-command's counts share, the error policy below, and the dispatch to the sub-
   continues a run (see :mod:`tableenvs.training.job`); ``--backend rllib`` trains with Ray RLlib instead, every seat
   learning, and writes a torch-only ``policy.pt`` that ``eval`` plays (see :mod:`tableenvs.training.rllib`); ``--recipe
   strong`` or ``--recipe search-clone`` runs a recipe instead (:mod:`tableenvs.training.recipe`; a rerun on the same
-  ``--out`` continues it).
+  ``--out`` continues it), ``--recipe openings`` Rummikub's (:mod:`tableenvs.training.openings`).
 * ``tableenvs serve [--host 127.0.0.1] [--port 8000]`` — play in the browser against any agents, several people
   at one table with a link each (needs the ``web`` extra; :mod:`tableenvs.web`, ``docs/web.md``).
 * ``tableenvs export MODEL.zip OUT.npz [--game ENV] [--players N] [--option K=V]`` — write a Stable-Baselines3
@@ -275,14 +275,17 @@ def _add_train_parser(commands) -> dict[str, object]:
     )
     train.add_argument(
         "--recipe",
-        choices=("strong", "search-clone"),
+        choices=("strong", "search-clone", "openings"),
         default=None,
         help="strong: clone the heuristic from its own games, then PPO from the clone in the batched trainer, the "
         "learner in every seat but one heuristic's (tableenvs.training.recipe, docs/training.md 'The strong "
         "recipe'); takes --timesteps (PPO steps, default 10000000 with the recipe), --players, --seed, --out, "
         "--label-games. search-clone: clone the game's default search from its own games, on the observation and "
-        "the game's derived inputs, no PPO; takes --players, --seed, --out, --label-games. Rerun a recipe on the "
-        "same --out to continue it (--resume is only for the plain job)",
+        "the game's derived inputs, no PPO; takes --players, --seed, --out, --label-games. openings (rummikub_v0 "
+        "only; numpy, no torch): a scorer of the candidate opening melds, trained by the cross-entropy method on its "
+        "score against the heuristic (tableenvs.training.openings); takes --timesteps (games played, default "
+        "240000: 10 generations of 12 weight vectors, 2,000 games each), --players, --seed, --out. Rerun a recipe "
+        "on the same --out to continue it (--resume is only for the plain job)",
     )
     train.add_argument(  # None: not given (the recipe's own default, tableenvs.commands.train)
         "--label-games",

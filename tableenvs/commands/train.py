@@ -1,6 +1,7 @@
 """``tableenvs train``: check the flags and the train extra, then train with Stable-Baselines3 (one seat learning,
 :mod:`tableenvs.training.job`), with ``--recipe strong`` or ``--recipe search-clone`` a recipe
-(:mod:`tableenvs.training.recipe`), with ``--backend rllib`` Ray RLlib (every seat learning,
+(:mod:`tableenvs.training.recipe`; ``--recipe openings``, Rummikub's: :mod:`tableenvs.training.openings`), with
+``--backend rllib`` Ray RLlib (every seat learning,
 :mod:`tableenvs.training.rllib`), or with ``--backend batched`` the batched trainer (every seat learning,
 :mod:`tableenvs.training.batched`).
 
@@ -36,7 +37,12 @@ _BATCHED_FLAGS = ("env", "timesteps", "players", "option", "seed", "out", "no_pr
 _RECIPE_FLAGS = {
     "strong": ("env", "timesteps", "players", "seed", "out", "recipe", "label_games", "learner_seats"),
     "search-clone": ("env", "players", "seed", "out", "recipe", "label_games"),
+    "openings": ("env", "timesteps", "players", "seed", "out", "recipe"),
 }
+#: ``--recipe openings``: the games of one weight vector, the vectors of a generation; ``--timesteps`` (games in all)
+#: when not given: 10 generations.
+OPENINGS_GAMES, OPENINGS_POPULATION = 2000, 12
+OPENINGS_TIMESTEPS = 10 * OPENINGS_GAMES * OPENINGS_POPULATION
 #: ``--label-games`` when not given, by recipe.
 RECIPE_LABEL_GAMES = {"strong": 1500, "search-clone": 300}
 #: ``--timesteps`` when not given (the parser's default is None, so that a given 50000 is told from none): the plain
@@ -160,6 +166,8 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
         raise ValueError(f"--recipe {name} does not take {', '.join(given)} (see tableenvs train --help)")
     if args.env is None:
         raise ValueError(f"train --recipe {name} needs an environment name")
+    if name == "openings":
+        return _train_openings(args)
     label_games = RECIPE_LABEL_GAMES[name] if args.label_games is None else args.label_games
     if label_games < 1:
         raise ValueError(f"--label-games must be an integer >= 1, got {label_games}")
@@ -201,6 +209,30 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
         steps=steps,
         seed=args.seed,
         fine_tune_options=None if seats is None else {"learner_seats": seats},
+    )
+    return 0
+
+
+def _train_openings(args: argparse.Namespace) -> int:
+    """``tableenvs train rummikub_v0 --recipe openings``: :func:`tableenvs.training.openings.train_openings` under
+    ``--out``, ``--timesteps`` games in all (whole generations of :data:`OPENINGS_POPULATION` weight vectors playing
+    :data:`OPENINGS_GAMES` games each), in 2 worker processes. Numpy only: the train extra is not needed."""
+    if args.env != "rummikub_v0":
+        raise ValueError(f"--recipe openings trains Rummikub's opening choice: it takes rummikub_v0, not {args.env}")
+    budget = OPENINGS_TIMESTEPS if args.timesteps is None else args.timesteps
+    per_generation = OPENINGS_GAMES * OPENINGS_POPULATION
+    if budget < per_generation:
+        raise ValueError(f"--timesteps (games, with --recipe openings) must be at least {per_generation}, got {budget}")
+    check_output_dir(args.out, "--out")
+    from tableenvs.training.openings import train_openings
+
+    train_openings(
+        args.out,
+        options={} if args.players is None else {"num_players": args.players},
+        generations=budget // per_generation,
+        population=OPENINGS_POPULATION,
+        games=OPENINGS_GAMES,
+        seed=args.seed,
     )
     return 0
 

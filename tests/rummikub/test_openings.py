@@ -177,3 +177,21 @@ def test_the_openings_recipe_writes_a_model_and_its_curve_and_continues_a_run(tm
         train_openings(tmp_path, generations=3, population=3, elite=1, games=8, workers=1, say=again.append)
     with pytest.raises(ValueError, match="elite must be below population"):
         train_openings(tmp_path / "x", population=2, elite=2)
+
+
+@pytest.mark.parametrize(
+    "flags, said",
+    [
+        (["llama_party_v0"], "--recipe openings trains Rummikub's opening choice: it takes rummikub_v0, not llama"),
+        (["rummikub_v0", "--timesteps", "10"], "--timesteps (games, with --recipe openings) must be at least 24000"),
+        (["rummikub_v0", "--label-games", "3"], "--recipe openings does not take --label-games"),
+        (["rummikub_v0", "--opponents", "heuristic"], "--recipe openings does not take --opponents"),
+    ],
+)
+def test_the_openings_recipe_on_the_command_line_refuses_what_it_does_not_read(flags, said, tmp_path, capsys):
+    from tableenvs.cli import main
+
+    code = main(["train", *flags, "--recipe", "openings", "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2 and said in err and err.count("\n") == 1
+    assert not (tmp_path / "r").exists()
