@@ -1,0 +1,121 @@
+"""The openings recipe's Rummikub model against the heuristic: its learning curve and the standard test on several
+sets of deals (issue 28, a record).
+
+Where you are: a long benchmark, never run in CI; it writes a block of docs/training.md. It runs (or continues, or
+just reads) ``tableenvs train rummikub_v0 --recipe openings --out RUN`` (:mod:`tableenvs.training.openings`:
+deterministic, so a rerun makes the same model), then plays the model's standard evaluation against the heuristic
+(two seats against two, every seating, duplicate deals: what ``tableenvs eval rummikub_v0 --policies
+MODEL,heuristic --games 2000 --seed S`` reports) for ``--repeats`` seeds from 0, and pools them as
+``rummikub_turn_rules.py --repeats`` does.
+
+    python benchmarks/rummikub_openings.py [--run runs/openings] [--repeats 6] [--games 2000] [--workers 2]
+        [--write-docs]
+
+Each evaluation is kept in ``benchmarks/results/rummikub_openings/`` with the SHA-256 of the model it played (a
+rerun with the same model reuses it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from common import finished_on_this_machine, replace_block
+from feature_clone import markers
+from rummikub_turn_rules import pooled
+
+from tableenvs.evaluation import evaluate
+from tableenvs.paths import write_text_atomic
+from tableenvs.training.openings import train_openings
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs" / "training.md"
+RESULTS = Path(__file__).resolve().parent / "results" / "rummikub_openings"
+BLOCK = "rummikub-openings"
+
+
+def test_row(model: Path, seed: int, games: int, workers: int) -> dict[str, Any]:
+    """The standard evaluation of ``model`` against the heuristic on seed ``seed`` (kept in RESULTS)."""
+    digest = hashlib.sha256(model.read_bytes()).hexdigest()[:12]
+    path = RESULTS / f"{digest}__{games}__s{seed}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    began = time.perf_counter()
+    paired = evaluate("rummikub_v0", [str(model), "heuristic"], games, num_players=4, seed=seed, workers=workers)
+    row = {"variant": digest, "games": games, "seed": seed, "seconds": round(time.perf_counter() - began, 1)}
+    row.update({key: value for key, value in paired.paired[0].items() if key != "policy"})
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, json.dumps(row, indent=1) + "\n")
+    return row
+
+
+def block(run: Path, rows: list[dict[str, Any]], command: str, finished: str) -> str:
+    curve = [json.loads(line) for line in (run / "progress.jsonl").read_text().splitlines()]
+    shown = run.absolute().relative_to(ROOT) if run.absolute().is_relative_to(ROOT) else run
+    lines = [
+        f"Run by `{command}`, {finished}.",
+        "",
+        "The curve (`progress.jsonl`): each generation's mean weights, the start of that generation, against the "
+        "heuristic on the generation's own 2,000 games (fresh deals), and the best of its draws (an optimistic "
+        "pick among noisy scores):",
+        "",
+        "| generation | mean weights − heuristic, points a game | best draw | wall time so far, min (2 workers) |",
+        "|---|---|---|---|",
+    ]
+    for line in curve:
+        lines.append(
+            f"| {line['generation'] + 1} | {line['mu_score']:+.2f} | {line['best_score']:+.2f} | "
+            f"{line['seconds'] / 60:.0f} |"
+        )
+    lines += [
+        "",
+        f"The model (`{shown}/model.npz`, SHA-256 {rows[0]['variant']}...) against the heuristic, the standard test on "
+        "each seed from 0 (two seats each, every seating, duplicate deals), and the seeds pooled:",
+        "",
+        "| seed | games (blocks) | points a game: model − heuristic [95%] | win rate [95%] |",
+        "|---|---|---|---|",
+    ]
+    for row in [*rows, pooled(rows)] if len(rows) > 1 else rows:
+        first = str(row["seed"]) if "sets" not in row else f"pooled ({row['passed']} of {row['sets']} pass alone)"
+        lines.append(
+            f"| {first} | {row['games']:,} ({row['blocks']:,}) | {row['score_diff']:+.2f} "
+            f"[{row['score_diff_low']:+.2f}, {row['score_diff_high']:+.2f}] | {row['win_diff']:+.3f} "
+            f"[{row['win_diff_low']:+.3f}, {row['win_diff_high']:+.3f}] |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", type=Path, default=ROOT / "runs" / "openings", help="the recipe's --out")
+    parser.add_argument("--repeats", type=int, default=6, help="seeds of the standard test, from 0")
+    parser.add_argument("--games", type=int, default=2000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--write-docs", action="store_true", help=f"write the {BLOCK} block of docs/training.md")
+    args = parser.parse_args()
+    for name in ("repeats", "games", "workers"):
+        if getattr(args, name) < 1:
+            sys.exit(f"--{name} must be at least 1, got {getattr(args, name)}")
+    load = os.getloadavg()[0]
+    model = train_openings(args.run, workers=args.workers)  # the recipe's defaults; continues or reads a run
+    rows = []
+    for seed in range(args.repeats):
+        row = test_row(model, seed, args.games, args.workers)
+        rows.append(row)
+        print(f"seed {seed}: {row['score_diff']:+.2f} [{row['score_diff_low']:+.2f}, {row['score_diff_high']:+.2f}] "
+              f"points, win rate {row['win_diff']:+.3f}", flush=True)  # fmt: skip
+    if args.write_docs:
+        command = "python benchmarks/rummikub_openings.py " + " ".join(sys.argv[1:])
+        text = block(args.run, rows, command.strip(), finished_on_this_machine(load))
+        replace_block(DOCS, *markers(BLOCK, "rummikub_openings.py"), text)
+        print(f"wrote the {BLOCK} block of {DOCS}")
+
+
+if __name__ == "__main__":
+    main()
