@@ -28,7 +28,7 @@ from typing import Any
 
 from common import finished_on_this_machine, replace_block
 from feature_clone import markers
-from rummikub_turn_rules import pooled
+from rummikub_turn_rules import cells, pooled
 
 from tableenvs.evaluation import evaluate
 from tableenvs.paths import write_text_atomic
@@ -83,11 +83,7 @@ def block(run: Path, rows: list[dict[str, Any]], command: str, finished: str) ->
     ]
     for row in [*rows, pooled(rows)] if len(rows) > 1 else rows:
         first = str(row["seed"]) if "sets" not in row else f"pooled ({row['passed']} of {row['sets']} pass alone)"
-        lines.append(
-            f"| {first} | {row['games']:,} ({row['blocks']:,}) | {row['score_diff']:+.2f} "
-            f"[{row['score_diff_low']:+.2f}, {row['score_diff_high']:+.2f}] | {row['win_diff']:+.3f} "
-            f"[{row['win_diff_low']:+.3f}, {row['win_diff_high']:+.3f}] |"
-        )
+        lines.append(f"| {first} | {row['games']:,} ({row['blocks']:,}) | {cells(row)} |")
     return "\n".join(lines)
 
 

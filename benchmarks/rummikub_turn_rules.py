@@ -66,8 +66,10 @@ from tableenvs.paths import write_text_atomic
 from tableenvs.policies import play_game
 from tableenvs.rummikub.agents import HeuristicPolicy
 from tableenvs.rummikub.encoder import LAYOUT
+from tableenvs.rummikub.openings import shape_score as shape
+from tableenvs.rummikub.openings import smaller_openings
 from tableenvs.rummikub.solver import is_valid_play, solve
-from tableenvs.rummikub.tiles import JOKER, NUM_TILES, NUMBERS, TILE_TYPES, TILE_VALUES, number_of
+from tableenvs.rummikub.tiles import NUM_TILES, TILE_VALUES
 
 GAME = "rummikub_v0"
 PLAYERS = 4
@@ -129,18 +131,6 @@ class Hold3(Hold):
     keep = 3
 
 
-def shape(rack: np.ndarray) -> float:
-    """The rack's shape score of the module docstring (higher: more tiles that may make melds later)."""
-    held = np.minimum(rack[:JOKER], 1).reshape(-1, NUMBERS).astype(np.float64)
-    colours = held.sum(axis=0)
-    return float(
-        2.0 * (held[:, 1:] * held[:, :-1]).sum()
-        + (held[:, 2:] * held[:, :-2]).sum()
-        + 1.5 * (colours * (colours - 1) / 2).sum()
-        + 3.0 * rack[JOKER]
-    )
-
-
 class Shape(TurnRule):
     removed = 1  # tile types left out of the re-solves, at most
     opening_only = False  # choose by shape only for the opening meld (the heuristic's play after it)
@@ -172,40 +162,6 @@ class ShapeOpening(Shape):
     opening_only = True
 
 
-def meld_options(meld: Any) -> list[tuple[np.ndarray, int]]:
-    """``(count vector, opening points)`` of each meld inside ``meld`` (a solver :class:`Meld`): itself, a run's
-    shorter runs (3 tiles or more), a group of four's groups of three; a joker counts the number it stands for."""
-
-    def option(positions: Any) -> tuple[np.ndarray, int]:
-        counts = np.zeros(TILE_TYPES, np.int64)
-        for i in positions:
-            counts[meld.tiles[i]] += 1
-        return counts, sum(number_of(meld.stands_for[i]) for i in positions)
-
-    size = len(meld.tiles)
-    options = [option(range(size))]
-    if meld.kind == "run":
-        options += [option(range(a, b)) for a in range(size) for b in range(a + 3, size + 1) if b - a < size]
-    elif size == 4:
-        options += [option([i for i in range(4) if i != left_out]) for left_out in range(4)]
-    return options
-
-
-def smaller_openings(rule: TurnRule, rack: np.ndarray, table: np.ndarray) -> list[tuple[np.ndarray, int]]:
-    """``(play, points)`` of every opening inside the solver's two (``min-open`` in the module docstring)."""
-    openings = []
-    for objective in ("value", "tiles"):
-        solution = solve(table, rack, objective=objective, opening=True, min_initial=rule.min_initial)
-        if solution is None:
-            continue
-        per_meld = [[(np.zeros(TILE_TYPES, np.int64), 0), *meld_options(m)] for m in solution.opening_melds]
-        for choice in itertools.product(*per_meld):
-            points = sum(part[1] for part in choice)
-            if points >= rule.min_initial:
-                openings.append((sum(part[0] for part in choice), points))
-    return openings
-
-
 class MinOpen(TurnRule):
     late = None  # the pool size (tiles) below which the rule applies; None: always
 
@@ -217,7 +173,7 @@ class MinOpen(TurnRule):
         play = self.solved(table, rack, opened)
         if opened or play is None or (self.late is not None and self._pool >= self.late):
             return play
-        return min(smaller_openings(self, rack, table), key=lambda option: self.order(rack, *option))[0]
+        return min(smaller_openings(table, rack, self.min_initial), key=lambda option: self.order(rack, *option))[0]
 
     def order(self, rack: np.ndarray, play: np.ndarray, points: int) -> tuple:
         return (int(play.sum()), points)
@@ -323,6 +279,14 @@ def pooled(sets: list[dict[str, Any]]) -> dict[str, Any]:
     return row
 
 
+def cells(duel: dict[str, Any]) -> str:
+    """A test's score and win-rate differences with their intervals, as two table cells."""
+    return (
+        f"{duel['score_diff']:+.2f} [{duel['score_diff_low']:+.2f}, {duel['score_diff_high']:+.2f}] | "
+        f"{duel['win_diff']:+.3f} [{duel['win_diff_low']:+.3f}, {duel['win_diff_high']:+.3f}]"
+    )
+
+
 def block(rows: list[dict[str, Any]], duels: list[dict[str, Any]], command: str, finished: str) -> str:
     lines = [
         f"Run by `{command}`, {finished}.",
@@ -347,11 +311,7 @@ def block(rows: list[dict[str, Any]], duels: list[dict[str, Any]], command: str,
             first = f"seed {duel['seed']}" if "sets" not in duel else (
                 f"pooled: seeds {duel['seed']} ({duel['passed']} of {duel['sets']} sets pass alone)"
             )  # fmt: skip
-            lines.append(
-                f"| `{duel['variant']}` | {duel['games']:,} ({duel['blocks']:,}), {first} | "
-                f"{duel['score_diff']:+.2f} [{duel['score_diff_low']:+.2f}, {duel['score_diff_high']:+.2f}] | "
-                f"{duel['win_diff']:+.3f} [{duel['win_diff_low']:+.3f}, {duel['win_diff_high']:+.3f}] |"
-            )
+            lines.append(f"| `{duel['variant']}` | {duel['games']:,} ({duel['blocks']:,}), {first} | {cells(duel)} |")
     return "\n".join(lines)
 
 
