@@ -6,13 +6,15 @@ just reads) ``tableenvs train rummikub_v0 --recipe openings --out RUN`` (:mod:`t
 deterministic, so a rerun makes the same model), then plays the model's standard evaluation against the heuristic
 (two seats against two, every seating, duplicate deals: what ``tableenvs eval rummikub_v0 --policies
 MODEL,heuristic --games 2000 --seed S`` reports) for ``--repeats`` seeds from 0, and pools them as
-``rummikub_turn_rules.py --repeats`` does.
+``rummikub_turn_rules.py --repeats`` does. ``--seed`` is the recipe's (default 0; its run in ``runs/openings``, other
+seeds' in ``runs/openings-s<seed>``).
 
-    python benchmarks/rummikub_openings.py [--run runs/openings] [--repeats 6] [--games 2000] [--workers 2]
-        [--write-docs]
+    python benchmarks/rummikub_openings.py [--seed 0] [--run runs/openings] [--repeats 6] [--games 2000]
+        [--workers 2] [--write-docs]
 
 Each evaluation is kept in ``benchmarks/results/rummikub_openings/`` with the SHA-256 of the model it played (a
-rerun with the same model reuses it).
+rerun with the same model reuses it), and each run's curve and tests as ``run__s<seed>.json``: the block shows every
+run measured.
 """
 
 from __future__ import annotations
@@ -55,41 +57,57 @@ def test_row(model: Path, seed: int, games: int, workers: int) -> dict[str, Any]
     return row
 
 
-def block(run: Path, rows: list[dict[str, Any]], command: str, finished: str) -> str:
-    curve = [json.loads(line) for line in (run / "progress.jsonl").read_text().splitlines()]
+def summary(run: Path, seed: int, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the block shows of one recipe run (kept in RESULTS as ``run__s<seed>.json``, so that the block shows every
+    run measured, each with the command that made it)."""
     shown = run.absolute().relative_to(ROOT) if run.absolute().is_relative_to(ROOT) else run
+    curve = [json.loads(line) for line in (run / "progress.jsonl").read_text().splitlines()]
+    command = f"python benchmarks/rummikub_openings.py --seed {seed} --run {shown}"
+    record = {"run": str(shown), "seed": seed, "command": command, "curve": curve, "rows": rows}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(RESULTS / f"run__s{seed}.json", json.dumps(record, indent=1) + "\n")
+    return record
+
+
+def block(records: list[dict[str, Any]], finished: str) -> str:
     lines = [
-        f"Run by `{command}`, {finished}.",
-        "",
-        "The curve (`progress.jsonl`): each generation's mean weights, the start of that generation, against the "
-        "heuristic on the generation's own 2,000 games (fresh deals), and the best of its draws (an optimistic "
-        "pick among noisy scores):",
-        "",
-        "| generation | mean weights − heuristic, points a game | best draw | wall time so far, min (2 workers) |",
-        "|---|---|---|---|",
+        "Each recipe run measured (`tableenvs train rummikub_v0 --recipe openings --seed S`); the last command "
+        f"{finished}."
     ]
-    for line in curve:
-        lines.append(
-            f"| {line['generation'] + 1} | {line['mu_score']:+.2f} | {line['best_score']:+.2f} | "
-            f"{line['seconds'] / 60:.0f} |"
-        )
-    lines += [
-        "",
-        f"The model (`{shown}/model.npz`, SHA-256 {rows[0]['variant']}...) against the heuristic, the standard test on "
-        "each seed from 0 (two seats each, every seating, duplicate deals), and the seeds pooled:",
-        "",
-        "| seed | games (blocks) | points a game: model − heuristic [95%] | win rate [95%] |",
-        "|---|---|---|---|",
-    ]
-    for row in [*rows, pooled(rows)] if len(rows) > 1 else rows:
-        first = str(row["seed"]) if "sets" not in row else f"pooled ({row['passed']} of {row['sets']} pass alone)"
-        lines.append(f"| {first} | {row['games']:,} ({row['blocks']:,}) | {cells(row)} |")
+    for record in records:
+        rows = record["rows"]
+        lines += [
+            "",
+            f"**Seed {record['seed']}** (`{record['command']}`). The curve (`progress.jsonl`): each generation's mean "
+            "weights, the start of that generation, against the heuristic on the generation's own 2,000 games (fresh "
+            "deals), and the best of its draws (an optimistic pick among noisy scores):",
+            "",
+            "| generation | mean weights − heuristic, points a game | best draw | wall time so far, min (2 workers) |",
+            "|---|---|---|---|",
+        ]
+        for line in record["curve"]:
+            lines.append(
+                f"| {line['generation'] + 1} | {line['mu_score']:+.2f} | {line['best_score']:+.2f} | "
+                f"{line['seconds'] / 60:.0f} |"
+            )
+        lines += [
+            "",
+            f"Its model (`{record['run']}/model.npz`, SHA-256 {rows[0]['variant']}...) against the heuristic, the "
+            "standard test on each seed from 0 (two seats each, every seating, duplicate deals), and the seeds pooled:",
+            "",
+            "| test seed | games (blocks) | points a game: model − heuristic [95%] | win rate [95%] |",
+            "|---|---|---|---|",
+        ]
+        for row in [*rows, pooled(rows)] if len(rows) > 1 else rows:
+            first = str(row["seed"]) if "sets" not in row else f"pooled ({row['passed']} of {row['sets']} pass alone)"
+            lines.append(f"| {first} | {row['games']:,} ({row['blocks']:,}) | {cells(row)} |")
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run", type=Path, default=ROOT / "runs" / "openings", help="the recipe's --out")
+    parser.add_argument("--seed", type=int, default=0, help="the recipe's --seed")
+    parser.add_argument("--run", type=Path, default=None, help="the recipe's --out (default runs/openings[-sSEED])")
     parser.add_argument("--repeats", type=int, default=6, help="seeds of the standard test, from 0")
     parser.add_argument("--games", type=int, default=2000)
     parser.add_argument("--workers", type=int, default=2)
@@ -98,18 +116,19 @@ def main() -> None:
     for name in ("repeats", "games", "workers"):
         if getattr(args, name) < 1:
             sys.exit(f"--{name} must be at least 1, got {getattr(args, name)}")
+    run = args.run or ROOT / "runs" / ("openings" if args.seed == 0 else f"openings-s{args.seed}")
     load = os.getloadavg()[0]
-    model = train_openings(args.run, workers=args.workers)  # the recipe's defaults; continues or reads a run
+    model = train_openings(run, workers=args.workers, seed=args.seed)  # the recipe's defaults; continues or reads it
     rows = []
     for seed in range(args.repeats):
         row = test_row(model, seed, args.games, args.workers)
         rows.append(row)
-        print(f"seed {seed}: {row['score_diff']:+.2f} [{row['score_diff_low']:+.2f}, {row['score_diff_high']:+.2f}] "
-              f"points, win rate {row['win_diff']:+.3f}", flush=True)  # fmt: skip
+        print(f"test seed {seed}: {row['score_diff']:+.2f} [{row['score_diff_low']:+.2f}, "
+              f"{row['score_diff_high']:+.2f}] points, win rate {row['win_diff']:+.3f}", flush=True)  # fmt: skip
+    summary(run, args.seed, rows)
     if args.write_docs:
-        command = "python benchmarks/rummikub_openings.py " + " ".join(sys.argv[1:])
-        text = block(args.run, rows, command.strip(), finished_on_this_machine(load))
-        replace_block(DOCS, *markers(BLOCK, "rummikub_openings.py"), text)
+        records = [json.loads(path.read_text()) for path in sorted(RESULTS.glob("run__s*.json"))]
+        replace_block(DOCS, *markers(BLOCK, "rummikub_openings.py"), block(records, finished_on_this_machine(load)))
         print(f"wrote the {BLOCK} block of {DOCS}")
 
 
