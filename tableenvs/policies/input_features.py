@@ -44,12 +44,7 @@ def feature_size(name: str) -> int:
 
 def input_features(name: str, env: Any) -> Any:
     """The named features for ``env`` (raw or wrapped): ``(observation, mask) -> float32[feature_size(name)]``."""
-    factory = _factory(name)  # refuses an unknown name
-    game = FEATURES[name][0]
-    raw = getattr(env, "unwrapped", env)
-    if raw.metadata["name"] != game:
-        raise ValueError(f"input_features {name!r} read {game}, not {raw.metadata['name']}")
-    return factory(raw)
+    return _built(name, env, FEATURES, "input_features")
 
 
 def candidate_size(name: str) -> int:
@@ -59,9 +54,14 @@ def candidate_size(name: str) -> int:
 
 def candidate_choices(name: str, env: Any) -> Any:
     """The named candidates for ``env`` (raw or wrapped): ``(observation, mask) -> (float32[K, size], int64[K])``."""
-    factory = _factory(name, CANDIDATES, "candidates")  # refuses an unknown name
-    game = CANDIDATES[name][0]
+    return _built(name, env, CANDIDATES, "candidates")
+
+
+def _built(name: str, env: Any, table: dict[str, tuple[str, str]], kind: str) -> Any:
+    """The factory named ``name`` in ``table`` built for ``env``; refused when unknown or made for another game."""
+    factory = _factory(name, table, kind)  # refuses an unknown name
+    game = table[name][0]
     raw = getattr(env, "unwrapped", env)
     if raw.metadata["name"] != game:
-        raise ValueError(f"candidates {name!r} are {game}'s, not {raw.metadata['name']}'s")
+        raise ValueError(f"{kind} {name!r} read {game}, not {raw.metadata['name']}")
     return factory(raw)

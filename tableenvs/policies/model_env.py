@@ -54,17 +54,18 @@ def check_model_fits(model: Any, env: Any) -> None:
             f"model {model.name!r} was saved for {game}'s observation layout version {model.layout_version} but this "
             f"tableenvs encodes version {version}: retrain the model (or export it again from a matching run)"
         )
+    if model.candidates:  # the network scores one candidate play from its features, not the observation
+        size = candidate_size(model.candidates)
+        if model.observation_size != size:
+            raise ValueError(
+                f"model {model.name!r} scores candidates of {model.observation_size} features but its candidates "
+                f"{model.candidates!r} give {size}"
+            )
+        return
     agent = raw.possible_agents[0]
     sizes = (int(raw.observation_space(agent)["observation"].shape[0]), int(raw.action_space(agent).n))
     if model.input_features:  # the network's input is the observation and the derived features after it
         sizes = (sizes[0] + feature_size(model.input_features), sizes[1])
-    if model.candidates:  # the network scores one candidate play from its features
-        if model.observation_size != candidate_size(model.candidates):
-            raise ValueError(
-                f"model {model.name!r} scores candidates of {model.observation_size} features but its candidates "
-                f"{model.candidates!r} give {candidate_size(model.candidates)}"
-            )
-        return
     if (model.observation_size, model.num_actions) != sizes:
         raise ValueError(
             f"model {model.name!r} expects observations of size {model.observation_size} and {model.num_actions} "

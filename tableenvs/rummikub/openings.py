@@ -138,7 +138,6 @@ class OpeningChoices:
 
     def __init__(self, env: Any) -> None:
         self.heuristic = HeuristicPolicy(env)
-        self.min_initial = self.heuristic.min_initial
         self._key: bytes | None = None
         self._plays: list[np.ndarray] = []
         self._features = np.zeros((0, self.size), np.float32)
@@ -150,7 +149,7 @@ class OpeningChoices:
             key = rack.tobytes() + table.tobytes()
             if key != self._key:
                 self._key = key
-                openings = smaller_openings(table, rack, self.min_initial)
+                openings = smaller_openings(table, rack, self.heuristic.min_initial)
                 self._plays = [play for play, _ in openings]
                 rows = [opening_features(observation, rack, play, points) for play, points in openings]
                 self._features = np.stack(rows) if rows else np.zeros((0, self.size), np.float32)
