@@ -27,6 +27,7 @@ FEATURES = {
 #: name -> (the game it reads, "module:class" of its factory): candidate plays and their features.
 CANDIDATES = {
     "rummikub_openings_v1": ("rummikub_v0", "tableenvs.rummikub.openings:OpeningChoices"),
+    "rummikub_holding_v1": ("rummikub_v0", "tableenvs.rummikub.holding:HoldingChoices"),
 }
 
 

@@ -39,16 +39,22 @@ from tableenvs.policies.model_file import NumpyModel, save_for_env
 from tableenvs.policies.numpy_policy import NumpyPolicy
 
 GAME = "rummikub_v0"
-CANDIDATES = "rummikub_openings_v1"
 #: Deals of the training games: ``TRAIN_SEED + 1000 * (seed + 1) + generation`` (``tableenvs eval`` uses 0, 1, ...).
 TRAIN_SEED = 7_000_000
 #: Weights of the start (``mu``), in :data:`tableenvs.rummikub.openings.FEATURES` order: the most tiles and points.
 START = (1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+#: recipe -> (the candidates its model scores, the start of its weights). ``holding``'s start is ``openings``' with 0
+#: on the columns of the choice to hold (:data:`tableenvs.rummikub.holding.FEATURES`): the draw and the play both
+#: score 0 and the first, the play, is taken: the heuristic's play.
+RECIPES = {
+    "openings": ("rummikub_openings_v1", START),
+    "holding": ("rummikub_holding_v1", START + (0.0,) * 13),
+}
 
 
-def scorer(env: Any, weights: np.ndarray, name: str = "openings") -> NumpyPolicy:
-    """The candidate scorer with these weights (one per feature; the bias is 0: it moves every score alike) as a
-    policy for ``env``."""
+def scorer(env: Any, weights: np.ndarray, name: str = "openings", recipe: str = "openings") -> NumpyPolicy:
+    """The candidate scorer of ``recipe``'s candidates with these weights (one per feature; the bias is 0: it moves
+    every score alike) as a policy for ``env``."""
     from tableenvs.core.layout import layout_version
 
     raw = env.unwrapped
@@ -57,23 +63,23 @@ def scorer(env: Any, weights: np.ndarray, name: str = "openings") -> NumpyPolicy
         game=GAME,
         options=model_options(raw),
         layout_version=layout_version(raw),
-        observation_size=len(START),
+        observation_size=len(RECIPES[recipe][1]),
         num_actions=1,
         hidden=(),
         activation="relu",
         weights=((np.asarray(weights, np.float32).reshape(-1, 1), np.zeros(1, np.float32)),),
-        candidates=CANDIDATES,
+        candidates=RECIPES[recipe][0],
     )
     return NumpyPolicy(model, raw)
 
 
-def _score(job: tuple[dict[str, Any], np.ndarray, int, int]) -> float:
+def _score(job: tuple[str, dict[str, Any], np.ndarray, int, int]) -> float:
     """The paired score difference of one weight vector against the heuristic (a worker's task)."""
     from tableenvs.evaluation import evaluate
 
-    options, weights, seed, games = job
+    recipe, options, weights, seed, games = job
     env = make_raw(GAME, **options)
-    policy = scorer(env, weights)
+    policy = scorer(env, weights, recipe=recipe)
     players = options.get("num_players")
     rest = {key: value for key, value in options.items() if key != "num_players"}
     result = evaluate(GAME, [policy, "heuristic"], games, num_players=players, options=rest, seed=seed, workers=1)
@@ -83,6 +89,7 @@ def _score(job: tuple[dict[str, Any], np.ndarray, int, int]) -> float:
 def train_openings(
     out_dir: str | Path,
     *,
+    recipe: str = "openings",
     options: dict[str, Any] | None = None,
     generations: int = 10,
     population: int = 12,
@@ -92,8 +99,10 @@ def train_openings(
     seed: int = 0,
     say: Callable[[str], Any] = print,
 ) -> Path:
-    """Run the recipe (module docstring) under ``out_dir``; returns ``out_dir/model.npz``. ``options``: the env's
-    (the player count among them; default 4 players)."""
+    """Run ``recipe`` (a name of :data:`RECIPES`; the module docstring) under ``out_dir``; returns
+    ``out_dir/model.npz``. ``options``: the env's (the player count among them; default 4 players)."""
+    if recipe not in RECIPES:
+        raise ValueError(f"unknown recipe {recipe!r}; known: {', '.join(RECIPES)}")
     for name, value, least in (
         ("generations", generations, 1), ("population", population, 2), ("games", games, 2), ("workers", workers, 1)
     ):  # fmt: skip
@@ -109,10 +118,13 @@ def train_openings(
     progress = out / "progress.jsonl"
     lines = [json.loads(line) for line in progress.read_text().splitlines()] if progress.exists() else []
     settings = {"options": options, "population": population, "elite": elite, "games": games, "seed": seed}
+    if recipe != "openings":  # the openings recipe's runs predate the key
+        settings["recipe"] = recipe
+    candidates, start = RECIPES[recipe]
     if lines and lines[0].get("settings") != settings:
         raise ValueError(f"{out} holds a run with other settings ({lines[0].get('settings')}); use another --out")
-    size = len(START)
-    mu = np.array(START) if not lines else np.asarray(lines[-1]["mu"])
+    size = len(start)
+    mu = np.array(start) if not lines else np.asarray(lines[-1]["mu"])
     sd = np.ones(size) if not lines else np.asarray(lines[-1]["sd"])
     began = time.perf_counter()
     with ProcessPoolExecutor(workers) as pool:
@@ -121,7 +133,7 @@ def train_openings(
             draws = mu + sd * rng.standard_normal((population, size))
             draws[0] = mu
             deals = TRAIN_SEED + 1000 * (seed + 1) + generation
-            scores = np.array(list(pool.map(_score, [(options, w, deals, games) for w in draws])))
+            scores = np.array(list(pool.map(_score, [(recipe, options, w, deals, games) for w in draws])))
             best = np.argsort(-scores, kind="stable")[:elite]
             line: dict[str, Any] = {
                 "generation": generation,
@@ -146,8 +158,8 @@ def train_openings(
         env,
         weights=[(mu.reshape(-1, 1), np.zeros(1))],
         activation="relu",
-        meta={"recipe": "openings", **settings, "generations": generations},
-        candidates=CANDIDATES,
+        meta={"recipe": recipe, **settings, "generations": generations},
+        candidates=candidates,
     )
     say(f"wrote {model}")
     return model

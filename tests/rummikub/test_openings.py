@@ -140,7 +140,7 @@ def test_a_file_naming_candidates_wrongly_is_refused_in_one_line(tmp_path):
     )  # fmt: skip
     one = [(np.ones((len(FEATURES), 1)), np.zeros(1))]
     cases = [
-        (dict(weights=one, candidates="nope_v1"), "candidates must be one of rummikub_openings_v1, got 'nope_v1'"),
+        (dict(weights=one, candidates="nope_v1"), "candidates must be one of rummikub_openings_v1, rummikub_holding_v1, got 'nope_v1'"),
         (dict(weights=[(np.ones((len(FEATURES), 2)), np.zeros(2))], candidates="rummikub_openings_v1"),
          "has num_actions 1, got 2"),
         (dict(weights=one, candidates="rummikub_openings_v1", input_features="rummikub_turn_plans_v1"),
