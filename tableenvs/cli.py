@@ -20,7 +20,8 @@ sub-command's counts share, the error policy below, and the dispatch to the sub-
   continues a run (see :mod:`tableenvs.training.job`); ``--backend rllib`` trains with Ray RLlib instead, every seat
   learning, and writes a torch-only ``policy.pt`` that ``eval`` plays (see :mod:`tableenvs.training.rllib`); ``--recipe
   strong`` or ``--recipe search-clone`` runs a recipe instead (:mod:`tableenvs.training.recipe`; a rerun on the same
-  ``--out`` continues it), ``--recipe openings`` Rummikub's (:mod:`tableenvs.training.openings`).
+  ``--out`` continues it), ``--recipe openings`` and ``--recipe holding`` Rummikub's
+  (:mod:`tableenvs.training.openings`).
 * ``tableenvs serve [--host 127.0.0.1] [--port 8000]`` — play in the browser against any agents, several people
   at one table with a link each (needs the ``web`` extra; :mod:`tableenvs.web`, ``docs/web.md``).
 * ``tableenvs export MODEL.zip OUT.npz [--game ENV] [--players N] [--option K=V]`` — write a Stable-Baselines3
@@ -275,7 +276,7 @@ def _add_train_parser(commands) -> dict[str, object]:
     )
     train.add_argument(
         "--recipe",
-        choices=("strong", "search-clone", "openings"),
+        choices=("strong", "search-clone", "openings", "holding"),
         default=None,
         help="strong: clone the heuristic from its own games, then PPO from the clone in the batched trainer, the "
         "learner in every seat but one heuristic's (tableenvs.training.recipe, docs/training.md 'The strong "
@@ -284,8 +285,10 @@ def _add_train_parser(commands) -> dict[str, object]:
         "the game's derived inputs, no PPO; takes --players, --seed, --out, --label-games. openings (rummikub_v0 "
         "only; numpy, no torch): a scorer of the candidate opening melds, trained by the cross-entropy method on its "
         "score against the heuristic (tableenvs.training.openings); takes --timesteps (games played, default "
-        "240000: 10 generations of 12 weight vectors, 2,000 games each), --players, --seed, --out. Rerun a recipe "
-        "on the same --out to continue it (--resume is only for the plain job)",
+        "240000: 10 generations of 12 weight vectors, 2,000 games each), --players, --seed, --out. holding "
+        "(rummikub_v0 only; numpy): the same, scoring also whether to play or hold (draw) once opened; --timesteps "
+        "default 144000 (12 generations of 12 weight vectors, 1,000 games each). Rerun a recipe on the same --out "
+        "to continue it (--resume is only for the plain job)",
     )
     train.add_argument(  # None: not given (the recipe's own default, tableenvs.commands.train)
         "--label-games",

@@ -1,6 +1,7 @@
 """``tableenvs train``: check the flags and the train extra, then train with Stable-Baselines3 (one seat learning,
 :mod:`tableenvs.training.job`), with ``--recipe strong`` or ``--recipe search-clone`` a recipe
-(:mod:`tableenvs.training.recipe`; ``--recipe openings``, Rummikub's: :mod:`tableenvs.training.openings`), with
+(:mod:`tableenvs.training.recipe`; ``--recipe openings`` and ``--recipe holding``, Rummikub's:
+:mod:`tableenvs.training.openings`), with
 ``--backend rllib`` Ray RLlib (every seat learning,
 :mod:`tableenvs.training.rllib`), or with ``--backend batched`` the batched trainer (every seat learning,
 :mod:`tableenvs.training.batched`).
@@ -38,11 +39,14 @@ _RECIPE_FLAGS = {
     "strong": ("env", "timesteps", "players", "seed", "out", "recipe", "label_games", "learner_seats"),
     "search-clone": ("env", "players", "seed", "out", "recipe", "label_games"),
     "openings": ("env", "timesteps", "players", "seed", "out", "recipe"),
+    "holding": ("env", "timesteps", "players", "seed", "out", "recipe"),
 }
-#: ``--recipe openings``: the games of one weight vector, the vectors of a generation; ``--timesteps`` (games in all)
-#: when not given: 10 generations.
-OPENINGS_GAMES, OPENINGS_POPULATION = 2000, 12
-OPENINGS_TIMESTEPS = 10 * OPENINGS_GAMES * OPENINGS_POPULATION
+#: The cross-entropy recipes (Rummikub's, :mod:`tableenvs.training.openings`): the games of one weight vector, the
+#: vectors of a generation, and ``--timesteps`` (games in all) when not given.
+CEM_RECIPES = {
+    "openings": (2000, 12, 10 * 2000 * 12),  # 10 generations
+    "holding": (1000, 12, 12 * 1000 * 12),  # 12 generations
+}
 #: ``--label-games`` when not given, by recipe.
 RECIPE_LABEL_GAMES = {"strong": 1500, "search-clone": 300}
 #: ``--timesteps`` when not given (the parser's default is None, so that a given 50000 is told from none): the plain
@@ -166,8 +170,8 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
         raise ValueError(f"--recipe {name} does not take {', '.join(given)} (see tableenvs train --help)")
     if args.env is None:
         raise ValueError(f"train --recipe {name} needs an environment name")
-    if name == "openings":
-        return _train_openings(args)
+    if name in CEM_RECIPES:
+        return _train_cem(args)
     label_games = RECIPE_LABEL_GAMES[name] if args.label_games is None else args.label_games
     if label_games < 1:
         raise ValueError(f"--label-games must be an integer >= 1, got {label_games}")
@@ -213,25 +217,28 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     return 0
 
 
-def _train_openings(args: argparse.Namespace) -> int:
-    """``tableenvs train rummikub_v0 --recipe openings``: :func:`tableenvs.training.openings.train_openings` under
-    ``--out``, ``--timesteps`` games in all (whole generations of :data:`OPENINGS_POPULATION` weight vectors playing
-    :data:`OPENINGS_GAMES` games each), in 2 worker processes. Numpy only: the train extra is not needed."""
+def _train_cem(args: argparse.Namespace) -> int:
+    """``tableenvs train rummikub_v0 --recipe openings`` (or ``holding``): :func:`tableenvs.training.openings.
+    train_openings` under ``--out``, ``--timesteps`` games in all (whole generations of weight vectors, the recipe's
+    :data:`CEM_RECIPES`), in 2 worker processes. Numpy only: the train extra is not needed."""
+    name = args.recipe
     if args.env != "rummikub_v0":
-        raise ValueError(f"--recipe openings trains Rummikub's opening choice: it takes rummikub_v0, not {args.env}")
-    budget = OPENINGS_TIMESTEPS if args.timesteps is None else args.timesteps
-    per_generation = OPENINGS_GAMES * OPENINGS_POPULATION
+        raise ValueError(f"--recipe {name} trains a Rummikub candidate scorer: it takes rummikub_v0, not {args.env}")
+    games, population, default_budget = CEM_RECIPES[name]
+    budget = default_budget if args.timesteps is None else args.timesteps
+    per_generation = games * population
     if budget < per_generation:
-        raise ValueError(f"--timesteps (games, with --recipe openings) must be at least {per_generation}, got {budget}")
+        raise ValueError(f"--timesteps (games, with --recipe {name}) must be at least {per_generation}, got {budget}")
     check_output_dir(args.out, "--out")
     from tableenvs.training.openings import train_openings
 
     train_openings(
         args.out,
+        recipe=name,
         options={} if args.players is None else {"num_players": args.players},
         generations=budget // per_generation,
-        population=OPENINGS_POPULATION,
-        games=OPENINGS_GAMES,
+        population=population,
+        games=games,
         seed=args.seed,
     )
     return 0
