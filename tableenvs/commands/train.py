@@ -41,12 +41,8 @@ _RECIPE_FLAGS = {
     "openings": ("env", "timesteps", "players", "seed", "out", "recipe"),
     "holding": ("env", "timesteps", "players", "seed", "out", "recipe"),
 }
-#: The cross-entropy recipes (Rummikub's, :mod:`tableenvs.training.openings`): the games of one weight vector, the
-#: vectors of a generation, and ``--timesteps`` (games in all) when not given.
-CEM_RECIPES = {
-    "openings": (2000, 12, 10 * 2000 * 12),  # 10 generations
-    "holding": (1000, 12, 12 * 1000 * 12),  # 12 generations
-}
+#: The cross-entropy recipes (Rummikub's: :data:`tableenvs.training.openings.RECIPES` holds their budgets).
+CEM_RECIPES = ("openings", "holding")
 #: ``--label-games`` when not given, by recipe.
 RECIPE_LABEL_GAMES = {"strong": 1500, "search-clone": 300}
 #: ``--timesteps`` when not given (the parser's default is None, so that a given 50000 is told from none): the plain
@@ -220,18 +216,19 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
 def _train_cem(args: argparse.Namespace) -> int:
     """``tableenvs train rummikub_v0 --recipe openings`` (or ``holding``): :func:`tableenvs.training.openings.
     train_openings` under ``--out``, ``--timesteps`` games in all (whole generations of weight vectors, the recipe's
-    :data:`CEM_RECIPES`), in 2 worker processes. Numpy only: the train extra is not needed."""
+    :data:`tableenvs.training.openings.RECIPES`; by default its generations), in 2 worker processes. Numpy only: the
+    train extra is not needed."""
     name = args.recipe
     if args.env != "rummikub_v0":
         raise ValueError(f"--recipe {name} trains a Rummikub candidate scorer: it takes rummikub_v0, not {args.env}")
-    games, population, default_budget = CEM_RECIPES[name]
-    budget = default_budget if args.timesteps is None else args.timesteps
+    from tableenvs.training.openings import RECIPES, train_openings
+
+    games, population = RECIPES[name].games, RECIPES[name].population
     per_generation = games * population
+    budget = per_generation * RECIPES[name].generations if args.timesteps is None else args.timesteps
     if budget < per_generation:
         raise ValueError(f"--timesteps (games, with --recipe {name}) must be at least {per_generation}, got {budget}")
     check_output_dir(args.out, "--out")
-    from tableenvs.training.openings import train_openings
-
     train_openings(
         args.out,
         recipe=name,

@@ -26,6 +26,7 @@ import json
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +44,26 @@ GAME = "rummikub_v0"
 TRAIN_SEED = 7_000_000
 #: Weights of the start (``mu``), in :data:`tableenvs.rummikub.openings.FEATURES` order: the most tiles and points.
 START = (1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-#: recipe -> (the candidates its model scores, the start of its weights). ``holding``'s start is ``openings``' with 0
-#: on the columns of the choice to hold (:data:`tableenvs.rummikub.holding.FEATURES`): the draw and the play both
-#: score 0 and the first, the play, is taken: the heuristic's play.
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One cross-entropy recipe: the candidates its model scores, the start of its weights (``mu``), and its default
+    budget (the games of one weight vector, the vectors of a generation, the generations)."""
+
+    candidates: str
+    start: tuple[float, ...]
+    games: int
+    population: int
+    generations: int
+
+
+#: The recipes by name. ``holding``'s start is ``openings``' with 0 on the columns of the choice to hold
+#: (:data:`tableenvs.rummikub.holding.FEATURES`): the play and the draw both score 0 and the first, the play, is
+#: taken (the heuristic's play).
 RECIPES = {
-    "openings": ("rummikub_openings_v1", START),
-    "holding": ("rummikub_holding_v1", START + (0.0,) * 13),
+    "openings": Recipe("rummikub_openings_v1", START, games=2000, population=12, generations=10),
+    "holding": Recipe("rummikub_holding_v1", START + (0.0,) * 13, games=1000, population=12, generations=12),
 }
 
 
@@ -63,12 +78,12 @@ def scorer(env: Any, weights: np.ndarray, name: str = "openings", recipe: str = 
         game=GAME,
         options=model_options(raw),
         layout_version=layout_version(raw),
-        observation_size=len(RECIPES[recipe][1]),
+        observation_size=len(RECIPES[recipe].start),
         num_actions=1,
         hidden=(),
         activation="relu",
         weights=((np.asarray(weights, np.float32).reshape(-1, 1), np.zeros(1, np.float32)),),
-        candidates=RECIPES[recipe][0],
+        candidates=RECIPES[recipe].candidates,
     )
     return NumpyPolicy(model, raw)
 
@@ -91,18 +106,23 @@ def train_openings(
     *,
     recipe: str = "openings",
     options: dict[str, Any] | None = None,
-    generations: int = 10,
-    population: int = 12,
+    generations: int | None = None,
+    population: int | None = None,
     elite: int = 4,
-    games: int = 2000,
+    games: int | None = None,
     workers: int = 2,
     seed: int = 0,
     say: Callable[[str], Any] = print,
 ) -> Path:
     """Run ``recipe`` (a name of :data:`RECIPES`; the module docstring) under ``out_dir``; returns
-    ``out_dir/model.npz``. ``options``: the env's (the player count among them; default 4 players)."""
+    ``out_dir/model.npz``. ``options``: the env's (the player count among them; default 4 players);
+    ``generations``, ``population`` and ``games`` default to the recipe's."""
     if recipe not in RECIPES:
         raise ValueError(f"unknown recipe {recipe!r}; known: {', '.join(RECIPES)}")
+    chosen = RECIPES[recipe]
+    generations = chosen.generations if generations is None else generations
+    population = chosen.population if population is None else population
+    games = chosen.games if games is None else games
     for name, value, least in (
         ("generations", generations, 1), ("population", population, 2), ("games", games, 2), ("workers", workers, 1)
     ):  # fmt: skip
@@ -120,7 +140,7 @@ def train_openings(
     settings = {"options": options, "population": population, "elite": elite, "games": games, "seed": seed}
     if recipe != "openings":  # the openings recipe's runs predate the key
         settings["recipe"] = recipe
-    candidates, start = RECIPES[recipe]
+    candidates, start = chosen.candidates, chosen.start
     if lines and lines[0].get("settings") != settings:
         raise ValueError(f"{out} holds a run with other settings ({lines[0].get('settings')}); use another --out")
     size = len(start)

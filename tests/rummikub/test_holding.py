@@ -44,7 +44,7 @@ POSITIONS = positions(1500)
 def hold_weights(release_at=2, low_pool=9):
     """Weights that open as the openings recipe starts and hold (draw) until an opponent has ``release_at`` tiles or
     fewer or the pool holds ``low_pool`` or fewer."""
-    weights = np.array(RECIPES["holding"][1])
+    weights = np.array(RECIPES["holding"].start)
     for name in ("hold_fewest_1", "hold_fewest_2", "hold_fewest_3", "hold_fewest_4", "hold_fewest_5_6"):
         upper = holding.FEWEST_BINS[("1", "2", "3", "4", "5_6").index(name.removeprefix("hold_fewest_"))]
         weights[COLUMN[name]] = -10.0 if upper <= release_at else 1.0
