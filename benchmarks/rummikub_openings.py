@@ -1,20 +1,21 @@
-"""The openings recipe's Rummikub model against the heuristic: its learning curve and the standard test on several
+"""A Rummikub cross-entropy recipe's model against the heuristic: its learning curve and the standard test on several
 sets of deals (issue 28, a record).
 
-Where you are: a long benchmark, never run in CI; it writes a block of docs/training.md. It runs (or continues, or
-just reads) ``tableenvs train rummikub_v0 --recipe openings --out RUN`` (:mod:`tableenvs.training.openings`:
-deterministic, so a rerun makes the same model), then plays the model's standard evaluation against the heuristic
-(two seats against two, every seating, duplicate deals: what ``tableenvs eval rummikub_v0 --policies
-MODEL,heuristic --games 2000 --seed S`` reports) for ``--repeats`` seeds from 0, and pools them as
-``rummikub_turn_rules.py --repeats`` does. ``--seed`` is the recipe's (default 0; its run in ``runs/openings``, other
-seeds' in ``runs/openings-s<seed>``).
+Where you are: a long benchmark, never run in CI; it writes a block of docs/training.md per recipe. It runs (or
+continues, or just reads) ``tableenvs train rummikub_v0 --recipe RECIPE --out RUN`` (``openings`` or ``holding``,
+:mod:`tableenvs.training.openings`: deterministic, so a rerun makes the same model), then plays the model's standard
+evaluation against the heuristic (two seats against two, every seating, duplicate deals: what ``tableenvs eval
+rummikub_v0 --policies MODEL,heuristic --games 2000 --seed S`` reports) for ``--repeats`` seeds from 0, and pools
+them as ``rummikub_turn_rules.py --repeats`` does. ``--seed`` is the recipe's (default 0; its run in
+``runs/RECIPE``, other seeds' in ``runs/RECIPE-s<seed>``).
 
-    python benchmarks/rummikub_openings.py [--seed 0] [--run runs/openings] [--repeats 6] [--games 2000]
-        [--workers 2] [--write-docs]
+    python benchmarks/rummikub_openings.py [--recipe openings] [--seed 0] [--run runs/openings] [--repeats 6]
+        [--games 2000] [--workers 2] [--write-docs]
 
 Each evaluation is kept in ``benchmarks/results/rummikub_openings/`` with the SHA-256 of the model it played (a
-rerun with the same model reuses it), and each run's curve and tests as ``run__s<seed>.json``: the block shows every
-run measured.
+rerun with the same model reuses it), and each run's curve and tests as ``run__s<seed>.json`` (openings) or
+``run__holding__s<seed>.json``: a recipe's block (``rummikub-openings``, ``rummikub-holding``) shows every run of it
+measured.
 """
 
 from __future__ import annotations
@@ -34,12 +35,22 @@ from rummikub_turn_rules import cells, pooled
 
 from tableenvs.evaluation import evaluate
 from tableenvs.paths import write_text_atomic
-from tableenvs.training.openings import train_openings
+from tableenvs.training.openings import RECIPES, train_openings
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "training.md"
 RESULTS = Path(__file__).resolve().parent / "results" / "rummikub_openings"
-BLOCK = "rummikub-openings"
+
+
+def block_name(recipe: str) -> str:
+    """The docs block of ``recipe``'s runs."""
+    return f"rummikub-{recipe}"
+
+
+def record_name(recipe: str, seed: int | str) -> str:
+    """The file (in RESULTS) of the record of ``recipe``'s run with ``seed`` (``"*"``: a pattern of every seed's; the
+    openings recipe's names predate the recipe in the name)."""
+    return f"run__s{seed}.json" if recipe == "openings" else f"run__{recipe}__s{seed}.json"
 
 
 def test_row(model: Path, seed: int, games: int, workers: int) -> dict[str, Any]:
@@ -57,21 +68,22 @@ def test_row(model: Path, seed: int, games: int, workers: int) -> dict[str, Any]
     return row
 
 
-def summary(run: Path, seed: int, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """What the block shows of one recipe run (kept in RESULTS as ``run__s<seed>.json``, so that the block shows every
+def summary(recipe: str, run: Path, seed: int, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the block shows of one recipe run (kept in RESULTS as :func:`record_name`, so that the block shows every
     run measured, each with the command that made it)."""
     shown = run.absolute().relative_to(ROOT) if run.absolute().is_relative_to(ROOT) else run
     curve = [json.loads(line) for line in (run / "progress.jsonl").read_text().splitlines()]
-    command = f"python benchmarks/rummikub_openings.py --seed {seed} --run {shown}"
+    named = "" if recipe == "openings" else f"--recipe {recipe} "
+    command = f"python benchmarks/rummikub_openings.py {named}--seed {seed} --run {shown}"
     record = {"run": str(shown), "seed": seed, "command": command, "curve": curve, "rows": rows}
     RESULTS.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(RESULTS / f"run__s{seed}.json", json.dumps(record, indent=1) + "\n")
+    write_text_atomic(RESULTS / record_name(recipe, seed), json.dumps(record, indent=1) + "\n")
     return record
 
 
-def block(records: list[dict[str, Any]], finished: str) -> str:
+def block(recipe: str, records: list[dict[str, Any]], finished: str) -> str:
     lines = [
-        "Each recipe run measured (`tableenvs train rummikub_v0 --recipe openings --seed S`); the last command "
+        f"Each recipe run measured (`tableenvs train rummikub_v0 --recipe {recipe} --seed S`); the last command "
         f"{finished}."
     ]
     for record in records:
@@ -79,8 +91,9 @@ def block(records: list[dict[str, Any]], finished: str) -> str:
         lines += [
             "",
             f"**Seed {record['seed']}** (`{record['command']}`). The curve (`progress.jsonl`): each generation's mean "
-            "weights, the start of that generation, against the heuristic on the generation's own 2,000 games (fresh "
-            "deals), and the best of its draws (an optimistic pick among noisy scores):",
+            f"weights, the start of that generation, against the heuristic on the generation's own "
+            f"{record['curve'][0]['settings']['games']:,} games (fresh deals), and the best of its draws (an "
+            "optimistic pick among noisy scores):",
             "",
             "| generation | mean weights − heuristic, points a game | best draw | wall time so far, min (2 workers) |",
             "|---|---|---|---|",
@@ -106,30 +119,33 @@ def block(records: list[dict[str, Any]], finished: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--recipe", choices=list(RECIPES), default="openings")
     parser.add_argument("--seed", type=int, default=0, help="the recipe's --seed")
-    parser.add_argument("--run", type=Path, default=None, help="the recipe's --out (default runs/openings[-sSEED])")
+    parser.add_argument("--run", type=Path, default=None, help="the recipe's --out (default runs/RECIPE[-sSEED])")
     parser.add_argument("--repeats", type=int, default=6, help="seeds of the standard test, from 0")
     parser.add_argument("--games", type=int, default=2000)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--write-docs", action="store_true", help=f"write the {BLOCK} block of docs/training.md")
+    parser.add_argument("--write-docs", action="store_true", help="write the recipe's block of docs/training.md")
     args = parser.parse_args()
     for name in ("repeats", "games", "workers"):
         if getattr(args, name) < 1:
             sys.exit(f"--{name} must be at least 1, got {getattr(args, name)}")
-    run = args.run or ROOT / "runs" / ("openings" if args.seed == 0 else f"openings-s{args.seed}")
+    recipe = args.recipe
+    run = args.run or ROOT / "runs" / (recipe if args.seed == 0 else f"{recipe}-s{args.seed}")
     load = os.getloadavg()[0]
-    model = train_openings(run, workers=args.workers, seed=args.seed)  # the recipe's defaults; continues or reads it
+    model = train_openings(run, recipe=recipe, workers=args.workers, seed=args.seed)  # defaults; continues or reads it
     rows = []
     for seed in range(args.repeats):
         row = test_row(model, seed, args.games, args.workers)
         rows.append(row)
         print(f"test seed {seed}: {row['score_diff']:+.2f} [{row['score_diff_low']:+.2f}, "
               f"{row['score_diff_high']:+.2f}] points, win rate {row['win_diff']:+.3f}", flush=True)  # fmt: skip
-    summary(run, args.seed, rows)
+    summary(recipe, run, args.seed, rows)
     if args.write_docs:
-        records = [json.loads(path.read_text()) for path in sorted(RESULTS.glob("run__s*.json"))]
-        replace_block(DOCS, *markers(BLOCK, "rummikub_openings.py"), block(records, finished_on_this_machine(load)))
-        print(f"wrote the {BLOCK} block of {DOCS}")
+        records = [json.loads(path.read_text()) for path in sorted(RESULTS.glob(record_name(recipe, "*")))]
+        name, finished = block_name(recipe), finished_on_this_machine(load)
+        replace_block(DOCS, *markers(name, "rummikub_openings.py"), block(recipe, records, finished))
+        print(f"wrote the {name} block of {DOCS}")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,11 @@ Each variant is the heuristic with one change (the classes below; all determinis
   groups of three) whose points reach ``min_initial``; the heuristic's play after it;
 * ``late-min-open``: ``min-open`` only when the pool holds fewer than 38 tiles (a late opening), the heuristic's
   opening otherwise;
-* ``min-open-shape``: ``min-open`` with ties broken by the shape score (then the fewest points).
+* ``min-open-shape``: ``min-open`` with ties broken by the shape score (then the fewest points);
+* ``hold-until-3``: once opened, draw instead of any play that does not empty the rack (hold the tiles back), until
+  an opponent has 3 tiles or fewer; then the heuristic's play. The opening meld is the heuristic's;
+* ``hold-until-2-pool``: ``hold-until-3`` released already at 2 tiles, and also once the pool holds fewer than 10
+  tiles (a player holding a full rack when the pool runs out is caught with it).
 
 **Design: one deviating seat, paired with the same deal.** For each deal (env seed ``seed + d``; the default first
 deal, 100000, is past the deals 0-1999 the variants were explored on), one game of four heuristics; then, for each
@@ -66,6 +70,7 @@ from tableenvs.paths import write_text_atomic
 from tableenvs.policies import play_game
 from tableenvs.rummikub.agents import HeuristicPolicy
 from tableenvs.rummikub.encoder import LAYOUT
+from tableenvs.rummikub.holding import fewest_other_tiles
 from tableenvs.rummikub.openings import shape_score as shape
 from tableenvs.rummikub.openings import smaller_openings
 from tableenvs.rummikub.solver import is_valid_play, solve
@@ -188,6 +193,27 @@ class MinOpenShape(MinOpen):
         return (int(play.sum()), -shape(rack - play), points)
 
 
+class Holding(TurnRule):
+    release_at = 3  # play once an opponent has this many tiles or fewer
+    low_pool = 0  # play once the pool holds fewer tiles than this
+
+    def act(self, observation, action_mask, rng):
+        self._pool = round(float(observation[LAYOUT.POOL]) * NUM_TILES)
+        self._fewest = fewest_other_tiles(observation)
+        return super().act(observation, action_mask, rng)
+
+    def choose(self, rack, table, opened):
+        play = self.solved(table, rack, opened)
+        if not opened or play is None or play.sum() == rack.sum():
+            return play
+        return play if self._fewest <= self.release_at or self._pool < self.low_pool else None  # None: draw
+
+
+class HoldingPool(Holding):
+    release_at = 2
+    low_pool = 10
+
+
 VARIANTS: dict[str, type[TurnRule]] = {
     "value": Value,
     "open-tiles": OpenTiles,
@@ -199,6 +225,8 @@ VARIANTS: dict[str, type[TurnRule]] = {
     "min-open": MinOpen,
     "late-min-open": LateMinOpen,
     "min-open-shape": MinOpenShape,
+    "hold-until-3": Holding,
+    "hold-until-2-pool": HoldingPool,
 }
 
 
@@ -341,7 +369,7 @@ def main() -> None:
         row = measure(variant, args.deals, args.seed, args.workers)
         rows.append(row)
         shown = f"{row['gain']:+6.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
-        print(f"{variant:11s} {shown}  ({row['seconds']:.0f} s)", flush=True)
+        print(f"{variant:17s} {shown}  ({row['seconds']:.0f} s)", flush=True)
     duels = []
     for variant in args.head_to_head or []:
         sets = []

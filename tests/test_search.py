@@ -163,7 +163,9 @@ def test_cli_play_and_eval_accept_search(tmp_path, capsys):
     assert "sims must be positive" in capsys.readouterr().err
 
 
-def test_rollout_trained_plays_the_rollouts_with_the_shipped_model_and_is_refused_where_there_is_none():
+def test_rollout_trained_plays_the_rollouts_with_the_shipped_model_and_is_refused_where_there_is_none(
+    tmp_path, monkeypatch
+):
     from tableenvs.policies.numpy_policy import NumpyPolicy
 
     results = []
@@ -176,5 +178,6 @@ def test_rollout_trained_plays_the_rollouts_with_the_shipped_model_and_is_refuse
         assert env.outcome() is not None
     assert np.array_equal(results[0][0], results[1][0])  # reproducible, as every sims budget
     refused = r"^search policy 'search:sims=3:rollout=trained': rollout=trained: no trained model is shipped"
+    monkeypatch.setenv("TABLEENVS_MODELS", str(tmp_path))  # an empty models directory: no model for any game
     with pytest.raises(ValueError, match=refused):
         make_policy("search:sims=3:rollout=trained", tableenvs.make_raw("rummikub_v0"))

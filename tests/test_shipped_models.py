@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import tableenvs
+import tableenvs.testing
 from tableenvs.evaluation import evaluate
 from tableenvs.numpy_policy import MODELS_DIR, NumpyPolicy, load_numpy_policy, model_options
 from tableenvs.policies import make_policy, play_game
@@ -31,8 +32,8 @@ def package_models(monkeypatch):
     monkeypatch.delenv("TABLEENVS_MODELS", raising=False)  # the package's own directory
 
 
-def test_pilipili_has_a_shipped_model():
-    assert "pilipili_v0" in SHIPPED, SHIPPED
+def test_every_builtin_game_has_a_shipped_model():
+    assert SHIPPED == sorted(tableenvs.testing.games("builtin")), SHIPPED
 
 
 @pytest.mark.parametrize("game", SHIPPED)
@@ -52,7 +53,7 @@ def test_a_shipped_model_fits_its_games_default_setting_and_is_small(game):
 
 #: Games of the regression guard per shipped model: enough for its edge over the heuristic to show (Llama Party's model
 #: is ahead by under half a point a game, so a short run may tie).
-GUARD_GAMES = {"pilipili_v0": 100, "llama_party_v0": 1000}
+GUARD_GAMES = {"pilipili_v0": 100, "llama_party_v0": 1000, "rummikub_v0": 200}
 
 
 @pytest.mark.parametrize("game", SHIPPED)
@@ -65,7 +66,8 @@ def test_a_shipped_model_beats_the_heuristic_on_fixed_duplicate_deals(game):
     assert trained > heuristic, (trained, heuristic)
 
 
-def test_trained_plays_a_whole_game_and_an_eval_where_torch_cannot_be_imported(tmp_path):
+@pytest.mark.parametrize("game", ["pilipili_v0", "rummikub_v0"])  # a network on the observation; a candidate scorer
+def test_trained_plays_a_whole_game_and_an_eval_where_torch_cannot_be_imported(tmp_path, game):
     code = f"""
         import sys
         sys.modules["torch"] = None  # import torch now raises ImportError
@@ -73,11 +75,11 @@ def test_trained_plays_a_whole_game_and_an_eval_where_torch_cannot_be_imported(t
         import tableenvs
         from tableenvs.cli import main
         from tableenvs.policies import make_policy, play_game
-        raw = tableenvs.make_raw("pilipili_v0")
+        raw = tableenvs.make_raw({game!r})
         seats = [make_policy("trained", raw)] + [make_policy("heuristic", raw)] * (raw.num_players - 1)
         totals, decisions = play_game(raw, seats, seed=1, rng=np.random.default_rng(1))
         assert decisions > 0 and raw.outcome() is not None
-        code = main(["eval", "pilipili_v0", "--policies", "trained,heuristic", "--games", "10", "--no-progress",
+        code = main(["eval", {game!r}, "--policies", "trained,heuristic", "--games", "10", "--no-progress",
                      "--no-plot", "--out", {str(tmp_path / "eval")!r}])
         assert code == 0, code
         assert sys.modules["torch"] is None, "torch was imported"

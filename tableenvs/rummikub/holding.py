@@ -8,7 +8,7 @@ information.
 Why holding: at 4 players a seat that keeps its tiles on the rack (drawing instead of playing) while no opponent is
 near going out, and then goes out in one large play, wins far more often than the heuristic, which plays the most tiles
 every turn; it must stop holding in time, when an opponent has few tiles left or the pool is nearly empty, or it is
-caught with a full rack (docs/training.md, "Holding tiles back is the lever").
+caught with a full rack (docs/training.md, "The holding recipe").
 
 **Candidates** (:class:`HoldingChoices`): before the opening meld those of
 :class:`tableenvs.rummikub.openings.OpeningChoices` (the opening melds). Once opened, at the start of a turn where the

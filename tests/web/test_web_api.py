@@ -175,7 +175,7 @@ def test_bad_input_is_refused_clearly_and_changes_nothing():
         ({"game": "pilipili_v0", "seats": ["human", "search:ms=60000"]}, "seats[1]", "at most ms=1000"),
         ({"game": "pilipili_v0", "seats": ["human", "search:bogus=1"]}, "seats[1]", "bad option"),
         ({"game": "pilipili_v0", "seats": ["human", "model:best"]}, "seats[1]", "no model named"),
-        ({"game": "rummikub_v0", "seats": ["human", "trained"]}, "seats[1]", "no shipped model"),
+        ({"game": "rummikub_v0", "seats": ["human", "trained"]}, "options", "trained on rummikub_v0"),
         ({"game": "pilipili_v0", "seats": ["human", "trained"]}, "options", "trained on pilipili_v0"),
         ({"game": "pilipili_v0", "seats": ["human", "/etc/passwd.zip"]}, "seats[1]", "unknown seat"),
         ({"game": "pilipili_v0", "seats": ["human", "human"], "options": []}, "options", "object"),
@@ -205,6 +205,15 @@ def test_a_bad_new_game_names_the_field_and_creates_nothing(body, field, words):
         answer = test_client.post("/api/games", json=body)
         assert answer.status_code == 400, answer.text
         assert answer.json()["field"] == field and words in answer.json()["error"]
+        assert test_client.get("/api/status").json()["live_games"] == 0
+
+
+def test_trained_is_refused_for_a_game_without_a_shipped_model(tmp_path, monkeypatch):
+    monkeypatch.setenv("TABLEENVS_MODELS", str(tmp_path))  # an empty models directory: no model for any game
+    with client() as test_client:
+        answer = test_client.post("/api/games", json={"game": "rummikub_v0", "seats": ["human", "trained"]})
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["field"] == "seats[1]" and "no shipped model" in answer.json()["error"]
         assert test_client.get("/api/status").json()["live_games"] == 0
 
 
