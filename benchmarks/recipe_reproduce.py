@@ -10,7 +10,8 @@ README says (``pip install torch==2.13.0 -e ".[train]"``), then, in the clone:
    passed: duplicate deals, every seating, the paired 95% intervals).
 
 It then rewrites the game's block of docs/training.md (named in :data:`RECIPES`) with the commit, the machine, the
-times, the run's learning curve (``recipe_curve.table``: each exported model head to head against the heuristic),
+times, the run's learning curve (the strong recipe's: ``recipe_curve.table``, each exported model head to head
+against the heuristic; a cross-entropy recipe's: its ``progress.jsonl``),
 whether the model equals the shipped file, and the head-to-head row, and says whether the reproduced model passes
 (the interval of the paired score difference and of the win-rate difference both exclude 0 in its favour).
 
@@ -41,6 +42,7 @@ DOCS = ROOT / "docs" / "training.md"
 RECIPES = {
     "pilipili_v0": ("strong", ("--learner-seats", "3"), "fine-tune/model.npz", "recipe-reproduce-pilipili_v0-strong"),
     "llama_party_v0": ("strong", (), "fine-tune/model.npz", "recipe-reproduce-llama_party_v0-strong"),
+    "rummikub_v0": ("holding", (), "model.npz", "recipe-reproduce-rummikub_v0-holding"),
 }
 
 
@@ -54,7 +56,8 @@ def markers(game: str) -> tuple[str, str]:
 
 
 def same_as_shipped(game: str, model: Path) -> str:
-    """Whether ``model`` holds the shipped model's arrays: "yes" or how far apart they are."""
+    """Whether ``model`` holds the shipped model's arrays (each cast to the shipped array's dtype: a model shipped as
+    float16 is its run's float32 file converted): "yes" or how far apart they are."""
     import numpy as np
 
     from tableenvs.policies.numpy_policy import trained_model_path
@@ -65,8 +68,24 @@ def same_as_shipped(game: str, model: Path) -> str:
             return "no (other arrays)"
         if any(shipped[name].shape != made[name].shape for name in names):
             return "no (other shapes)"
-        gap = max(float(np.max(np.abs(shipped[n].astype(np.float64) - made[n].astype(np.float64)))) for n in names)
-    return "yes, array for array" if gap == 0 else f"no: the largest difference of a weight is {gap:.3g}"
+        cast = {n: made[n].astype(shipped[n].dtype) for n in names}
+        gap = max(float(np.max(np.abs(shipped[n].astype(np.float64) - cast[n].astype(np.float64)))) for n in names)
+        converted = any(made[n].dtype != shipped[n].dtype for n in names)
+    if gap == 0:
+        return "yes, array for array" + (" (the run's weights cast to the shipped file's float16)" if converted else "")
+    return f"no: the largest difference of a weight is {gap:.3g}"
+
+
+def cem_curve(run: Path) -> str:
+    """The learning curve of a cross-entropy recipe's run (its ``progress.jsonl``) as a markdown table."""
+    lines = [
+        "| generation | mean weights − heuristic on the generation's own deals, points a game | best draw |",
+        "|---|---|---|",
+    ]
+    for line in (run / "progress.jsonl").read_text().splitlines():
+        entry = json.loads(line)
+        lines.append(f"| {entry['generation'] + 1} | {entry['mu_score']:+.2f} | {entry['best_score']:+.2f} |")
+    return "\n".join(lines)
 
 
 def step(argv: list[str], cwd: Path, log: Path) -> tuple[float, float]:
@@ -139,6 +158,7 @@ def main() -> int:
             f"| test | `{shlex.join(test_command)}` | {test[0] / 60:.1f} min | {test[1] / 60:.1f} min |",
             "",
             *([curve_table(args.game, clone / "runs" / "strong", 1000), ""] if recipe == "strong" else []),
+            *([cem_curve(clone / "runs" / recipe), ""] if recipe != "strong" else []),
             f"The same as the shipped model (`tableenvs/models/`): {same_as_shipped(args.game, clone / model)}.",
             "",
             f"The test, the reproduced model − the heuristic over {row['games']:,} games ({row['blocks']} blocks of "

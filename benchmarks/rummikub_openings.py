@@ -38,6 +38,8 @@ from tableenvs.paths import write_text_atomic
 from tableenvs.training.openings import RECIPES, train_openings
 
 ROOT = Path(__file__).resolve().parents[1]
+#: Games of the holding model's "when it holds" table.
+HOLD_GAMES = 400
 DOCS = ROOT / "docs" / "training.md"
 RESULTS = Path(__file__).resolve().parent / "results" / "rummikub_openings"
 
@@ -68,17 +70,77 @@ def test_row(model: Path, seed: int, games: int, workers: int) -> dict[str, Any]
     return row
 
 
-def summary(recipe: str, run: Path, seed: int, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def summary(recipe: str, run: Path, seed: int, rows: list[dict[str, Any]], model: Path) -> dict[str, Any]:
     """What the block shows of one recipe run (kept in RESULTS as :func:`record_name`, so that the block shows every
     run measured, each with the command that made it)."""
     shown = run.absolute().relative_to(ROOT) if run.absolute().is_relative_to(ROOT) else run
     curve = [json.loads(line) for line in (run / "progress.jsonl").read_text().splitlines()]
     named = "" if recipe == "openings" else f"--recipe {recipe} "
     command = f"python benchmarks/rummikub_openings.py {named}--seed {seed} --run {shown}"
-    record = {"run": str(shown), "seed": seed, "command": command, "curve": curve, "rows": rows}
+    record: dict[str, Any] = {"run": str(shown), "seed": seed, "command": command, "curve": curve, "rows": rows}
+    if recipe == "holding":
+        record["held"] = hold_counts(model, HOLD_GAMES)
     RESULTS.mkdir(parents=True, exist_ok=True)
     write_text_atomic(RESULTS / record_name(recipe, seed), json.dumps(record, indent=1) + "\n")
     return record
+
+
+def hold_counts(model: Path, games: int) -> dict[str, Any]:
+    """How often a holding model draws when it may hold (:class:`tableenvs.rummikub.holding.HoldingChoices` offers the
+    heuristic's play and a draw), by the bin of the fewest tiles on an opponent's rack and by the pool's bin, over
+    ``games`` games of two model seats against two heuristics (deals 0, 1, ...; seats alternate); and its weights."""
+    import numpy as np
+
+    from tableenvs.core.registry import make_raw
+    from tableenvs.policies import play_game
+    from tableenvs.policies.model_file import load_numpy_policy
+    from tableenvs.policies.numpy_policy import NumpyPolicy
+    from tableenvs.rummikub.agents import HeuristicPolicy
+    from tableenvs.rummikub.encoder import DRAW
+    from tableenvs.rummikub.holding import FEATURES
+
+    env = make_raw("rummikub_v0", num_players=4)
+    policy = NumpyPolicy(load_numpy_policy(model), env)
+    fewest = [name for name in FEATURES if name.startswith("hold_fewest_")]
+    pools = [name for name in FEATURES if name.startswith("hold_pool_")]
+    counts = {name: [0, 0] for name in fewest + pools}  # [decisions with the choice, draws chosen]
+
+    def on_step(world: Any, agent: str, view: dict, action: int) -> None:
+        if world.agent_name_mapping[agent] % 2:
+            return  # a heuristic's seat
+        features, actions = policy._candidates(view["observation"], view["action_mask"])  # type: ignore[misc]
+        if len(actions) == 2 and actions[1] == DRAW:
+            for name in fewest + pools:
+                if features[1, FEATURES.index(name)]:
+                    counts[name][0] += 1
+                    counts[name][1] += int(action == DRAW)
+
+    rng = np.random.default_rng(0)
+    for deal in range(games):
+        seats = [policy, HeuristicPolicy(env)] * 2
+        play_game(env, seats, seed=deal, rng=rng, on_step=on_step)
+    weights = policy.model.weights[0][0][:, 0]
+    return {"games": games, "counts": counts, "weights": dict(zip(FEATURES, map(float, weights), strict=True))}
+
+
+def hold_table(held: dict[str, Any]) -> list[str]:
+    """The lines of the block showing :func:`hold_counts`."""
+    lines = [
+        "",
+        f"When it holds: over {held['games']:,} games of the model in seats 0 and 2 against two heuristics (deals from "
+        "0), the decisions where it may hold (the heuristic has a play that does not go out, at the start of a turn) "
+        "and how often it draws instead, by the fewest tiles on an opponent's rack and by the tiles in the pool:",
+        "",
+        "| the draw's context | decisions with the choice | draws | held |",
+        "|---|---|---|---|",
+    ]
+    for name, (offered, drawn) in held["counts"].items():
+        label = name.removeprefix("hold_").replace("fewest_", "fewest on a rack: ").replace("pool_", "pool: ")
+        share = f"{drawn / offered:.0%}" if offered else "-"
+        lines.append(f"| {label.replace('_', '-')} | {offered:,} | {drawn:,} | {share} |")
+    weights = ", ".join(f"`{name}` {value:+.2f}" for name, value in held["weights"].items())
+    lines += ["", f"Its weights (a candidate's score is their dot product with its features): {weights}."]
+    return lines
 
 
 def block(recipe: str, records: list[dict[str, Any]], finished: str) -> str:
@@ -114,6 +176,8 @@ def block(recipe: str, records: list[dict[str, Any]], finished: str) -> str:
         for row in [*rows, pooled(rows)] if len(rows) > 1 else rows:
             first = str(row["seed"]) if "sets" not in row else f"pooled ({row['passed']} of {row['sets']} pass alone)"
             lines.append(f"| {first} | {row['games']:,} ({row['blocks']:,}) | {cells(row)} |")
+        if "held" in record:
+            lines += hold_table(record["held"])
     return "\n".join(lines)
 
 
@@ -140,7 +204,7 @@ def main() -> None:
         rows.append(row)
         print(f"test seed {seed}: {row['score_diff']:+.2f} [{row['score_diff_low']:+.2f}, "
               f"{row['score_diff_high']:+.2f}] points, win rate {row['win_diff']:+.3f}", flush=True)  # fmt: skip
-    summary(recipe, run, args.seed, rows)
+    summary(recipe, run, args.seed, rows, model)
     if args.write_docs:
         records = [json.loads(path.read_text()) for path in sorted(RESULTS.glob(record_name(recipe, "*")))]
         name, finished = block_name(recipe), finished_on_this_machine(load)

@@ -1,9 +1,10 @@
 """Rummikub at 4 players: what hand-made changes to the heuristic's turn are worth against it (issue 28, a record).
 
-Where you are: a long benchmark, never run in CI; it writes a block of docs/training.md. No shipped model beats the
-heuristic at 4 players, and the whole-turn search and the turn values learned from returns chose among the
-heuristic's own three plays and a draw (docs/training.md). This script measures, with no learning, how much a
-different choice of play could gain at all, so that the next attempt knows the size of what it looks for.
+Where you are: a long benchmark, never run in CI; it writes a block of docs/training.md. The whole-turn search and
+the turn values learned from returns chose among the heuristic's own three plays and a draw and did not beat the
+heuristic at 4 players (docs/training.md). This script measures, with no learning, how much a different choice of
+play could gain at all, so that the next attempt knows the size of what it looks for; its holding variants are what
+the holding recipe (the Rummikub model shipped as ``trained``) learnt to do better.
 
 Each variant is the heuristic with one change (the classes below; all deterministic):
 
@@ -31,7 +32,8 @@ Each variant is the heuristic with one change (the classes below; all determinis
   tiles (a player holding a full rack when the pool runs out is caught with it).
 
 **Design: one deviating seat, paired with the same deal.** For each deal (env seed ``seed + d``; the default first
-deal, 100000, is past the deals 0-1999 the variants were explored on), one game of four heuristics; then, for each
+deal, 100000, is past the deals 0-1999 the variants were explored on; the holding variants were explored on deals
+0-3999 and from 1,000,000 on), one game of four heuristics; then, for each
 seat ``s``, the same deal with the variant in seat ``s`` and the heuristic elsewhere. The variant's gain on a deal is
 the mean over seats of its score minus the heuristic's score in that seat of the all-heuristic game. Every policy
 is deterministic and the pool's order is fixed by the seed, so the baseline is exact and the 95% interval (normal) is

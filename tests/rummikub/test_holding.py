@@ -147,3 +147,28 @@ def test_the_holding_recipe_writes_a_model_that_names_its_candidates(tmp_path):
     assert model.meta["recipe"] == "holding" and "generation 1/1" in lines[0]
     with pytest.raises(ValueError, match="unknown recipe 'nope'; known: openings, holding"):
         train_openings(tmp_path / "other", recipe="nope")
+
+
+def test_the_shipped_models_large_plays_are_legal_by_an_independent_integer_programme():
+    """The shipped model holds its tiles and goes out in large plays: every commit of 10 games (both policies') leaves
+    a table that the ILP of the solver tests (``ilp_oracle.py``, sharing nothing with the solver) can arrange."""
+    from ilp_oracle import Oracle
+
+    from tableenvs.policies import make_policy
+    from tableenvs.rummikub.encoder import COMMIT
+
+    raw = tableenvs.make_raw("rummikub_v0")
+    model, oracle = make_policy("trained", raw), Oracle()
+    commits, model_plays = [], []
+
+    def on_step(world, agent, view, action):
+        game = world.game
+        if action == COMMIT and game.staged.any():
+            commits.append(oracle.arrangeable(game.table + game.staged))
+            if world.agent_name_mapping[agent] % 2 == 0:
+                model_plays.append(int(game.staged.sum()))
+
+    for deal in range(10):
+        play_game(raw, [model, HeuristicPolicy(raw)] * 2, seed=deal, rng=np.random.default_rng(0), on_step=on_step)
+    assert len(commits) > 50 and all(commits)
+    assert max(model_plays) >= 15  # the test reaches the plays that holding makes
