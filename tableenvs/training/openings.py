@@ -1,15 +1,17 @@
-"""The ``openings`` recipe: a Rummikub model that chooses its opening meld, trained on the returns of games (issue 28).
+"""Rummikub's cross-entropy recipes, ``openings`` and ``holding``: candidate scorers trained on the returns of games
+(issue 28).
 
-Where you are: a training recipe beside :mod:`tableenvs.training.recipe`, for Rummikub only. At 4 players the
-heuristic's play once opened is hard to improve on, and what a different choice gains is mostly the size of the
-opening meld (docs/training.md). So the model is a **candidate scorer**: at each decision before its opening meld it
-scores every candidate opening of :class:`tableenvs.rummikub.openings.OpeningChoices` from that candidate's
-features (a linear layer: ``features @ W + b``) and plays towards the best; after the opening it plays the
-heuristic's play. The file is a numpy policy whose header names ``candidates`` (:mod:`tableenvs.policies.model_file`).
+Where you are: training recipes beside :mod:`tableenvs.training.recipe`, for Rummikub only (:data:`RECIPES`). The
+model is a **candidate scorer**: at each decision it scores every candidate play from that candidate's features (a
+linear layer: ``features @ W + b``) and plays towards the best. ``openings`` scores the candidate opening melds of
+:class:`tableenvs.rummikub.openings.OpeningChoices` and plays the heuristic's play once opened; ``holding`` scores
+those and, once opened, the heuristic's play against a draw (:class:`tableenvs.rummikub.holding.HoldingChoices`):
+the model shipped as ``trained``. The file is a numpy policy whose header names ``candidates``
+(:mod:`tableenvs.policies.model_file`).
 
 **Training: the cross-entropy method on returns.** A Gaussian over the weights (mean ``mu``, per-weight spread ``sd``),
-started at "the most tiles and points" (``mu`` = 1 for both, 0 for the rest: about the heuristic's own opening) with
-``sd`` = 1. Each generation draws ``population`` weight vectors (the first is ``mu`` itself), plays each in the
+started at "the most tiles and points" (``mu`` = 1 for both, 0 for the rest: about the heuristic's own opening and,
+for ``holding``, the heuristic's play) with ``sd`` = 1. Each generation draws ``population`` weight vectors (the first is ``mu`` itself), plays each in the
 standard evaluation against the heuristic (``games`` games, two seats against two heuristics, every seating, duplicate
 deals: :func:`tableenvs.evaluation.evaluate`, as ``tableenvs eval`` does) on the generation's own deals (``seed`` ``=
 TRAIN_SEED + 1000 * (seed + 1) + generation``: never the deals of ``tableenvs eval``'s default seeds), keeps the

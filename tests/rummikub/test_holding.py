@@ -9,6 +9,7 @@ is built by the holding recipe.
 
 import numpy as np
 import pytest
+from game_positions import heuristic_decisions
 
 import tableenvs
 from tableenvs.policies import play_game
@@ -23,22 +24,7 @@ from tableenvs.training.openings import RECIPES, scorer, train_openings
 COLUMN = {name: index for index, name in enumerate(FEATURES)}
 
 
-def positions(count, players=4):
-    """``count`` (observation, mask) pairs of heuristic games, every decision from the first deals."""
-    raw = tableenvs.make_raw("rummikub_v0", num_players=players)
-    heuristic = HeuristicPolicy(raw)
-    found, seed = [], 0
-    while len(found) < count:
-        raw.reset(seed=seed)
-        seed += 1
-        while not (raw.terminations[raw.agent_selection] or raw.truncations[raw.agent_selection]):
-            view = raw.observe(raw.agent_selection)
-            found.append((view["observation"].copy(), view["action_mask"].copy()))
-            raw.step(heuristic.act(view["observation"], view["action_mask"], None))
-    return found[:count]
-
-
-POSITIONS = positions(1500)
+POSITIONS = heuristic_decisions(1500)
 
 
 def hold_weights(release_at=2, low_pool=9):

@@ -8,6 +8,7 @@ opening its scores prefer, and a file that names candidates wrongly is refused i
 
 import numpy as np
 import pytest
+from game_positions import heuristic_decisions
 
 import tableenvs
 from tableenvs.layout import layout_version
@@ -25,19 +26,16 @@ from tableenvs.training.openings import scorer, train_openings
 
 def opening_positions(count, players=4):
     """``count`` (observation, mask, rack, table) of seats that could open, from heuristic games."""
-    raw = tableenvs.make_raw("rummikub_v0", num_players=players)
-    heuristic = HeuristicPolicy(raw)
-    found, seed = [], 0
-    while len(found) < count:
-        raw.reset(seed=seed)
-        seed += 1
-        while not (raw.terminations[raw.agent_selection] or raw.truncations[raw.agent_selection]):
-            view = raw.observe(raw.agent_selection)
-            rack, staged, table, opened = HeuristicPolicy.read(view["observation"])
-            if not opened and not staged.any() and view["action_mask"][: len(TILE_VALUES)].any():
-                found.append((view["observation"].copy(), view["action_mask"].copy(), rack, table))
-            raw.step(heuristic.act(view["observation"], view["action_mask"], None))
-    return found[:count]
+
+    def could_open(observation, mask):
+        _, staged, _, opened = HeuristicPolicy.read(observation)
+        return not opened and not staged.any() and mask[: len(TILE_VALUES)].any()
+
+    found = []
+    for observation, mask in heuristic_decisions(count, players, keep=could_open):
+        rack, _, table, _ = HeuristicPolicy.read(observation)
+        found.append((observation, mask, rack, table))
+    return found
 
 
 POSITIONS = opening_positions(40)
