@@ -11,7 +11,8 @@ docs/agents.md from all of them, each row with the command that made it. A run k
 same command resumes it (``search_vs_heuristic.py``'s journal).
 
 Run: ``python benchmarks/ladder.py --game pilipili_v0 --rung random,heuristic [--games 2000] [--players 5]
-[--workers 1] [--seed 0] [--timing-games 2] [--write-docs]``; ``--docs-only`` rewrites the docs from saved rows.
+[--default-options] [--workers 1] [--seed 0] [--timing-games 2] [--write-docs]``; ``--docs-only`` rewrites the docs
+from saved rows.
 """
 
 from __future__ import annotations
@@ -89,6 +90,11 @@ def main() -> None:
     parser.add_argument("--players", type=int, help="seats (default: the game's row in GAMES)")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--default-options",
+        action="store_true",
+        help="play the game's default options, not its row's in GAMES (a shipped model fits only those)",
+    )
     parser.add_argument("--timing-games", type=int, default=2, help="games of the timing pass (0: none)")
     parser.add_argument("--out", type=Path, default=RESULTS / "ladder")
     parser.add_argument("--write-docs", action="store_true", help="rewrite docs/agents.md's ladder from saved rows")
@@ -100,7 +106,7 @@ def main() -> None:
         lower, upper = args.rung.split(",")
         print(f"# {platform.python_version()} on {platform.machine()}, seed {args.seed}")
         for name in args.game or GAMES:
-            search_vs_heuristic.GAMES[name] = GAMES[name]
+            search_vs_heuristic.GAMES[name] = {**GAMES[name], **({"options": {}} if args.default_options else {})}
             players = args.players
             args.players = players or GAMES[name]["players"]
             # the row and its journal are named by both policies: two rungs with one upper agent never share a journal
@@ -109,6 +115,7 @@ def main() -> None:
             args.players = players
             row["command"] = f"python benchmarks/ladder.py --game {name} --rung {args.rung} --games {args.games}"
             row["command"] += f" --seed {args.seed}" + (f" --players {players}" if players else "")
+            row["command"] += " --default-options" if args.default_options else ""
             args.out.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(row, indent=1))
             print(table([{**row, "baseline": lower}]), flush=True)

@@ -95,13 +95,13 @@ class HoldingChoices:
             padded = np.zeros((len(actions), self.size), np.float32)
             padded[:, :_OPENING] = features
             return padded, actions
-        if action_mask[DRAW] and not staged.any():
-            play = self.heuristic.plan(rack, table, staged, opened)
-            action = None if play is None or play.sum() == rack.sum() else next_action(play, staged, action_mask)
+        play = self.heuristic.plan(rack, table, staged, opened) if action_mask[DRAW] and not staged.any() else None
+        if play is not None and play.sum() < rack.sum():  # a play that does not go out: it may hold instead
+            action = next_action(play, staged, action_mask)
             if action is not None:
                 rows = self._rows
                 rows.fill(0.0)
-                rows[0, _PLAY] = play.sum() / 14.0  # type: ignore[union-attr]  # not None when action is not
+                rows[0, _PLAY] = play.sum() / 14.0
                 hold_features(observation, rack, rows[1])
                 return rows, np.array([action, DRAW], np.int64)
         action = self.heuristic.act(observation, action_mask, None)  # type: ignore[arg-type]  # deterministic

@@ -10,16 +10,16 @@ the model shipped as ``trained``. The file is a numpy policy whose header names 
 (:mod:`tableenvs.policies.model_file`).
 
 **Training: the cross-entropy method on returns.** A Gaussian over the weights (mean ``mu``, per-weight spread ``sd``),
-started at "the most tiles and points" (``mu`` = 1 for both, 0 for the rest: about the heuristic's own opening and,
-for ``holding``, the heuristic's play) with ``sd`` = 1. Each generation draws ``population`` weight vectors (the first is ``mu`` itself), plays each in the
-standard evaluation against the heuristic (``games`` games, two seats against two heuristics, every seating, duplicate
-deals: :func:`tableenvs.evaluation.evaluate`, as ``tableenvs eval`` does) on the generation's own deals (``seed`` ``=
-TRAIN_SEED + 1000 * (seed + 1) + generation``: never the deals of ``tableenvs eval``'s default seeds), keeps the
-``elite`` of highest paired score difference, and moves ``mu`` to their mean and ``sd`` to 0.8 times their spread
-plus 0.05. The score of ``mu`` on each generation's fresh deals is an unbiased measure of where the recipe stands:
-that is the learning curve (``progress.jsonl``, one line per generation). Every draw comes from a generator seeded by
-``(seed, generation)``, and the games are deterministic, so a rerun makes the same model; a rerun on the same
-directory continues from its last finished generation. Units: games; times are seconds.
+started at "the most tiles and points" (``mu`` = 1 for both, 0 for the rest: about the heuristic's own opening and, for
+``holding``, the heuristic's play) with ``sd`` = 1. Each generation draws ``population`` weight vectors (the first is
+``mu`` itself), plays each in the standard evaluation against the heuristic (``games`` games, two seats against two
+heuristics, every seating, duplicate deals: :func:`tableenvs.evaluation.evaluate`, as ``tableenvs eval`` does) on the
+generation's own deals (``seed`` ``= TRAIN_SEED + 1000 * (seed + 1) + generation``: never the deals of ``tableenvs
+eval``'s default seeds), keeps the ``elite`` of highest paired score difference, and moves ``mu`` to their mean and
+``sd`` to 0.8 times their spread plus 0.05. The score of ``mu`` on each generation's fresh deals is an unbiased measure
+of where the recipe stands: that is the learning curve (``progress.jsonl``, one line per generation). Every draw comes
+from a generator seeded by ``(seed, generation)``, and the games are deterministic, so a rerun makes the same model; a
+rerun on the same directory continues from its last finished generation. Units: games; times are seconds.
 """
 
 from __future__ import annotations
