@@ -93,6 +93,7 @@ def hold_counts(model: Path, games: int) -> dict[str, Any]:
 
     from tableenvs.core.registry import make_raw
     from tableenvs.policies import play_game
+    from tableenvs.policies.input_features import candidate_choices
     from tableenvs.policies.model_file import load_numpy_policy
     from tableenvs.policies.numpy_policy import NumpyPolicy
     from tableenvs.rummikub.agents import HeuristicPolicy
@@ -101,6 +102,7 @@ def hold_counts(model: Path, games: int) -> dict[str, Any]:
 
     env = make_raw("rummikub_v0", num_players=4)
     policy = NumpyPolicy(load_numpy_policy(model), env)
+    choices = candidate_choices(policy.model.candidates, env)  # what the policy chose among, seen again
     fewest = [name for name in FEATURES if name.startswith("hold_fewest_")]
     pools = [name for name in FEATURES if name.startswith("hold_pool_")]
     counts = {name: [0, 0] for name in fewest + pools}  # [decisions with the choice, draws chosen]
@@ -108,7 +110,7 @@ def hold_counts(model: Path, games: int) -> dict[str, Any]:
     def on_step(world: Any, agent: str, view: dict, action: int) -> None:
         if world.agent_name_mapping[agent] % 2:
             return  # a heuristic's seat
-        features, actions = policy._candidates(view["observation"], view["action_mask"])  # type: ignore[misc]
+        features, actions = choices(view["observation"], view["action_mask"])
         if len(actions) == 2 and actions[1] == DRAW:
             for name in fewest + pools:
                 if features[1, FEATURES.index(name)]:

@@ -71,12 +71,11 @@ from tableenvs.evaluation import evaluate
 from tableenvs.paths import write_text_atomic
 from tableenvs.policies import play_game
 from tableenvs.rummikub.agents import HeuristicPolicy
-from tableenvs.rummikub.encoder import LAYOUT
-from tableenvs.rummikub.holding import fewest_other_tiles
+from tableenvs.rummikub.holding import fewest_other_tiles, pool_tiles
 from tableenvs.rummikub.openings import shape_score as shape
 from tableenvs.rummikub.openings import smaller_openings
 from tableenvs.rummikub.solver import is_valid_play, solve
-from tableenvs.rummikub.tiles import NUM_TILES, TILE_VALUES
+from tableenvs.rummikub.tiles import TILE_VALUES
 
 GAME = "rummikub_v0"
 PLAYERS = 4
@@ -173,7 +172,7 @@ class MinOpen(TurnRule):
     late = None  # the pool size (tiles) below which the rule applies; None: always
 
     def act(self, observation, action_mask, rng):
-        self._pool = round(float(observation[LAYOUT.POOL]) * NUM_TILES)
+        self._pool = pool_tiles(observation)
         return super().act(observation, action_mask, rng)
 
     def choose(self, rack, table, opened):
@@ -200,7 +199,7 @@ class Holding(TurnRule):
     low_pool = 0  # play once the pool holds fewer tiles than this
 
     def act(self, observation, action_mask, rng):
-        self._pool = round(float(observation[LAYOUT.POOL]) * NUM_TILES)
+        self._pool = pool_tiles(observation)
         self._fewest = fewest_other_tiles(observation)
         return super().act(observation, action_mask, rng)
 

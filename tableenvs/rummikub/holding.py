@@ -67,11 +67,15 @@ def fewest_other_tiles(observation: np.ndarray) -> int:
     return int(np.rint(sizes.min()))
 
 
+def pool_tiles(observation: np.ndarray) -> int:
+    """The tiles left in the pool, read from ``observation``."""
+    return int(np.rint(float(observation[LAYOUT.POOL]) * NUM_TILES))
+
+
 def hold_features(observation: np.ndarray, rack: np.ndarray, out: np.ndarray) -> None:
     """The draw candidate's columns of :data:`FEATURES` into the zeroed row ``out``."""
-    pool = int(np.rint(float(observation[LAYOUT.POOL]) * NUM_TILES))
     out[_FEWEST + int(np.searchsorted(FEWEST_BINS, fewest_other_tiles(observation)))] = 1.0
-    out[_POOL + int(np.searchsorted(POOL_BINS, pool))] = 1.0
+    out[_POOL + int(np.searchsorted(POOL_BINS, pool_tiles(observation)))] = 1.0
     out[_RACK] = rack.sum() / 14.0
     out[_RACK + 1] = float(rack @ TILE_VALUES) / 100.0
 

@@ -40,12 +40,13 @@ from tableenvs.paths import write_text_atomic
 from tableenvs.policies.model_env import model_options
 from tableenvs.policies.model_file import NumpyModel, save_for_env
 from tableenvs.policies.numpy_policy import NumpyPolicy
+from tableenvs.rummikub import holding, openings
 
 GAME = "rummikub_v0"
 #: Deals of the training games: ``TRAIN_SEED + 1000 * (seed + 1) + generation`` (``tableenvs eval`` uses 0, 1, ...).
 TRAIN_SEED = 7_000_000
 #: Weights of the start (``mu``), in :data:`tableenvs.rummikub.openings.FEATURES` order: the most tiles and points.
-START = (1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+START = (1.0, 1.0) + (0.0,) * (len(openings.FEATURES) - 2)
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,13 @@ class Recipe:
 #: taken (the heuristic's play).
 RECIPES = {
     "openings": Recipe("rummikub_openings_v1", START, games=2000, population=12, generations=10),
-    "holding": Recipe("rummikub_holding_v1", START + (0.0,) * 13, games=1000, population=12, generations=12),
+    "holding": Recipe(
+        "rummikub_holding_v1",
+        START + (0.0,) * (len(holding.FEATURES) - len(START)),
+        games=1000,
+        population=12,
+        generations=12,
+    ),
 }
 
 

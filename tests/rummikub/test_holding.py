@@ -31,8 +31,8 @@ def hold_weights(release_at=2, low_pool=9):
     """Weights that open as the openings recipe starts and hold (draw) until an opponent has ``release_at`` tiles or
     fewer or the pool holds ``low_pool`` or fewer."""
     weights = np.array(RECIPES["holding"].start)
-    for name in ("hold_fewest_1", "hold_fewest_2", "hold_fewest_3", "hold_fewest_4", "hold_fewest_5_6"):
-        upper = holding.FEWEST_BINS[("1", "2", "3", "4", "5_6").index(name.removeprefix("hold_fewest_"))]
+    fewest = ("hold_fewest_1", "hold_fewest_2", "hold_fewest_3", "hold_fewest_4", "hold_fewest_5_6")
+    for name, upper in zip(fewest, holding.FEWEST_BINS, strict=True):
         weights[COLUMN[name]] = -10.0 if upper <= release_at else 1.0
     weights[COLUMN["hold_fewest_7_up"]] = 1.0
     for name, upper in zip(("hold_pool_0_4", "hold_pool_5_9", "hold_pool_10_19"), holding.POOL_BINS, strict=True):
