@@ -20,7 +20,9 @@ Observation tensor / string    the seat's observation vector (the game's encoder
 Information state string       the ``render_view`` text plus a ``recall`` line: a hash of every distinct
                                observation the seat has had since the deal and of its own moves (perfect recall);
                                the information state *tensor* is the observation vector (not perfect recall)
-clone / serialize              ``env.clone()`` / a pickle holding ``json.dumps(env.get_state())``
+clone / serialize              ``env.clone()`` / the JSON state record (``state.serialize()``, read back, checked
+                               and running nothing, by ``game.deserialize_state`` or :func:`deserialize_state`;
+                               OpenSpiel's own pickled format only with ``trust_pickle=True``)
 resample_from_infostate        ``env.sample_world(agent, rng)``, ``rng`` seeded from the probability sampler
 Agents                         :class:`PolicyBot` (a tableenvs policy as a ``pyspiel.Bot``), :class:`BotPolicy` and
                                :func:`make_bot_policy` (an OpenSpiel bot as a tableenvs policy, e.g.
@@ -49,8 +51,11 @@ from tableenvs.openspiel.game import (
     PiliPiliGame,
     RummikubGame,
     TableGame,
+    UntrustedStateError,
+    deserialize_state,
     game_for_env,
     load_game,
+    serialize_state,
 )
 from tableenvs.openspiel.game_types import (
     DEFAULT_DEAL_SEEDS,
@@ -78,9 +83,12 @@ __all__ = [
     "TableGame",
     "TableObserver",
     "TableState",
+    "UntrustedStateError",
     "bot_factory",
+    "deserialize_state",
     "game_for_env",
     "load_game",
     "make_bot_policy",
     "parse_bot_spec",
+    "serialize_state",
 ]

@@ -9,11 +9,13 @@ tells OpenSpiel the title's facts (:mod:`tableenvs.openspiel.game_types`). :func
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
 import pyspiel
 
+from tableenvs.core.state import StateError
 from tableenvs.core.table_env import TableEnv
 from tableenvs.core.validation import check_choice, check_int
 from tableenvs.openspiel.game_types import (
@@ -26,7 +28,45 @@ from tableenvs.openspiel.game_types import (
     game_type,
 )
 from tableenvs.openspiel.observer import TableObserver
-from tableenvs.openspiel.state import SHARED_BY_KEY, Shared, TableState
+from tableenvs.openspiel.state import SHARED_BY_KEY, Shared, TableState, record_shared, table_from_record
+
+#: The longest state record :func:`deserialize_state` reads (characters): far above any real game's.
+MAX_RECORD_CHARS = 64 * 2**20
+
+
+class UntrustedStateError(ValueError):
+    """A serialised state in OpenSpiel's own format, whose ``__dict__`` is a pickle that can run any code when it is
+    read: refused unless the caller trusts its source (``trust_pickle=True``)."""
+
+
+def _parse_record(text: Any) -> dict[str, Any]:
+    """The JSON state record in ``text``; a one-line ``ValueError`` for anything else (an OpenSpiel pickle:
+    :class:`UntrustedStateError`)."""
+    if not isinstance(text, str):
+        raise StateError(f"deserialize_state: a serialised state is text, got {type(text).__name__}")
+    if len(text) > MAX_RECORD_CHARS:
+        raise StateError(f"deserialize_state: the text is {len(text)} characters, over {MAX_RECORD_CHARS}")
+    if not text.lstrip().startswith("{"):
+        if "__dict__=" in text or text.startswith(("history=", "move_number=")):
+            raise UntrustedStateError(
+                "deserialize_state: this is OpenSpiel's own serialisation, whose __dict__ line is a pickle that can "
+                "run any code when read; pass trust_pickle=True only for text you made yourself, or save states "
+                "with state.serialize() (a JSON state record)"
+            )
+        raise StateError("deserialize_state: not a tableenvs OpenSpiel state record (a JSON object)")
+
+    def reject(constant: str) -> Any:
+        raise ValueError(f"{constant} is not JSON")
+
+    try:
+        record = json.loads(text, parse_constant=reject)
+    except RecursionError:
+        raise StateError("deserialize_state: the record nests too deep") from None
+    except ValueError as error:
+        raise StateError(f"deserialize_state: not JSON ({' '.join(str(error).split())[:200]})") from None
+    if not isinstance(record, dict):
+        raise StateError(f"deserialize_state: a state record is a JSON object, got {type(record).__name__}")
+    return record
 
 
 def _env_options(title: Title, params: dict[str, Any]) -> dict[str, Any]:
@@ -75,6 +115,62 @@ class TableGame(pyspiel.Game):
     def new_initial_state(self) -> TableState:
         """The state before the deal (a chance node)."""
         return TableState(self)
+
+    def deserialize_state(self, text: str, *, trust_pickle: bool = False) -> TableState:
+        """The state ``text`` holds: the JSON state record :meth:`TableState.serialize` writes, checked in full
+        (``StateError``, a one-line ``ValueError``, naming what is wrong; nothing in it runs). Its game and
+        parameters must be this game's; its OpenSpiel history is replayed (each action checked legal) so that
+        ``history()`` is the saved one, then the saved env, returns and recall are restored.
+
+        OpenSpiel's own format (``pyspiel.serialize_game_and_state``'s ``[State]`` part: a ``__dict__`` pickle) is
+        refused with :class:`UntrustedStateError` unless ``trust_pickle=True``: reading it runs whatever code the
+        pickle names."""
+        try:
+            record = _parse_record(text)
+        except UntrustedStateError:
+            if not trust_pickle:
+                raise
+            state = pyspiel.Game.deserialize_state(self, text)  # OpenSpiel's own reader: it unpickles
+            if state._table.shared.key != self._shared.key:
+                raise StateError(
+                    f"deserialize_state: the pickled state is of {state._table.shared.title.short_name} with other "
+                    "parameters, not of this game"
+                ) from None
+            state._table.shared = self._shared
+            return state
+        shared = self._shared
+        try:
+            record_shared(record, shared)
+            table = table_from_record(record, shared)
+        except StateError as error:
+            raise StateError(f"deserialize_state: {error}") from None
+        return self._replay(record.get("history"), table)
+
+    def _replay(self, history: Any, table: Any) -> TableState:
+        """A state whose OpenSpiel history is ``history`` (each action checked, then applied) and whose table is
+        then ``table``."""
+        shared = self._shared
+        if not isinstance(history, list):
+            raise StateError(f"deserialize_state: history must be a list of actions, got {type(history).__name__}")
+        if len(history) > self.max_game_length() + 1:
+            raise StateError(
+                f"deserialize_state: history has {len(history)} actions; this game's longest is "
+                f"{self.max_game_length() + 1}"
+            )
+        if history and table.env is None:
+            raise StateError("deserialize_state: a state before the deal (env null) has an empty history")
+        state = self.new_initial_state()
+        for index, action in enumerate(history):
+            if not isinstance(action, int) or isinstance(action, bool):
+                raise StateError(f"deserialize_state: history[{index}] must be an action id, got {action!r:.60}")
+            if state.is_terminal():
+                raise StateError(f"deserialize_state: history[{index}] follows the end of the game")
+            legal = 0 <= action < shared.deal_seeds if state.is_chance_node() else action in state.legal_actions()
+            if not legal:
+                raise StateError(f"deserialize_state: history[{index}] = {action} is not a legal action there")
+            state.apply_action(action)
+        state._table = table
+        return state
 
     def max_chance_nodes_in_history(self) -> int:
         return 1
@@ -125,6 +221,36 @@ def load_game(env_name: str, **params: Any) -> TableGame:
     if env_name not in ENV_TO_OPENSPIEL:
         raise ValueError(f"no OpenSpiel game for {env_name!r}; games: {', '.join(ENV_TO_OPENSPIEL)}")
     return pyspiel.load_game(ENV_TO_OPENSPIEL[env_name], params)
+
+
+def serialize_state(state: TableState) -> str:
+    """``state`` as its JSON state record (:meth:`TableState.serialize`): one line of JSON that names the game and
+    its parameters, so :func:`deserialize_state` needs nothing else."""
+    if not isinstance(state, TableState):
+        raise TypeError(f"serialize_state: expected a state of a tableenvs OpenSpiel game, got {type(state).__name__}")
+    return state.serialize()
+
+
+def deserialize_state(text: str, *, trust_pickle: bool = False) -> TableState:
+    """The state a JSON state record holds, in the game the record names (loaded if need be): see
+    :meth:`TableGame.deserialize_state`. With ``trust_pickle=True`` it also reads the whole text
+    ``pyspiel.serialize_game_and_state`` writes (OpenSpiel's format, a pickle that can run code: trusted text only).
+    """
+    try:
+        record = _parse_record(text)
+    except UntrustedStateError:
+        if not trust_pickle:
+            raise
+        game, state = pyspiel.deserialize_game_and_state(text)  # OpenSpiel's own reader: it unpickles
+        if not isinstance(game, TableGame):
+            raise StateError(f"deserialize_state: the text is a state of {game}, not of a tableenvs game") from None
+        return state
+    try:
+        shared = record_shared(record)
+    except StateError as error:
+        raise StateError(f"deserialize_state: {error}") from None
+    game = pyspiel.load_game(shared.title.short_name, shared.params)
+    return game.deserialize_state(text)
 
 
 def game_for_env(env: Any) -> TableGame:
