@@ -161,9 +161,23 @@ def bot_factory(spec: str) -> BotFactory:
             return mcts.MCTSBot(game, c, sims, evaluator, random_state=random_state, solve=False)
         from open_spiel.python.algorithms import ismcts
 
-        return ismcts.ISMCTSBot(game, evaluator, c, sims, random_state=random_state)
+        searcher = ismcts.ISMCTSBot(game, evaluator, c, sims, random_state=random_state)
+        # OpenSpiel's IS-MCTS resamples each root world with an unseeded pyspiel.UniformProbabilitySampler; the
+        # worlds here are drawn from the bot's own seed instead, so a decision follows from the seed alone
+        searcher.set_resampler(seeded_resampler(np.random.default_rng(seed)))
+        return searcher
 
     return make_bot
+
+
+def seeded_resampler(rng: np.random.Generator) -> Callable[[Any, int], Any]:
+    """An IS-MCTS resampler (``ISMCTSBot.set_resampler``): ``state.resample_from_infostate(player, sampler)``
+    with the sampler drawing from ``rng``, so the resampled worlds follow from ``rng``'s seed."""
+
+    def resample(state: Any, player: int) -> Any:
+        return state.resample_from_infostate(player, rng.random)
+
+    return resample
 
 
 def make_bot_policy(spec: str, env: Any) -> BotPolicy:
