@@ -14,8 +14,9 @@ picks, trick, memorised hand positions, the cards others handed over). So what a
 on what the observer knows, never on the card really there: two rounds it cannot tell apart give the same world
 (``tests/test_worlds_exact.py``). No rule but highest-or-lowest and memorise depends on which unseen card is which
 before it is played, so ``observe(seat)`` is unchanged. The hands are then sorted (their order follows the real
-deal), a face-down wild gets a fresh declared value, and the world's event log names the others' moves only as
-``describe_action_public`` does (:func:`world_event_log`).
+deal), a face-down wild gets a fresh declared value, the cards another seat has picked but not yet handed over (to
+pass, or to give in a swap) are drawn afresh from its hand, and the world's event log names the others' moves only
+as ``describe_action_public`` does (:func:`world_event_log`).
 
 How far from uniform. Among the worlds consistent with everything the observer saw, the sampler is uniform
 conditional on one thing it keeps as it really is: where the *seen* cards that are now hidden lie (the cards the
@@ -63,6 +64,18 @@ def resample_hidden(game: PiliPiliGame, seat: int, rng: np.random.Generator) -> 
     # hands in order of card id: their order follows the real deal, passes and swaps (even the observer's own: two
     # of its cards swapped in the deck order are the same hand to it), and no one observes it
     game.hands = [sorted(hand) for hand in game.hands]
+    _redraw_others_picks(game, seat, rng)
+
+
+def _redraw_others_picks(game: PiliPiliGame, seat: int, rng: np.random.Generator) -> None:
+    """The cards another seat has picked and not yet handed over (``staged``: picks to pass, the card a trick's
+    winner gives in a swap) are hidden from ``seat``, though how many there are is not: they are drawn afresh from
+    that seat's (sorted) hand, so which cards they are depends on ``rng`` alone, never on the real picks."""
+    for other, picks in enumerate(game.staged):
+        if other != seat and picks:
+            hand = game.hands[other]
+            chosen = rng.choice(len(hand), size=len(picks), replace=False)
+            game.staged[other] = [hand[i] for i in sorted(chosen.tolist())]
 
 
 def has_seen_own_hand(game: PiliPiliGame, seat: int) -> bool:
