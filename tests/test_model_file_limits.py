@@ -18,9 +18,9 @@ import pytest
 
 import tableenvs
 from tableenvs.numpy_policy import NumpyPolicy, load_numpy_policy, read_header
-from tableenvs.policies import make_policy, model_file
+from tableenvs.policies import make_policy, model_archive
+from tableenvs.policies.model_archive import MAX_ARRAY_BYTES, MAX_TOTAL_BYTES
 from tableenvs.policies.model_env import model_options
-from tableenvs.policies.model_file import MAX_ARRAY_BYTES, MAX_TOTAL_BYTES
 
 
 @pytest.fixture(scope="module")
@@ -338,10 +338,10 @@ def test_the_total_cap_holds_over_arrays_each_under_their_cap(tmp_path, raw, mon
     members = good_members(raw)
     total = sum(len(data) for data in members.values())
     path = write_zip(tmp_path / "total.npz", members)
-    monkeypatch.setattr(model_file, "MAX_TOTAL_BYTES", total // 2)
+    monkeypatch.setattr(model_archive, "MAX_TOTAL_BYTES", total // 2)
     with pytest.raises(ValueError, match=r"takes the file's arrays past the .* a numpy policy allows in total"):
         load_numpy_policy(path)
-    monkeypatch.setattr(model_file, "MAX_TOTAL_BYTES", MAX_TOTAL_BYTES)
+    monkeypatch.setattr(model_archive, "MAX_TOTAL_BYTES", MAX_TOTAL_BYTES)
     assert load_numpy_policy(path).hidden == (8,)
 
 
@@ -349,9 +349,9 @@ def test_an_array_at_the_cap_loads_and_one_element_more_is_refused(tmp_path, raw
     header = good_header(raw)
     width = 8
     cap = header["observation_size"] * width * 4
-    monkeypatch.setattr(model_file, "MAX_ARRAY_BYTES", cap)
+    monkeypatch.setattr(model_archive, "MAX_ARRAY_BYTES", cap)
     assert load_numpy_policy(write_zip(tmp_path / "at.npz", good_members(raw))).hidden == (8,)
-    monkeypatch.setattr(model_file, "MAX_ARRAY_BYTES", cap - 1)
+    monkeypatch.setattr(model_archive, "MAX_ARRAY_BYTES", cap - 1)
     with pytest.raises(ValueError, match="'layer0.weight' declares shape .* over the"):
         load_numpy_policy(tmp_path / "at.npz")
     assert MAX_ARRAY_BYTES >= 689 * 256 * 4 * 16, "the cap leaves room for networks far larger than the shipped ones"

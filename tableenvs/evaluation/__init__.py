@@ -13,16 +13,17 @@ Usage::
 
 One module per job:
 
-==============  ================================================================================================
-``seating``     balanced seating designs: every entrant in every seat and after every other entrant equally
-                often, in blocks (:func:`~tableenvs.evaluation.seating.seating_plan`)
-``playing``     seeds (duplicate deals: one deal per block), one game, batches of games for the workers
-``backends``    local processes or Ray tasks; results never depend on them; a dead worker's games re-run once
-``journal``     a running tournament's arguments and append-only log of finished games (for ``--resume``)
-``statistics``  per-entrant rows, the pairwise table, paired comparisons over blocks
-``reports``     :class:`EvaluationResult`: tables, strict JSON, CSV, the ratings PNG
-``models``      labels (``runs/quick/model.zip`` is ``quick``) and the training records beside saved models
-==============  ================================================================================================
+=================  =====================================================================================================
+``seating``        balanced seating designs: every entrant in every seat and after every other entrant equally
+                   often, in blocks (:func:`~tableenvs.evaluation.seating.seating_plan`)
+``playing``        seeds (duplicate deals: one deal per block), one game, batches of games for the workers
+``backends``       local processes or Ray tasks; results never depend on them; a dead worker's games re-run once
+``journal``        a running tournament's arguments and append-only log of finished games (for ``--resume``)
+``statistics``     per-entrant rows, the pairwise table, paired comparisons over blocks
+``reports``        :class:`EvaluationResult`: tables, strict JSON, CSV, the ratings PNG
+``output_folder``  the output folder written all at once (a sibling folder renamed into place)
+``models``         labels (``runs/quick/model.zip`` is ``quick``) and the training records beside saved models
+=================  =====================================================================================================
 
 Two kinds of tournament:
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from tableenvs.evaluation.output_folder import result_folder
 from tableenvs.evaluation.ratings import Z95
 from tableenvs.paths import atomic_output, write_text_atomic
 
@@ -203,9 +204,17 @@ class EvaluationResult:
 
     def save(self, out: str | Path, plot: bool = True) -> dict[str, Path]:
         """Write ``results.json``, ``policies.csv``, ``games.csv``, ``head_to_head.csv``, ``paired.csv`` and
-        (``plot``) ``ratings.png`` under ``out``; return their paths by kind."""
+        (``plot``) ``ratings.png`` under ``out``, all together or not at all
+        (:func:`~tableenvs.evaluation.output_folder.result_folder`: a sibling folder renamed into place; an earlier
+        run's result files are replaced, any other file in ``out`` stays); return their paths by kind. A failed
+        write raises :class:`~tableenvs.paths.OutputError` and leaves ``out`` as it was."""
         out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
+        with result_folder(out) as folder:
+            written = self._write(folder, plot)
+        return {kind: out / path.name for kind, path in written.items()}
+
+    def _write(self, out: Path, plot: bool) -> dict[str, Path]:
+        """Write every result file into the folder ``out``; their paths by kind."""
         paths = {
             "json": out / "results.json",
             "policies_csv": out / "policies.csv",

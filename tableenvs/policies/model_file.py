@@ -6,10 +6,10 @@ that export to it (``tableenvs train``, ``tableenvs export``, the strong
 recipe). Only numpy is needed.
 
 The format (version 1) is one ``.npz`` archive (a zip of ``.npy`` arrays, as ``np.savez`` writes it). The reader
-opens it as a zip and reads each array itself: its ``.npy`` header is parsed (object dtypes, pickles, are refused), its
-declared shape and dtype checked against size caps (:data:`MAX_ARRAY_BYTES` per array, :data:`MAX_TOTAL_BYTES` per
-file) before anything is allocated for it, and only then its data read. Every malformed file, however it is malformed,
-is refused in one line naming the file:
+opens it as a zip and reads each array itself (:mod:`tableenvs.policies.model_archive`): its ``.npy`` header is parsed
+(object dtypes, pickles, are refused), its declared shape and dtype checked against size caps (16 MiB per array, 64
+MiB per file) before anything is allocated for it, and only then its data read. Every malformed file, however it is
+malformed, is refused in one line naming the file:
 
 =====================  ========================================================================================
 ``header``             1-D uint8 array: UTF-8 JSON with ``format`` (``"tableenvs-numpy-policy"``), ``version``
@@ -45,10 +45,7 @@ with ``np.savez_compressed`` (compressed and uncompressed archives are read alik
 from __future__ import annotations
 
 import json
-import math
 import os
-import zipfile
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +56,7 @@ import numpy as np
 from tableenvs.core.layout import layout_version
 from tableenvs.paths import atomic_output
 from tableenvs.policies.input_features import CANDIDATES, FEATURES
+from tableenvs.policies.model_archive import MAX_ARRAY_BYTES, Archive, cut, short, show
 from tableenvs.policies.model_env import model_options
 
 #: What a numpy policy file says it is (checked on load).
@@ -80,15 +78,9 @@ OPTIONAL_HEADER_KEYS = ("meta", "input_features", "candidates")
 INPUT_ARRAYS = ("input.offset", "input.scale")
 #: The dtypes a weight matrix may be stored in (biases and the input transform are always float32).
 WEIGHT_DTYPES = ("float32", "float16")
-#: Size caps, checked on each array's declared shape before anything is allocated for it: one array's data (16 MiB:
-#: 4,194,304 float32 numbers, a 2048 x 2048 layer; the largest shipped layer is 689 x 256 float16, 353 kB), all of a
-#: file's arrays together, the JSON header, an ``.npy`` member's own header (numpy's default), the archive's members,
-#: and the header's nesting depth, hidden layers and layer sizes.
-MAX_ARRAY_BYTES = 16 * 2**20
-MAX_TOTAL_BYTES = 64 * 2**20
+#: Caps of the header, beside those of the arrays (:mod:`tableenvs.policies.model_archive`): the JSON header's size
+#: and nesting depth, the hidden layers and a layer's size (one float32 array at the per-array cap).
 MAX_HEADER_BYTES = 2**20
-MAX_NPY_HEADER = 10_000
-MAX_MEMBERS = 256
 MAX_HEADER_DEPTH = 32
 MAX_LAYERS = 64
 MAX_LAYER_SIZE = MAX_ARRAY_BYTES // 4
@@ -168,7 +160,7 @@ def _parse_header(array: Any, where: str) -> dict[str, Any]:
     try:
         header = json.loads(array.tobytes().decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError) as error:
-        raise ValueError(f"{where}: 'header' is not UTF-8 JSON ({_short(error)})") from None
+        raise ValueError(f"{where}: 'header' is not UTF-8 JSON ({short(error)})") from None
     except RecursionError:
         raise ValueError(f"{where}: 'header' nests deeper than JSON can be read here") from None
     if not isinstance(header, dict):
@@ -196,52 +188,52 @@ def _depth(value: Any) -> int:
 def _check_header(header: dict[str, Any], where: str) -> None:
     if header.get("format") != FORMAT:
         raise ValueError(
-            f"{where} is not a tableenvs numpy policy (header format {_show(header.get('format'))}, not {FORMAT!r})"
+            f"{where} is not a tableenvs numpy policy (header format {show(header.get('format'))}, not {FORMAT!r})"
         )
     if header.get("version") != VERSION or isinstance(header.get("version"), bool):
         raise ValueError(
-            f"{where} has format version {_show(header.get('version'))}; this tableenvs reads version {VERSION}"
+            f"{where} has format version {show(header.get('version'))}; this tableenvs reads version {VERSION}"
         )
     missing = [key for key in HEADER_KEYS if key not in header]
     unknown = sorted(set(header) - set(HEADER_KEYS) - set(OPTIONAL_HEADER_KEYS))
     if missing or unknown:
-        shown = _cut(", ".join(_cut(key, 40) for key in unknown[:5]) + (", ..." if len(unknown) > 5 else ""), 240)
+        shown = cut(", ".join(cut(key, 40) for key in unknown[:5]) + (", ..." if len(unknown) > 5 else ""), 240)
         said = [f"missing {', '.join(missing)}" if missing else "", f"unknown {shown}" if unknown else ""]
         raise ValueError(f"{where}: header keys: {'; '.join(part for part in said if part)}")
     problems = []
     if not isinstance(header["game"], str) or not header["game"]:
-        problems.append(f"game must be a name, got {_show(header['game'])}")
+        problems.append(f"game must be a name, got {show(header['game'])}")
     if not isinstance(header["options"], dict):
         problems.append(f"options must be a JSON object, got {type(header['options']).__name__}")
     for key in ("layout_version", "observation_size", "num_actions"):
         if not _is_int(header[key], 1):
-            problems.append(f"{key} must be an integer >= 1, got {_show(header[key])}")
+            problems.append(f"{key} must be an integer >= 1, got {show(header[key])}")
         elif key != "layout_version" and header[key] > MAX_LAYER_SIZE:
-            problems.append(f"{key} is {_show(header[key])}, over the {MAX_LAYER_SIZE} a numpy policy allows")
+            problems.append(f"{key} is {show(header[key])}, over the {MAX_LAYER_SIZE} a numpy policy allows")
     hidden = header["hidden"]
     if not isinstance(hidden, list) or not all(_is_int(size, 1) for size in hidden):
-        problems.append(f"hidden must be a list of layer sizes >= 1, got {_show(hidden)}")
+        problems.append(f"hidden must be a list of layer sizes >= 1, got {show(hidden)}")
     elif len(hidden) > MAX_LAYERS or any(size > MAX_LAYER_SIZE for size in hidden):
         problems.append(
-            f"hidden is {_show(hidden)}: a numpy policy has at most {MAX_LAYERS} hidden layers of at most "
+            f"hidden is {show(hidden)}: a numpy policy has at most {MAX_LAYERS} hidden layers of at most "
             f"{MAX_LAYER_SIZE} units"
         )
     if header["activation"] not in ACTIVATIONS:
-        problems.append(f"activation must be one of {', '.join(ACTIVATIONS)}, got {_show(header['activation'])}")
+        problems.append(f"activation must be one of {', '.join(ACTIVATIONS)}, got {show(header['activation'])}")
     if "meta" in header and not isinstance(header["meta"], dict):
         problems.append(f"meta must be a JSON object, got {type(header['meta']).__name__}")
     if "input_features" in header and not (
         isinstance(header["input_features"], str) and header["input_features"] in FEATURES
     ):
-        problems.append(f"input_features must be one of {', '.join(FEATURES)}, got {_show(header['input_features'])}")
+        problems.append(f"input_features must be one of {', '.join(FEATURES)}, got {show(header['input_features'])}")
     if "candidates" in header:
         if not (isinstance(header["candidates"], str) and header["candidates"] in CANDIDATES):
-            problems.append(f"candidates must be one of {', '.join(CANDIDATES)}, got {_show(header['candidates'])}")
+            problems.append(f"candidates must be one of {', '.join(CANDIDATES)}, got {show(header['candidates'])}")
         if "input_features" in header:
             problems.append("a candidate-scoring model (candidates) reads no input_features")
         if header["num_actions"] != 1:
             problems.append(
-                f"a candidate-scoring model (candidates) has num_actions 1, got {_show(header['num_actions'])}"
+                f"a candidate-scoring model (candidates) has num_actions 1, got {show(header['num_actions'])}"
             )
     if problems:
         raise ValueError(f"{where}: header: {'; '.join(problems)}")
@@ -278,7 +270,7 @@ def _model(header: dict[str, Any], arrays: Mapping[str, Any], where: str, name: 
     if missing or extra:
         said = [f"missing {', '.join(missing)}" if missing else "", f"unexpected {', '.join(extra)}" if extra else ""]
         raise ValueError(
-            f"{where}: arrays: {'; '.join(part for part in said if part)} (hidden {_show(header['hidden'])} means "
+            f"{where}: arrays: {'; '.join(part for part in said if part)} (hidden {show(header['hidden'])} means "
             f"layer0..layer{len(header['hidden'])})"
         )
     sizes = [header["observation_size"], *header["hidden"], header["num_actions"]]
@@ -317,142 +309,13 @@ def _model(header: dict[str, Any], arrays: Mapping[str, Any], where: str, name: 
 # ---------------------------------------------------------------------------------------------- files
 
 
-class _Archive:
-    """An ``.npz`` archive opened as the zip file it is, whose members are read one at a time by :meth:`read`,
-    each after its declared shape was checked against the caps (nothing is allocated for a refused array)."""
-
-    def __init__(self, path: Path, where: str):
-        self.where = where
-        try:
-            with open(path, "rb") as handle:
-                start = handle.read(6)
-        except OSError as error:
-            raise ValueError(f"{where} cannot be read ({_short(error)})") from None
-        if start == b"\x93NUMPY":
-            raise ValueError(f"{where} is a single .npy array, not an .npz archive of a numpy policy")
-        try:
-            self.zip = zipfile.ZipFile(path)
-            infos = self.zip.infolist()
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError, NotImplementedError) as error:
-            raise ValueError(f"{where} is not a readable .npz archive ({_short(error)})") from None
-        if len(infos) > MAX_MEMBERS:
-            self.zip.close()
-            raise ValueError(f"{where} holds {len(infos)} archive members; a numpy policy has at most {MAX_MEMBERS}")
-        # np.load's names: a member ``x.npy`` is the array ``x``; any other member is raw bytes (refused when read)
-        self.members: dict[str, zipfile.ZipInfo] = {}
-        for info in infos:
-            name = info.filename.removesuffix(".npy")
-            if name in self.members:
-                self.zip.close()
-                raise ValueError(f"{where} holds two archive members that both read as {_show(name, 60)}")
-            self.members[name] = info
-        self.files = list(self.members)
-        self.total = 0  # bytes of array data read so far (MAX_TOTAL_BYTES)
-
-    def __enter__(self) -> _Archive:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.zip.close()
-
-    def read(self, name: str, max_bytes: int = 0) -> Any:
-        """The array ``name``: its ``.npy`` header parsed, its declared shape and dtype checked against the caps
-        (``max_bytes``, else :data:`MAX_ARRAY_BYTES`; and :data:`MAX_TOTAL_BYTES` over the file), then its data
-        read; a one-line ``ValueError`` otherwise. A member that is not an ``.npy`` array is returned as ``bytes``
-        (the caller refuses it)."""
-        where, info = self.where, self.members[name]
-        cap = max_bytes or MAX_ARRAY_BYTES
-        try:
-            with self.zip.open(info) as handle:
-                if not info.filename.endswith(".npy"):
-                    return handle.read(64)  # only to tell the caller what it is
-                shape, fortran, dtype = self._array_header(handle, name)
-                count = math.prod(shape)
-                nbytes = count * dtype.itemsize
-                if nbytes > cap:
-                    raise ValueError(
-                        f"{where}: {name!r} declares shape {_show(shape)} of {dtype} ({_size(nbytes)}), over the "
-                        f"{_size(cap)} a numpy policy allows per array"
-                    )
-                if self.total + nbytes > MAX_TOTAL_BYTES:
-                    raise ValueError(
-                        f"{where}: {name!r} ({_size(nbytes)}) takes the file's arrays past the {_size(MAX_TOTAL_BYTES)}"
-                        " a numpy policy allows in total"
-                    )
-                stored = info.file_size - handle.tell()
-                if stored != nbytes:
-                    raise ValueError(
-                        f"{where}: {name!r} declares shape {_show(shape)} of {dtype} ({nbytes} bytes) but stores "
-                        f"{stored} bytes of data"
-                    )
-                self.total += nbytes
-                data = bytearray(nbytes)
-                if handle.readinto(data) != nbytes:  # type: ignore[attr-defined]  # a ZipExtFile, a BufferedIOBase
-                    raise ValueError(f"{where}: {name!r} ends before its {nbytes} bytes of data")
-        except ValueError as error:
-            if str(error).startswith(where):
-                raise
-            raise ValueError(f"{where}: {name!r} cannot be read ({_short(error)})") from None
-        except (OSError, EOFError, zipfile.BadZipFile, RuntimeError, NotImplementedError, zlib.error) as error:
-            raise ValueError(f"{where}: {name!r} cannot be read ({type(error).__name__}: {_short(error)})") from None
-        return np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
-
-    def _array_header(self, handle: Any, name: str) -> tuple[tuple[int, ...], bool, np.dtype]:
-        """The ``.npy`` header of ``name``: (shape, fortran order, dtype), each checked to be what numpy writes."""
-        where = self.where
-        try:
-            version = np.lib.format.read_magic(handle)
-            if version not in ((1, 0), (2, 0)):
-                raise ValueError(f".npy format version {version[0]}.{version[1]}, not 1.0 or 2.0")
-            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-            shape, fortran, dtype = read(handle, max_header_size=MAX_NPY_HEADER)
-        except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError, OverflowError, EOFError) as error:
-            raise ValueError(f"{where}: {name!r} has a malformed .npy header ({_short(error)})") from None
-        if dtype.hasobject:
-            raise ValueError(f"{where}: {name!r} holds Python objects (a pickle), which this format refuses")
-        if dtype.kind not in "biuf" or dtype.fields is not None or dtype.subdtype is not None:
-            raise ValueError(f"{where}: {name!r} has dtype {_show(str(dtype))}, which a numpy policy never stores")
-        if (
-            not isinstance(shape, tuple)
-            or len(shape) > 2
-            or not all(isinstance(size, int) and not isinstance(size, bool) and size >= 0 for size in shape)
-            or not isinstance(fortran, bool)
-        ):
-            raise ValueError(
-                f"{where}: {name!r} has a malformed .npy header (shape {_show(shape)}: a numpy policy stores arrays "
-                "of one or two non-negative sizes)"
-            )
-        return shape, fortran, dtype
-
-
-def _short(error: BaseException, limit: int = 200) -> str:
-    """``error``'s message on one line, cut to ``limit`` characters (a hostile file can make it huge)."""
-    return _cut(" ".join(str(error).split()) or type(error).__name__, limit)
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _show(value: Any, limit: int = 120) -> str:
-    """``repr(value)`` cut to ``limit`` characters, for error messages about values read from a file."""
-    return _cut(repr(value), limit)
-
-
-def _size(nbytes: int) -> str:
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:.3g} {unit}"
-    return f"{nbytes} bytes"
-
-
-def _open(path: Path, where: str) -> _Archive:
+def _open(path: Path, where: str) -> Archive:
     if not path.is_file():
-        raise FileNotFoundError(f"no numpy policy file at {_cut(repr(str(path)), 300)}")
-    return _Archive(path, where)
+        raise FileNotFoundError(f"no numpy policy file at {cut(repr(str(path)), 300)}")
+    return Archive(path, where)
 
 
-def _read_header_member(archive: _Archive, where: str) -> dict[str, Any]:
+def _read_header_member(archive: Archive, where: str) -> dict[str, Any]:
     if "header" not in archive.files:
         raise ValueError(f"{where} has no 'header' array: not a tableenvs numpy policy")
     return _parse_header(archive.read("header", MAX_HEADER_BYTES), where)
@@ -479,9 +342,7 @@ def load_numpy_policy(path: str | os.PathLike) -> NumpyModel:
         allowed = set(_array_names(header)) | set(INPUT_ARRAYS)
         extra = sorted(set(names) - allowed)
         if extra:  # refused before anything else is read
-            raise ValueError(
-                f"{where}: unexpected archive member(s) {', '.join(_show(name, 60) for name in extra[:5])}"
-            )
+            raise ValueError(f"{where}: unexpected archive member(s) {', '.join(show(name, 60) for name in extra[:5])}")
         arrays = {name: archive.read(name) for name in names if name != "header"}
     return _model(header, arrays, where, path.name)
 
