@@ -18,6 +18,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from load_bounds import HANG
 
 import tableenvs
 from tableenvs.testing import checks, games
@@ -177,7 +178,7 @@ def _check_outside(
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=HANG,
     )
 
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from load_bounds import HANG
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -62,7 +63,7 @@ def ran(tmp_path_factory):
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=HANG,
     )
     assert out.is_file(), process.stderr[-3000:]
     return {files[path]: result for path, result in json.loads(out.read_text()).items()}

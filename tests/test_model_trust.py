@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from load_bounds import HANG
 
 import tableenvs
 from tableenvs.numpy_policy import NumpyPolicy, load_numpy_policy, random_numpy_policy, save_numpy_policy
@@ -53,7 +54,7 @@ def hostile_zip(path: Path, marker: Path) -> Path:
 def run_python(code: str, **kwargs) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], env=env, text=True, capture_output=True, timeout=120, **kwargs
+        [sys.executable, "-c", textwrap.dedent(code)], env=env, text=True, capture_output=True, timeout=HANG, **kwargs
     )
 
 

@@ -14,6 +14,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from load_bounds import HANG
 
 pyspiel = pytest.importorskip("pyspiel", reason="OpenSpiel is not installed (pip install open-spiel)")
 
@@ -276,7 +277,7 @@ def test_cpp_search_bots_do_not_accept_python_games():
         """
     )
     for name in ("python_kuhn_poker", "tableenvs_llama_party_v0"):
-        run = subprocess.run([sys.executable, "-c", script, name], capture_output=True, text=True, timeout=120)
+        run = subprocess.run([sys.executable, "-c", script, name], capture_output=True, text=True, timeout=HANG)
         assert run.stdout.strip() == "stepping", (name, run.stdout, run.stderr[-2000:])
         assert run.returncode == -11, (name, run.returncode, run.stderr[-2000:])  # SIGSEGV
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from load_bounds import HANG
 
 pytest.importorskip("pyspiel", reason="OpenSpiel is not installed (pip install open-spiel)")
 
@@ -71,14 +72,12 @@ def test_the_same_decision_in_another_process():
     here = decide("pilipili_v0", 123)
     for hash_seed in ("1", "2"):
         env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": hash_seed}
-        # a generous bound for a stated reason: an interpreter start and a 30-simulation search, a few CPU-seconds,
-        # on a machine that may be loaded twenty-fold
         result = subprocess.run(
             [sys.executable, "-c", code, str(Path(__file__).parent)],
             env=env,
             capture_output=True,
             text=True,
-            timeout=600,
+            timeout=HANG,
         )
         assert result.returncode == 0, result.stderr[-2000:]
         assert int(result.stdout.strip().splitlines()[-1]) == here

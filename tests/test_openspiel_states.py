@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from load_bounds import HANG
 
 pyspiel = pytest.importorskip("pyspiel", reason="OpenSpiel is not installed (pip install open-spiel)")
 
@@ -141,8 +142,7 @@ def test_with_trust_the_same_payload_would_run(tmp_path):
             pass
     """
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    # a generous bound: one interpreter start and an import of pyspiel, a few CPU-seconds, on a loaded machine
-    subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, timeout=300)
+    subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, timeout=HANG)
     assert marker.exists()
 
 

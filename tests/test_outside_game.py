@@ -16,6 +16,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from load_bounds import HANG
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
@@ -77,7 +79,7 @@ def _check(tmp_path: Path, name: str, module: str, page: Path | None = None) -> 
         env={**os.environ, "PYTHONPATH": path},
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=HANG,
     )
 
 

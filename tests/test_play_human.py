@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from load_bounds import HANG
 
 from tableenvs.cli import main
 from tableenvs.testing import per_game
@@ -134,7 +135,7 @@ def test_the_cli_through_a_real_pipe():
         input=answers,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG,
         env=env,
         cwd=ROOT,
     )
@@ -181,7 +182,7 @@ def test_a_whole_game_through_a_pseudo_terminal():
     os.close(slave)
     output = b""
     answered = 0
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + HANG  # only against a hang: the loop ends when the game does
     try:
         while time.monotonic() < deadline:
             ready, _, _ = select.select([master], [], [], 0.5)
@@ -198,7 +199,7 @@ def test_a_whole_game_through_a_pseudo_terminal():
                     answered += 1
             elif process.poll() is not None:
                 break
-        code = process.wait(timeout=10)
+        code = process.wait(timeout=HANG / 10)
     finally:
         if process.poll() is None:
             process.kill()

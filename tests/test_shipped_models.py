@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from load_bounds import HANG
 
 import tableenvs
 import tableenvs.testing
@@ -91,7 +92,7 @@ def test_trained_plays_a_whole_game_and_an_eval_where_torch_cannot_be_imported(t
         env={**env, "PYTHONPATH": str(ROOT)},
         text=True,
         capture_output=True,
-        timeout=120,
+        timeout=HANG,
     )
     assert result.returncode == 0, result.stderr + result.stdout
     assert result.stdout.strip().splitlines()[-1].startswith("ok ")

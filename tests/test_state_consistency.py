@@ -99,9 +99,9 @@ def test_non_finite_rewards_deep_nesting_and_huge_lists(name):
     refused(env, bad, "deep")
     bad = copy(record)
     bad["rules"]["pool" if name == "rummikub_v0" else "hands"] = list(range(5_000_000))
-    start = time.perf_counter()
+    start = time.thread_time()  # CPU time of this thread: a starved machine does not inflate it
     refused(env, bad, "items")
-    assert time.perf_counter() - start < 0.5
+    assert time.thread_time() - start < 0.5
 
 
 def test_llama_party_counts_of_the_step():

@@ -11,6 +11,7 @@ from pathlib import Path
 import gymnasium
 import numpy as np
 import pytest
+from load_bounds import HANG
 
 pytest.importorskip("sb3_contrib", reason="needs the train extra: pip install -e '.[train]'")
 
@@ -369,7 +370,7 @@ def test_ctrl_c_in_a_cli_subprocess_saves_a_checkpoint_then_resume_finishes(tmp_
     import signal
     import subprocess
     import sys
-    import time
+    import threading
 
     from tableenvs.cli import main
 
@@ -397,13 +398,19 @@ def test_ctrl_c_in_a_cli_subprocess_saves_a_checkpoint_then_resume_finishes(tmp_
         [sys.executable, "-u", "-c", script, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
     lines = []
-    deadline = time.monotonic() + 60
-    for text in process.stdout:
-        lines.append(text)
-        if "checkpoint (periodic)" in text or time.monotonic() > deadline:
-            process.send_signal(signal.SIGINT)
-            break
-    rest, errors = process.communicate(timeout=60)
+    # wait for the first periodic checkpoint itself (the line that says it was written), then Ctrl-C; a run that
+    # never writes one ends its output and fails below, and HANG (a thread closing stdout) stops a hung one
+    watchdog = threading.Timer(HANG, process.kill)
+    watchdog.start()
+    try:
+        for text in process.stdout:
+            lines.append(text)
+            if "checkpoint (periodic)" in text:
+                process.send_signal(signal.SIGINT)
+                break
+        rest, errors = process.communicate(timeout=HANG)
+    finally:
+        watchdog.cancel()
     lines += rest.splitlines(keepends=True)
     assert process.returncode == 130, (lines, errors)
     assert "Traceback" not in errors

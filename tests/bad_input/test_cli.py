@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from load_bounds import HANG
 
 from tableenvs.cli import TRAIN_MODULES, _missing_module, main
 
@@ -116,7 +117,7 @@ def test_help_exits_0(capsys):
 
 def run(code: str, **kwargs) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, text=True, timeout=120, **kwargs)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, text=True, timeout=HANG, **kwargs)
 
 
 MISSING_EXTRA_CASES = [
@@ -168,7 +169,7 @@ def test_closed_stdout_exits_quietly():
         text=True,
     )
     process.stdout.close()
-    _, err = process.communicate(timeout=120)
+    _, err = process.communicate(timeout=HANG)
     assert process.returncode == 141 and err == ""
 
 
@@ -188,7 +189,7 @@ def test_ctrl_c_is_one_line_and_exit_code_130(tmp_path):
     try:
         assert process.stderr.read(5)  # the progress bar has started: the games are being played
         os.killpg(process.pid, signal.SIGINT)
-        out, err = process.communicate(timeout=60)
+        out, err = process.communicate(timeout=HANG)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)

@@ -27,6 +27,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from load_bounds import HANG, HANG_COMPILE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -97,7 +98,7 @@ def _install(target: Path, work: Path) -> str:
         # This runs in the background thread while tests in the main thread may change os.environ: with
         # env=None the child's exec reads libc's environ, which such a change can free under it (EFAULT,
         # "Bad address"; CPython drops the GIL around vfork). A copy taken here is the child's own.
-        subprocess.run(command, check=True, cwd=work, timeout=120, env=dict(os.environ))
+        subprocess.run(command, check=True, cwd=work, timeout=HANG, env=dict(os.environ))
         return "pip install --target"
     shutil.copytree(source / "tableenvs", target / "tableenvs", ignore=ignore)
     return "copy of the package tree"
@@ -124,7 +125,7 @@ def _clean_env(**extra: str) -> dict[str, str]:
 
 
 def _run(command: list[str], env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=180)
+    return subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=HANG_COMPILE)
 
 
 def _cache_files(path: Path) -> list[Path]:
@@ -250,7 +251,8 @@ def start_early(test_names: list[str]) -> None:
 
 def _result(test_name: str) -> SimpleNamespace:
     start_early([test_name])  # when collection did not start it (e.g. the test run on its own)
-    return _STARTED[test_name].result(timeout=900)
+    # no timeout of its own: the scenarios run one after another, each bounded by its subprocesses' timeouts
+    return _STARTED[test_name].result()
 
 
 def test_read_only_install_plays_a_whole_game_where_nothing_is_writable():
