@@ -332,6 +332,28 @@ def test_a_small_file_cannot_load_a_huge_array(tmp_path, raw):
     assert peak < 4 * 2**20, f"{peak / 2**20:.1f} MiB allocated while refusing"
 
 
+def test_a_small_file_cannot_expand_past_32_times_its_size(tmp_path, raw):
+    """12 MiB of zeros (under the per-array cap) deflate to ~12 kB: refused, as the file may expand to 4 MiB."""
+    path = zip_bomb(tmp_path / "bomb.npz", raw, 12 * 2**20)
+    assert path.stat().st_size < 40_000
+    tracemalloc.start()
+    try:
+        message = check_refused(path, "'layer0.weight' (12 MiB) takes the file's arrays past 4 MiB, 32 times", raw)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "a numpy policy's weights do not deflate that far" in message
+    assert peak < 2**20, f"{peak / 2**20:.1f} MiB allocated while refusing"
+
+
+def test_the_shipped_models_are_far_from_the_expansion_cap():
+    for game in ("pilipili_v0", "llama_party_v0", "rummikub_v0"):
+        path = Path(tableenvs.__file__).parent / "models" / f"{game}.npz"
+        with zipfile.ZipFile(path) as archive:
+            expanded = sum(info.file_size for info in archive.infolist())
+        assert expanded < 2 * path.stat().st_size < model_archive.MAX_EXPANSION * path.stat().st_size
+
+
 def test_the_total_cap_holds_over_arrays_each_under_their_cap(tmp_path, raw, monkeypatch):
     """Arrays each within the per-array cap but together over the total are refused at the array that crosses it
     (the caps lowered here so the test allocates little; the logic is the same at the real sizes)."""
