@@ -192,6 +192,7 @@ BAD = {
     "a game not of the bridge": (lambda r: changed(r, game="kuhn_poker"), "the record's game 'kuhn_poker' is not one"),
     "params a list": (lambda r: changed(r, params=[1]), "params must map parameter names"),
     "params a nested value": (lambda r: changed(r, params={**r["params"], "deck": {"a": 1}}), "params must map"),
+    "params with a 10^30": (lambda r: changed(r, params={**r["params"], "num_players": 10**30}), "beyond OpenSpiel's"),
     "env of other options": (
         lambda r: changed(r, env={**r["env"], "options": {**r["env"]["options"], "reward": "win"}}),
         "not this game's",
@@ -228,6 +229,17 @@ def test_an_inconsistent_record_is_refused_in_one_line(case):
         # the module's reader loads the game the record names, so a record of another game is refused otherwise
         if reader == "game" or case not in ("params of another size", "params of another game"):
             assert words in message, message
+
+
+def test_a_record_naming_a_deck_file_opens_no_file(tmp_path):
+    """Only a game already loaded with that deck reads such a record; the module's reader never opens the file."""
+    deck = tmp_path / "deck.json"
+    _, record = base_record()
+    for path in (str(deck), "/etc/passwd.json"):
+        text = json.dumps(changed(record, params={**record["params"], "deck": path}))
+        with pytest.raises(ValueError, match="the record's params deck name a file; load the game with it yourself"):
+            deserialize_state(text)
+    assert not deck.exists()
 
 
 def test_a_finished_game_claimed_running_is_refused():

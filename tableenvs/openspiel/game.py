@@ -32,6 +32,9 @@ from tableenvs.openspiel.state import SHARED_BY_KEY, Shared, TableState, record_
 
 #: The longest state record :func:`deserialize_state` reads (characters): far above any real game's.
 MAX_RECORD_CHARS = 64 * 2**20
+#: The longest history :func:`deserialize_state` replays (a game's own bound, ``max_game_length``, may be far longer
+#: for large parameters; the longest default games take a few thousand actions).
+MAX_HISTORY = 100_000
 
 
 class UntrustedStateError(ValueError):
@@ -152,11 +155,9 @@ class TableGame(pyspiel.Game):
         shared = self._shared
         if not isinstance(history, list):
             raise StateError(f"deserialize_state: history must be a list of actions, got {type(history).__name__}")
-        if len(history) > self.max_game_length() + 1:
-            raise StateError(
-                f"deserialize_state: history has {len(history)} actions; this game's longest is "
-                f"{self.max_game_length() + 1}"
-            )
+        longest = min(self.max_game_length() + 1, MAX_HISTORY)
+        if len(history) > longest:
+            raise StateError(f"deserialize_state: history has {len(history)} actions; at most {longest} are read")
         if history and table.env is None:
             raise StateError("deserialize_state: a state before the deal (env null) has an empty history")
         state = self.new_initial_state()

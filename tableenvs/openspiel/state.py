@@ -33,6 +33,8 @@ RECORD_FORMAT = "tableenvs-openspiel-state"
 RECORD_VERSION = 1
 RECORD_KEYS = ("format", "version", "game", "params", "history", "env", "returns", "step_rewards", "over", "recall")
 _DIGEST = re.compile(r"[0-9a-f]{32}")
+#: What a parameter naming a file ends with (a deck file): a record naming one is read only by a game already loaded.
+FILES = (".toml", ".json")
 
 
 class Shared:
@@ -173,6 +175,8 @@ def record_shared(record: Any, shared: Shared | None = None) -> Shared:
         isinstance(key, str) and isinstance(value, (bool, int, float, str)) for key, value in params.items()
     ):
         raise StateError(f"params must map parameter names to numbers, booleans or strings, got {_shown(params)}")
+    if any(isinstance(value, int) and not -(2**31) <= value < 2**31 for value in params.values()):
+        raise StateError(f"params hold an integer beyond OpenSpiel's (32-bit): {_shown(params, 300)}")
     key = shared_key(game, params)
     if shared is not None:
         if shared.key != key:
@@ -182,9 +186,15 @@ def record_shared(record: Any, shared: Shared | None = None) -> Shared:
             )
         return shared
     if key not in SHARED_BY_KEY:
+        files = [name for name, value in params.items() if isinstance(value, str) and value.lower().endswith(FILES)]
+        if files:  # a record never makes this process open a file it names
+            raise StateError(
+                f"the record's params {', '.join(files)} name a file; load the game with it yourself "
+                "(pyspiel.load_game) and read the record with that game's deserialize_state"
+            )
         try:
             pyspiel.load_game(game, params)  # registers its Shared; refuses unknown or bad parameters
-        except (ValueError, TypeError, pyspiel.SpielError) as error:
+        except (ValueError, TypeError, RuntimeError, pyspiel.SpielError) as error:
             raise StateError(f"the record's params are not valid for {game}: {' '.join(str(error).split())}") from None
     found = SHARED_BY_KEY.get(key)
     if found is None:  # the game fills in defaults: a record names every parameter its game has
