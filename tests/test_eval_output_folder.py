@@ -118,6 +118,24 @@ def test_a_new_folder_appears_whole(tmp_path, results):
     out = tmp_path / "a" / "b" / "eval"
     paths = results[0].save(out, plot=False)
     assert sorted(p.name for p in out.iterdir()) == sorted(path.name for path in paths.values())
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert out.stat().st_mode == plain.stat().st_mode  # not the temporary folder's 0700
+    os.chmod(out, 0o750)
+    results[1].save(out, plot=False)
+    assert out.stat().st_mode & 0o777 == 0o750  # a folder keeps its permissions
+
+
+def test_a_link_to_the_folder_stays_a_link(tmp_path, results):
+    real = tmp_path / "real"
+    results[0].save(real, plot=False)
+    (real / "notes.txt").write_text("mine")
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    paths = results[1].save(link, plot=True)
+    assert link.is_symlink() and paths["json"] == link / "results.json"
+    assert (real / "ratings.png").is_file() and (real / "notes.txt").read_text() == "mine"
+    assert leftovers(tmp_path) == []
     with pytest.raises(OutputError, match="it is a file, not a folder"):
         (tmp_path / "file").write_text("x")
         with result_folder(tmp_path / "file"):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +29,12 @@ from tableenvs.paths import OutputError
 #: The files an evaluation writes in its output folder. Every one of them belongs to a run: the new folder holds
 #: those the new run wrote and none of an earlier run's.
 RESULT_FILES = ("results.json", "policies.csv", "games.csv", "head_to_head.csv", "paired.csv", "ratings.png")
+
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+#: The permission bits a plain ``mkdir`` would give a new folder.
+_FOLDER_MODE = 0o777 & ~_UMASK
 
 
 def _reason(error: BaseException) -> str:
@@ -56,6 +63,8 @@ def result_folder(out: str | os.PathLike) -> Iterator[Path]:
     :class:`~tableenvs.paths.OutputError` naming the file under ``out`` it was writing (``'out/results.json'``).
     """
     out = Path(out)
+    if out.is_symlink():  # the folder it names is the one replaced (the link stays)
+        out = Path(os.path.realpath(out))
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         if out.exists() and not out.is_dir():
@@ -66,6 +75,8 @@ def result_folder(out: str | os.PathLike) -> Iterator[Path]:
     try:
         yield staging
         _sync_directory(staging)
+        # the folder keeps its permissions (mkdtemp makes it 0700); a new one gets a plain mkdir's
+        os.chmod(staging, stat.S_IMODE(out.stat().st_mode) if out.is_dir() else _FOLDER_MODE)
         _swap(staging, out)
     except BaseException as error:
         shutil.rmtree(staging, ignore_errors=True)
