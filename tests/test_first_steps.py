@@ -164,3 +164,46 @@ def test_the_bar_is_redrawn_while_no_game_ends(monkeypatch):
     stop = evaluation._keep_fresh(Bar())
     assert redrawn.wait(timeout=120)  # an event, with a bound generous for a loaded machine
     stop()
+
+
+# ------------------------------------------------------------------------ the quick start's payoff
+
+
+def test_the_final_table_places_the_run_among_random_heuristic_and_the_shipped_model(package_models):
+    from tableenvs.training.config import TrainConfig
+    from tableenvs.training.reports import SHIPPED_AGENT, format_table, shipped_model_fits, standings
+
+    assert shipped_model_fits(TrainConfig("pilipili_v0"))  # the quick start's setting: the shipped model fits
+    assert not shipped_model_fits(TrainConfig("pilipili_v0", options={"num_players": 3}))
+
+    def row(agent, chilis):
+        values = {"win_rate": 0.2, "mean_reward": -chilis, "mean_score": chilis}
+        out = {"opponents": "heuristic", "agent": agent, "games": 200, "score_name": "chilis"}
+        out["higher_is_better"] = False
+        for key, value in values.items():
+            out.update({key: value, f"{key}_low": value - 0.1, f"{key}_high": value + 0.1})
+        return out
+
+    rows = [row("trained", 4.7), row("random", 7.2), row("heuristic", 3.9), row(SHIPPED_AGENT, 2.3)]
+    assert standings(rows) == (
+        "where it stands against heuristic opponents, best first (chilis/game): shipped 'trained' 2.30, "
+        "heuristic 3.90, this run 4.70, random 7.20"
+    )
+    assert "trained (this run)" in format_table(rows) and SHIPPED_AGENT in format_table(rows)
+
+
+def test_the_run_ends_with_the_next_commands_to_try():
+    from pathlib import Path
+
+    from tableenvs.training.config import TrainConfig
+    from tableenvs.training.reports import next_commands
+
+    config = TrainConfig("pilipili_v0", out="runs/quick")
+    play, tournament, longer = next_commands(config, Path("runs/quick/model.npz"), 5, trusted=False)
+    seats = "human,runs/quick/model.npz,heuristic,heuristic,heuristic"
+    assert play.endswith(f"tableenvs play pilipili_v0 --policies {seats}")
+    assert tournament.endswith("--policies runs/quick/model.npz,heuristic,trained --games 2000")
+    assert longer.endswith("--opponents heuristic --timesteps 100000 --out runs/next")
+    three = TrainConfig("pilipili_v0", out="runs/x", options={"num_players": 3})
+    play, *_ = next_commands(three, Path("runs/x/model.zip"), 3, trusted=True)
+    assert play.endswith("--players 3 --policies human,runs/x/model.zip,heuristic --trust-models")
