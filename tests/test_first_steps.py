@@ -207,3 +207,23 @@ def test_the_run_ends_with_the_next_commands_to_try():
     three = TrainConfig("pilipili_v0", out="runs/x", options={"num_players": 3})
     play, *_ = next_commands(three, Path("runs/x/model.zip"), 3, trusted=True)
     assert play.endswith("--players 3 --policies human,runs/x/model.zip,heuristic --trust-models")
+
+
+# ------------------------------------------------------------------------ the README as an on-ramp
+
+QUICK_START = 'python -m pip install torch==2.13.0 -e ".[train]" && tableenvs train pilipili_v0 --out runs/quick'
+TEST_COMMAND = 'python -m pip install torch==2.13.0 -e ".[dev,train,render]" && python -m pytest -q'
+
+
+def test_the_readme_is_short_and_starts_with_its_commands():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    lines = (root / "README.md").read_text().splitlines()
+    assert len(lines) <= 150
+    assert next(i for i, line in enumerate(lines) if line.startswith("```")) < 40
+    commands = [line for line in lines if line.startswith("python -m pip install torch==")]
+    assert commands == [QUICK_START, TEST_COMMAND]  # exactly two, the quick start first
+    # CI runs the README's test command as written (with pip's --quiet)
+    ci = (root / ".ci" / "run").read_text()
+    assert TEST_COMMAND.replace("install torch", "install --quiet torch") in ci
