@@ -1,4 +1,4 @@
-"""How long the README's long commands and snippets take, at their full budgets, written into the README (issue 31).
+"""How long the README's long commands and snippets take, at their full budgets, written into docs/development.md.
 
 Where you are: a benchmark script (machine-dependent figures, so never checked in CI). Each case runs as a user
 would run it, in a scratch directory, in a subprocess of this venv: the README's Stable-Baselines3 block (taken
@@ -9,11 +9,12 @@ what ``.ci/run`` does after it: ``python -m mypy`` with no cache (cold), making 
 (with pip's download cache as it is on the machine), and the RLlib tests in the checkout's ``.venv-rllib`` (made as
 ``.ci/run`` makes it; the case says so if it is missing).
 Wall time and CPU time (the subprocess and its children) are printed as a table and written, with the date, the
-machine's core count and its load average at the start and at the end, into README.md's ``measured:
-readme-timings`` block; the load says whether other work shared the machine (CPU time depends on that far less
+machine's core count and its load average at the start and at the end, into docs/development.md's ``measured:
+readme-timings`` block (the README links it); the load says whether other work shared the machine (CPU time depends
+on that far less
 than wall time).
 
-    python benchmarks/readme_timings.py                 # every case, then rewrite the README block
+    python benchmarks/readme_timings.py                 # every case, then rewrite the table in docs/development.md
     python benchmarks/readme_timings.py --only sb3      # one case; the block keeps the others' last figures
     python benchmarks/readme_timings.py --no-write      # print only
 """
@@ -35,6 +36,8 @@ from common import children_cpu
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+#: Where the table lives (the README links it): the maintainers' page.
+TABLE = ROOT / "docs" / "development.md"
 FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.S | re.M)
 BLOCK = re.compile(r"(<!-- measured: readme-timings [^\n]*-->\n)(.*?)(\n?<!-- end measured: readme-timings -->)", re.S)
 END = "<!-- end measured: readme-timings -->"
@@ -146,25 +149,25 @@ def row(result: dict, date: str) -> str:
 def rewrite(rows: dict[str, str]) -> None:
     from tableenvs.paths import write_text_atomic
 
-    text = README.read_text(encoding="utf-8")
+    text = TABLE.read_text(encoding="utf-8")
     match = BLOCK.search(text)
     if match is None:
-        raise SystemExit("README.md has no <!-- measured: readme-timings --> block")
+        raise SystemExit(f"{TABLE.relative_to(ROOT)} has no <!-- measured: readme-timings --> block")
     kept = {m["case"]: m.group(0) for m in ROW.finditer(match.group(2))}
     kept.update(rows)
     header = "| case | what | wall time | CPU time | measured |\n|---|---|---|---|---|"
     body = "\n".join(kept[case] for case in CASES if case in kept)
-    write_text_atomic(README, text[: match.start(2)] + f"{header}\n{body}\n" + text[match.end(3) - len(END) :])
+    write_text_atomic(TABLE, text[: match.start(2)] + f"{header}\n{body}\n" + text[match.end(3) - len(END) :])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", choices=list(CASES), action="append", help="run only these cases (repeatable)")
-    parser.add_argument("--no-write", action="store_true", help="print the table, leave README.md alone")
+    parser.add_argument("--no-write", action="store_true", help="print the table, leave docs/development.md alone")
     parser.add_argument(
         "--from-log",
         metavar="FILE",
-        help="write the README block from the JSON result lines an earlier run printed (its stderr), running nothing",
+        help="write the table from the JSON result lines an earlier run printed (its stderr), running nothing",
     )
     args = parser.parse_args(argv)
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
@@ -184,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result), file=sys.stderr)
     if not args.no_write:
         rewrite(rows)
-        print("wrote README.md (measured: readme-timings)", file=sys.stderr)
+        print(f"wrote {TABLE.relative_to(ROOT)} (measured: readme-timings)", file=sys.stderr)
     return 0
 
 

@@ -190,12 +190,13 @@ def _add_train_parser(commands) -> dict[str, object]:
         "a run to its budget.",
     )
     train.add_argument("env", nargs="?", help=f"environment name ({', '.join(names())}); omit with --resume")
-    train.add_argument(  # None: not given (the plain job's 50000 or the recipe's 1000000, tableenvs.commands.train)
+    train.add_argument(  # None: not given (the plain job's 20000, rllib's and batched's 50000, the recipe's 10000000)
         "--timesteps",
         type=int,
         default=None,
-        help="learner decisions to train (default 50000); the learner runs whole rollouts (MaskablePPO: 512 steps "
-        "per env), so at least one, rounded up to whole ones (50000 with 4 envs runs 51200)",
+        help="learner decisions to train (default 20000; --backend rllib or batched: 50000); the learner runs whole "
+        "rollouts (MaskablePPO: 512 steps per env), so at least one, rounded up to whole ones (20000 with 4 envs runs "
+        "20480)",
     )
     train.add_argument(
         "--opponents",
@@ -218,10 +219,10 @@ def _add_train_parser(commands) -> dict[str, object]:
     train.add_argument("--seed", type=int, default=0, help="seed for the envs, the model and evaluation (default 0)")
     train.add_argument("--envs", type=int, default=4, help="parallel envs (default 4)")
     train.add_argument("--subproc", action="store_true", help="run the envs in worker processes (SubprocVecEnv)")
-    train.add_argument("--eval-every", type=int, default=10_000, help="timesteps between evaluations (default 10000)")
+    train.add_argument("--eval-every", type=int, default=4_000, help="timesteps between evaluations (default 4000)")
     train.add_argument("--eval-games", type=int, default=100, help="games per periodic evaluation (default 100)")
     train.add_argument(
-        "--final-games", type=int, default=500, help="games per row of the final table (default 500; 0 skips it)"
+        "--final-games", type=int, default=200, help="games per row of the final table (default 200; 0 skips it)"
     )
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
     train.add_argument(

@@ -342,7 +342,7 @@ def test_training_record_beside_the_model_catches_a_player_count_the_sizes_canno
     with pytest.raises(ValueError, match=r"policy #2 .*trained with 4 players; this tournament has 2"):
         evaluate("llama_party_v0", ["random", model], games=2, num_players=2, trust_models=True)
     record.write_text(json.dumps({"config": {"env": "rummikub_v0", "options": {"num_players": 2}}}))
-    with pytest.raises(ValueError, match="trained on rummikub_v0, not llama_party_v0"):
+    with pytest.raises(ValueError, match="wrong game: this model was made for rummikub_v0, not llama_party_v0"):
         evaluate("llama_party_v0", ["random", model], games=2, trust_models=True)
 
 

@@ -273,7 +273,7 @@ def test_a_wrong_game_layout_version_or_size_is_refused_by_the_policy(tmp_path):
     raw = tableenvs.make_raw("pilipili_v0", num_players=3)
     header, arrays = good_arrays(raw)
     for change, words in (
-        ({"game": "llama_party_v0"}, "was trained on llama_party_v0 options"),
+        ({"game": "llama_party_v0"}, "wrong game: it was made for llama_party_v0, not pilipili_v0"),
         ({"layout_version": 2}, "observation layout version 2 but this tableenvs encodes version 1"),
     ):
         path = write_npz(tmp_path / "m.npz", {**header, **change}, arrays)

@@ -12,9 +12,13 @@ lost twice it writes the partial results and says how to resume. What ``--resume
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
+import threading
+import time
+from typing import Any
 
 from tableenvs.commands.errors import one_line
 from tableenvs.commands.eval_resume import EVAL_DEFAULTS, note_unfinished, saved_tournament, tournament
@@ -22,6 +26,64 @@ from tableenvs.commands.extras import missing_module
 from tableenvs.commands.flags import parse_option, policy_list
 from tableenvs.core.validation import check_at_least
 from tableenvs.paths import OutputError, check_output_dir
+
+#: Under ``--no-progress``: seconds between the plain progress lines on stderr while games are played.
+PROGRESS_LINE_SECONDS = 30.0
+
+
+class ProgressLines:
+    """``--no-progress``'s progress: plain lines on stderr instead of a bar (for logs and pipes). A start line once
+    every check has passed and the games begin, then every :data:`PROGRESS_LINE_SECONDS` one line with the games
+    played so far, written by a timer thread, so a tournament of few long games (search, OpenSpiel bots) is never
+    silent for long. Called as ``evaluate``'s ``progress`` (0 when the games start, then the number of games just
+    finished); a context manager around the tournament, whose exit stops the timer."""
+
+    def __init__(self, games: int, resumed: int, stream: Any = None, interval: float | None = None) -> None:
+        self.games, self.played = games, resumed
+        self.stream = stream if stream is not None else sys.stderr
+        self.interval = PROGRESS_LINE_SECONDS if interval is None else interval
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._started = 0.0
+
+    def __call__(self, count: int) -> None:
+        with self._lock:
+            self.played += count
+        if self._thread is None:
+            self._start()
+
+    def _start(self) -> None:
+        self._started = time.perf_counter()
+        resumed = f", {self.played} of them from the stopped run" if self.played else ""
+        self._write(
+            f"tableenvs eval: playing {self.games} games{resumed}; a line every {self.interval:g} s (no bar: "
+            "--no-progress)"
+        )
+        self._thread = threading.Thread(target=self._run, name="tableenvs-eval-lines", daemon=True)
+        self._thread.start()
+
+    def line(self) -> None:
+        """One progress line now."""
+        with self._lock:
+            played = self.played
+        minutes, seconds = divmod(int(time.perf_counter() - self._started), 60)
+        self._write(f"tableenvs eval: {played} of {self.games} games played, {minutes}:{seconds:02d} elapsed")
+
+    def _write(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.line()
+
+    def __enter__(self) -> ProgressLines:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
 
 
 def _check_eval_extra(plot: bool, progress: bool) -> None:
@@ -84,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
                 log.close()  # the earlier games stay logged
             print(f"tableenvs: warning: {error}; games are no longer saved as they finish", file=sys.stderr)
 
-    with stop_on_signals():  # SIGTERM, like Ctrl-C, stops the workers and saves what was played
+    lines = None if not args.no_progress else ProgressLines(arguments["games"], len(finished))
+    with stop_on_signals(), lines or contextlib.nullcontext():  # SIGTERM, like Ctrl-C, saves what was played
         try:
             try:
                 result = evaluate(
@@ -101,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
                     ray_address=args.ray_address,
                     deterministic=not arguments["sample"],
                     torch_threads=args.torch_threads,
-                    progress=not args.no_progress,
+                    progress=True if lines is None else lines,
                     finished=finished,
                     on_games=save_games,
                     trust_models=args.trust_models,

@@ -46,8 +46,10 @@ CEM_RECIPES = ("openings", "holding")
 #: ``--label-games`` when not given, by recipe.
 RECIPE_LABEL_GAMES = {"strong": 1500, "search-clone": 300}
 #: ``--timesteps`` when not given (the parser's default is None, so that a given 50000 is told from none): the plain
-#: job's (and ``--backend rllib``'s) budget, and the recipe's PPO budget.
-PLAIN_TIMESTEPS = 50_000
+#: job's budget (the quick start's: its curve is flat after about 10k steps), ``--backend rllib``'s and ``batched``'s,
+#: and the recipe's PPO budget.
+PLAIN_TIMESTEPS = 20_000
+BACKEND_TIMESTEPS = 50_000
 RECIPE_TIMESTEPS = 10_000_000
 
 
@@ -278,7 +280,7 @@ def _train_rllib(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     train_rllib(
         args.env,
         out=args.out,
-        timesteps=PLAIN_TIMESTEPS if args.timesteps is None else args.timesteps,
+        timesteps=BACKEND_TIMESTEPS if args.timesteps is None else args.timesteps,
         options=options,
         policies="per_seat" if args.per_seat else "shared",
         env_runners=args.env_runners,
@@ -307,7 +309,7 @@ def _train_batched(args: argparse.Namespace, defaults: dict[str, object]) -> int
     from tableenvs.training.batched import train_batched
 
     make_raw(args.env, **options).close()  # the game and its options, checked before anything is built
-    samples = PLAIN_TIMESTEPS if args.timesteps is None else args.timesteps
+    samples = BACKEND_TIMESTEPS if args.timesteps is None else args.timesteps
     result = train_batched(
         args.env, samples=samples, out=args.out, say=None if args.no_progress else print, options=options,
         seed=args.seed,

@@ -59,7 +59,7 @@ from tableenvs.paths import is_model_path
 from tableenvs.policies import PolicySpec, make_policy
 
 from .backends import BACKENDS, Interrupted, WorkerLost, run_batches
-from .models import check_training_record, label, labels, trained_players
+from .models import check_training_record, label, labels, trained_players, training_config
 from .playing import (
     Batch,
     GameRecord,
@@ -121,8 +121,9 @@ def evaluate(
     game anew). ``workers`` and ``backend`` ("local" processes or "ray" tasks) never change the results.
     ``deterministic`` applies to saved SB3 models (argmax over legal actions; False samples); ``torch_threads``
     is the number of torch threads the players run on, in this process and in workers (default 1, the fastest for
-    small policy networks). ``progress``: True shows a tqdm bar, a callable receives the number of games just
-    finished. ``finished``: games already played by an earlier run with the same arguments (not played again);
+    small policy networks). ``progress``: True shows a tqdm bar (redrawn every second, so its time moves during a
+    long game); a callable receives 0 when the games start, then the number of games just finished.
+    ``finished``: games already played by an earlier run with the same arguments (not played again);
     ``on_games(records)`` is called in this process with each batch of games as it finishes (module docstring).
     ``trust_models``: load SB3 ``.zip`` policies (pickles, which can run code; refused without it, here and in the
     workers, which get the flag with their games).
@@ -142,13 +143,13 @@ def evaluate(
     if not candidates:
         raise ValueError("policies is empty: give at least one policy")
     notes: list[str] = []
+    _check_model_games(env, candidates, _field_list(opponents))
     seats_from = _choose_players(env, candidates, num_players, options, opponents is None, notes)
     try:
         raw_env = make_raw(env, **options)  # checks option names and values
     except (ValueError, TypeError) as error:
         # A bad policy name is the likelier mistake than the player count it implied (evaluate(env, ["nope"]))
-        field = [] if opponents is None else list(opponents) if isinstance(opponents, (list, tuple)) else [opponents]
-        _check_policy_names(env, candidates, field, options)
+        _check_policy_names(env, candidates, _field_list(opponents), options)
         if seats_from == "policies":
             raise type(error)(
                 f"{error} (a round robin seats one player per policy and {len(candidates)} "
@@ -218,6 +219,7 @@ def evaluate(
 
         bar = tqdm(total=total, initial=resumed, unit="game", desc=env)
         tick = bar.update
+        stop_refreshing = _keep_fresh(bar)
     elif callable(progress):
         tick = progress
     else:
@@ -253,6 +255,8 @@ def evaluate(
             tick(len(records))
 
     started = time.perf_counter()
+    if callable(progress) and progress is not True:
+        progress(0)  # every check passed: the games start now
     try:
         run_batches(
             play_batch, batches, workers=workers, backend=backend, ray_address=ray_address, on_result=batch_done
@@ -280,8 +284,35 @@ def evaluate(
         raise stop from None
     finally:
         if bar is not None:
+            stop_refreshing()
             bar.close()
     return result([played[g] for g in range(total)], time.perf_counter() - started)
+
+
+#: Seconds between redraws of the progress bar while no game ends (its elapsed time moves on during a long game).
+REFRESH_SECONDS = 1.0
+
+
+def _keep_fresh(bar: Any) -> Callable[[], None]:
+    """Redraw ``bar`` every :data:`REFRESH_SECONDS` from a daemon thread, so that a tournament of few long games
+    (search, OpenSpiel bots) shows its elapsed time moving rather than a frozen bar; returns the function that stops
+    it (and waits for the thread)."""
+    import threading
+
+    stop = threading.Event()
+
+    def refresh() -> None:
+        while not stop.wait(REFRESH_SECONDS):
+            bar.refresh()
+
+    thread = threading.Thread(target=refresh, name="tableenvs-eval-progress", daemon=True)
+    thread.start()
+
+    def stop_refreshing() -> None:
+        stop.set()
+        thread.join()
+
+    return stop_refreshing
 
 
 def _check_finished(finished: Iterable[PlayedGame], plan: SeatingPlan, total: int, n: int) -> dict[int, PlayedGame]:
@@ -337,6 +368,24 @@ def _choose_players(
         options["num_players"] = len(candidates)
         return "policies"
     return "default"
+
+
+def _field_list(opponents: Any) -> list[Any]:
+    """The opponents argument as a list of specs (empty for a round robin)."""
+    return [] if opponents is None else list(opponents) if isinstance(opponents, (list, tuple)) else [opponents]
+
+
+def _check_model_games(env: str, candidates: list[Any], field: list[Any]) -> None:
+    """Refuse, in one line, a saved model whose header or training record names another game than ``env``: before
+    the player count is taken from it, which would otherwise be the first thing to fail."""
+    specs = [(f"policy #{i + 1}", spec) for i, spec in enumerate(candidates)]
+    specs += [(f"opponent #{i + 1}", spec) for i, spec in enumerate(field)]
+    for what, spec in specs:
+        found = training_config(spec, env)
+        if found is not None and found[1]["env"] != env:
+            raise ValueError(
+                f"{what} ({label(spec)}): wrong game: this model was made for {found[1]['env']}, not {env}"
+            )
 
 
 def _check_policy_names(env: str, candidates: list[Any], field: list[Any], options: dict[str, Any]) -> None:

@@ -170,9 +170,12 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True, trust
                 module, function = entry_point.split(":")
                 return getattr(importlib.import_module(module), function)(text, raw)
         if text == "trained" or text.startswith("trained:"):
-            from tableenvs.policies.numpy_policy import NumpyPolicy, resolve_trained
+            from tableenvs.policies.numpy_policy import NumpyPolicy, check_trained_fits, resolve_trained
 
-            return NumpyPolicy(resolve_trained(text, raw.metadata["name"]), raw, deterministic=deterministic)
+            path = resolve_trained(text, raw.metadata["name"])
+            if text == "trained":
+                check_trained_fits(path, raw)
+            return NumpyPolicy(path, raw, deterministic=deterministic)
         if text.endswith(".npz"):
             from tableenvs.policies.numpy_policy import NumpyPolicy
 

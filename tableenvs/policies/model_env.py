@@ -39,14 +39,15 @@ def check_model_fits(model: Any, env: Any) -> None:
     raw = env.unwrapped
     game = raw.metadata["name"]
     options = model_options(raw)
-    if model.game != game or model.options != options:
+    if model.game != game:
+        raise ValueError(f"model {model.name!r}: wrong game: it was made for {model.game}, not {game}")
+    if model.options != options:
         differ = sorted(
             key for key in set(options) | set(model.options) if options.get(key, ...) != model.options.get(key, ...)
         )
         raise ValueError(
             f"model {model.name!r} was trained on {model.game} options {_show_options(model.options)} but the env is "
-            f"{game} options {_show_options(options)}"
-            + (f" (differ: {', '.join(differ)})" if model.game == game else "")
+            f"{game} options {_show_options(options)} (differ: {', '.join(differ)})"
         )
     version = layout_version(raw)
     if model.layout_version != version:

@@ -235,8 +235,38 @@ def trained_model_path(game: str) -> Path:
         return path
     where = f" in {models_dir()} (${MODELS_ENV})" if os.environ.get(MODELS_ENV) else ""
     raise ValueError(
-        f"no trained model is shipped for {game}{where} (shipped: {', '.join(shipped_models()) or 'none'}); train one "
-        f"(tableenvs train {game}) and pass its model.npz"
+        f"no trained model is shipped for {game}{where} (shipped: {', '.join(shipped_models()) or 'none'}); play "
+        f"'search' or 'heuristic' there, or train one (tableenvs train {game}) and pass its model.npz"
+    )
+
+
+def check_trained_fits(path: Path, raw: Any) -> None:
+    """Refuse ``"trained"`` in one line where the shipped model at ``path`` was made for other options than ``raw``'s:
+    the line names the settings the shipped models of this game were made for and suggests ``search`` or
+    ``heuristic`` (or training one). Nothing when the options match (the model's other checks follow)."""
+    game = raw.metadata["name"]
+    options = model_options(raw)
+    try:
+        header = read_header(path)
+    except (OSError, ValueError):
+        return  # the model's own loading says what is wrong with the file
+    if header["game"] != game or header["options"] == options:
+        return
+    made_for = header["options"]
+    keys = sorted(key for key in set(options) | set(made_for) if options.get(key) != made_for.get(key))
+    shipped = []
+    for other in sorted(path.parent.glob("*.npz")):
+        try:
+            found = read_header(other)
+        except (OSError, ValueError):
+            continue
+        if found["game"] == game:
+            shipped.append(", ".join(f"{key}={found['options'].get(key)!r}" for key in keys))
+    wanted = ", ".join(f"{key}={options.get(key)!r}" for key in keys)
+    players = f" --players {options['num_players']}" if "num_players" in keys else ""
+    raise ValueError(
+        f"'trained' has no model for {game} with {wanted}; it has one for {'; '.join(shipped)} (the rest as this "
+        f"env's): play 'search' or 'heuristic' there, or train one (tableenvs train {game}{players})"
     )
 
 

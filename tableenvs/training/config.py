@@ -74,16 +74,16 @@ class TrainConfig:
 
     env: str
     out: str | Path = "runs/train"
-    timesteps: int = 50_000
+    timesteps: int = 20_000  # the quick start's budget: its curve is flat after about 10k steps
     opponents: PolicySpec | list[PolicySpec] = "random"
     seat: int | str = "rotate"
     options: dict[str, Any] = field(default_factory=dict)  # game options, e.g. {"num_players": 4}
     num_envs: int = 4
     vec_env: str = "dummy"  # "dummy" (one process) or "subproc" (one process per env)
     seed: int = 0
-    eval_every: int = 10_000
+    eval_every: int = 4_000
     eval_games: int = 100
-    final_games: int = 500
+    final_games: int = 200
     hyperparameters: dict[str, Any] = field(default_factory=dict)
     algo: str = "maskable_ppo"  # one of ALGORITHMS
     illegal_action: str | None = None  # SingleAgentEnv's mode; None: "raise" for maskable_ppo, else "random"

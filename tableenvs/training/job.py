@@ -70,7 +70,9 @@ from tableenvs.training.reports import (
     final_table,
     format_eval_line,
     format_table,
+    next_commands,
     plot_curve,
+    standings,
     summary,
 )
 from tableenvs.training.single_agent import OpponentPool
@@ -417,6 +419,13 @@ def train(config: TrainConfig, *, _resume_state: dict[str, Any] | None = None) -
     if table:
         say_print(format_table(table))
         say_print(f"(evaluation: {eval_seconds:.0f} s)")
+        say_print(standings(table))
+    say_print(
+        "next:\n"
+        + "\n".join(
+            "  " + line for line in next_commands(config, numpy_path or model_path, num_players, numpy_path is None)
+        )
+    )
     results_path = out / "results.json"
     write_text_atomic(
         results_path,

@@ -75,14 +75,33 @@ def describe_opponents(opponents: Any) -> str:
     return str(opponents) if isinstance(opponents, (str, Path)) else type(opponents).__name__
 
 
+#: The final table's name for the model shipped with the package (``--policies trained``), where one fits the run.
+SHIPPED_AGENT = "shipped 'trained'"
+
+
+def shipped_model_fits(config: TrainConfig) -> bool:
+    """Whether the package ships a model (``"trained"``) for this run's game and options."""
+    from tableenvs.core.registry import make_raw
+    from tableenvs.policies import make_policy
+
+    try:
+        make_policy("trained", make_raw(config.env, **config.options))
+    except ValueError:  # none for this game, or made for other options
+        return False
+    return True
+
+
 def final_table(config: TrainConfig, model: Any) -> list[dict[str, Any]]:
-    """Trained agent, random and heuristic in the same seats on the same deals, vs random and vs heuristic
-    opponents; each other agent compared with the trained one by a paired test over the deals."""
+    """Trained agent, random, heuristic and the shipped model (where one fits the run's game and options) in the
+    same seats on the same deals, vs random and vs heuristic opponents; each other agent compared with the trained
+    one by a paired test over the deals."""
     has_heuristic = game_spec(config.env).heuristic is not None
     opponent_kinds = ["random", "heuristic"] if has_heuristic else ["random"]
     agents: list[tuple[str, Any]] = [("trained", model), ("random", "random")]
     if has_heuristic:
         agents.append(("heuristic", "heuristic"))
+    if shipped_model_fits(config):
+        agents.append((SHIPPED_AGENT, "trained"))
     rows = []
     for opponents in opponent_kinds:
         result = evaluate(
@@ -122,7 +141,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
     score = rows[0]["score_name"]
     own_score = score != "reward"  # a game with its own final measure (chilis, points) gets a column for it
-    columns = [("opponents", 10), ("agent in seat", 14), ("win rate [95% CI]", 24), ("reward/game [95% CI]", 26)]
+    columns = [("opponents", 10), ("agent in seat", 18), ("win rate [95% CI]", 24), ("reward/game [95% CI]", 26)]
     columns += [(f"{score}/game [95% CI]", 26)] if own_score else []
     columns += [(f"trained - this, {score} [95% CI]", 32), ("p", 8), ("p win", 8)]
     header = " ".join(f"{name:<{width}}" for name, width in columns).rstrip()
@@ -133,7 +152,8 @@ def format_table(rows: list[dict[str, Any]]) -> str:
         "-" * len(header),
     ]
     for row in rows:
-        cells = [row["opponents"], row["agent"], interval(row, "win_rate", False), interval(row, "mean_reward")]
+        agent = "trained (this run)" if row["agent"] == "trained" else row["agent"]
+        cells = [row["opponents"], agent, interval(row, "win_rate", False), interval(row, "mean_reward")]
         cells += [interval(row, "mean_score")] if own_score else []
         if "trained_minus_this_score_diff" in row:
             cells += [
@@ -150,6 +170,33 @@ def format_table(rows: list[dict[str, Any]]) -> str:
             f"(trained - this: {better} {score} is better, so a {sign} difference means the trained agent did better)"
         )
     return "\n".join(lines)
+
+
+def standings(rows: list[dict[str, Any]]) -> str:
+    """One line placing the trained agent among the others: the agents ordered best first by their final score per
+    game against the strongest opponents of the table (heuristic ones where the game has a heuristic)."""
+    field = rows[-1]["opponents"]
+    block = [row for row in rows if row["opponents"] == field]
+    key = "mean_score"
+    ordered = sorted(block, key=lambda row: row[key], reverse=bool(block[0].get("higher_is_better", True)))
+    names = ", ".join(f"{'this run' if row['agent'] == 'trained' else row['agent']} {row[key]:.2f}" for row in ordered)
+    return f"where it stands against {field} opponents, best first ({block[0]['score_name']}/game): {names}"
+
+
+def next_commands(config: TrainConfig, model_file: Path, num_players: int, trusted: bool) -> list[str]:
+    """What to try after a run, as commands: play a game against the new agent, train longer against a stronger
+    field, and a longer tournament. ``trusted``: the model is a ``.zip`` (the commands then need ``--trust-models``)."""
+    trust = " --trust-models" if trusted else ""
+    seats = ",".join(["human", str(model_file), *["heuristic"] * (num_players - 2)])
+    players = f" --players {num_players}" if "num_players" in config.options else ""
+    longer = max(100_000, 5 * config.timesteps)
+    return [
+        f"play against it: tableenvs play {config.env}{players} --policies {seats}{trust}",
+        f"a longer tournament: tableenvs eval {config.env}{players} --policies {model_file},heuristic,trained "
+        f"--games 2000{trust}",
+        f"train longer, against the heuristic: tableenvs train {config.env}{players} --opponents heuristic "
+        f"--timesteps {longer} --out {Path(config.out).parent / 'next'}",
+    ]
 
 
 def plot_curve(

@@ -54,7 +54,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from tableenvs.core.actions import check_action
+from tableenvs.core.actions import IllegalActionError, check_action
 from tableenvs.core.registry import check_option_names, make_raw
 from tableenvs.core.registry import spec as game_spec
 from tableenvs.core.table_env import TableEnv
@@ -98,14 +98,21 @@ class OpponentPool:
         return self.members[int(rng.integers(len(self.members) - 1))]
 
 
-RENDER_MODES = ("ansi", "human")
+RENDER_MODES = ("ansi", "human", "rgb_array")
+#: Appended to the game's refusal of an illegal learner action under ``illegal_action="raise"``: the options that
+#: let an algorithm or checker without masks (SB3's ``check_env``, PPO, DQN) step the env.
+ILLEGAL_ACTION_HINT = (
+    "mask actions with env.action_masks() (MaskablePPO does), or make the env with illegal_action='random' "
+    "(play a random legal action instead) or illegal_action='lose' (end the game with illegal_reward), "
+    "e.g. for SB3's check_env, PPO or DQN"
+)
 
 
 class SingleAgentEnv(gymnasium.Env):
     """One learner seat of a tableenvs game as a Gymnasium env; see the module docstring."""
 
-    #: Text only: SB3's ``make_vec_env`` asks for ``"rgb_array"`` first, and a picture per step would only cost
-    #: time there (the AEC env's ``render_mode="rgb_array"`` draws the table; see ``docs/training.md``).
+    #: As the game's: ``"rgb_array"`` draws the table only when :meth:`render` is called (needs the ``render``
+    #: extra then), so SB3's ``make_vec_env``, which asks for it, costs nothing per step.
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 1}
 
     def __init__(
@@ -134,7 +141,7 @@ class SingleAgentEnv(gymnasium.Env):
         if render_mode not in (None, *RENDER_MODES):
             # A TypeError, not a ValueError: SB3's make_vec_env first tries render_mode="rgb_array" and retries
             # without it on TypeError only.
-            raise TypeError(f"render_mode must be one of None, 'ansi', 'human'; got {render_mode!r}")
+            raise TypeError(f"render_mode must be one of None, 'ansi', 'human', 'rgb_array'; got {render_mode!r}")
         if isinstance(game, TableEnv):
             if options or render_mode is not None:
                 raise TypeError("game options and render_mode go to the game's constructor, not with a game instance")
@@ -278,7 +285,10 @@ class SingleAgentEnv(gymnasium.Env):
                 return self._observe(), self.illegal_reward, True, False, {**self._info(), **illegal}
             action = int(self.np_random.choice(np.flatnonzero(game.action_masks())))
             illegal["played_action"] = action
-        game.step(action)
+        try:
+            game.step(action)
+        except IllegalActionError as error:  # illegal_action="raise": the game refused, changing nothing
+            raise type(error)(f"{error}; {ILLEGAL_ACTION_HINT}") from None
         reward = self._collect_rewards(learner)
         reward += self._play_opponents()
         terminated = bool(game.terminations[learner])
@@ -295,11 +305,9 @@ class SingleAgentEnv(gymnasium.Env):
             return np.zeros(self.action_space.n, dtype=bool)
         return self.game.action_masks()
 
-    def render(self) -> str | None:
-        text = self.game.render()
-        if isinstance(text, np.ndarray):  # never: render_mode is None, "ansi" or "human"
-            raise TypeError("SingleAgentEnv renders text only")
-        return text
+    def render(self) -> str | np.ndarray | None:
+        """The game's god view: text (``"ansi"``), printed (``"human"``) or a picture (``"rgb_array"``)."""
+        return self.game.render()
 
     def close(self) -> None:
         self.game.close()

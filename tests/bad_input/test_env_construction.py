@@ -69,7 +69,7 @@ SINGLE_AGENT_CASES = [
     ({"seat": True}, ValueError, ["seat", "True"]),
     ({"opponents": "greedy"}, ValueError, ["'greedy'", "random", "heuristic"]),
     ({"opponents": ["random"]}, ValueError, ["opponents", "3", "got 1"]),
-    ({"render_mode": "rgb_array"}, TypeError, ["render_mode", "'rgb_array'", "'ansi'"]),
+    ({"render_mode": "rgb"}, TypeError, ["render_mode", "'rgb'", "'ansi'", "'rgb_array'"]),
 ]
 
 

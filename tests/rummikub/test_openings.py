@@ -156,7 +156,7 @@ def test_a_file_naming_candidates_wrongly_is_refused_in_one_line(tmp_path):
     with pytest.raises(ValueError, match="give the env it plays"):
         NumpyPolicy(good)
     llama = tableenvs.make_raw("llama_party_v0")
-    with pytest.raises(ValueError, match="trained on rummikub_v0"):
+    with pytest.raises(ValueError, match="wrong game: it was made for rummikub_v0, not llama_party_v0"):
         NumpyPolicy(good, llama)
 
 
