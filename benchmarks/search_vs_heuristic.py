@@ -16,7 +16,7 @@ removed once the row is saved; commit it to carry a run that did not finish over
 
 Run: ``python benchmarks/search_vs_heuristic.py --games 400 [--game pilipili_v0 ...] [--spec search:...]
 [--players 4] [--workers 1] [--seed 0] [--timing-games 2] [--write-docs]``; ``--spec`` defaults to ``search`` (the
-game's default setting, :data:`tableenvs.policies.search.GAME_DEFAULTS`); ``--docs-only`` rewrites the docs from saved
+game's default setting, its spec's ``search_default``); ``--docs-only`` rewrites the docs from saved
 rows.
 """
 

@@ -20,8 +20,8 @@ sub-command's counts share, the error policy below, and the dispatch to the sub-
   continues a run (see :mod:`tableenvs.training.job`); ``--backend rllib`` trains with Ray RLlib instead, every seat
   learning, and writes a torch-only ``policy.pt`` that ``eval`` plays (see :mod:`tableenvs.training.rllib`); ``--recipe
   strong`` or ``--recipe search-clone`` runs a recipe instead (:mod:`tableenvs.training.recipe`; a rerun on the same
-  ``--out`` continues it), ``--recipe openings`` and ``--recipe holding`` Rummikub's
-  (:mod:`tableenvs.training.openings`).
+  ``--out`` continues it), or a recipe the game's spec declares (Rummikub's ``openings`` and ``holding``:
+  :mod:`tableenvs.training.scorer_recipes`).
 * ``tableenvs serve [--host 127.0.0.1] [--port 8000]`` — play in the browser against any agents, several people
   at one table with a link each (needs the ``web`` extra; :mod:`tableenvs.web`, ``docs/web.md``).
 * ``tableenvs export MODEL.zip OUT.npz [--game ENV] [--players N] [--option K=V]`` — write a Stable-Baselines3
@@ -59,7 +59,7 @@ from tableenvs.commands import train as train_command
 from tableenvs.commands.errors import exit_code
 from tableenvs.commands.extras import missing_module as _missing_module  # noqa: F401  (re-export, see below)
 from tableenvs.commands.train import TRAIN_MODULES  # noqa: F401  (re-export, see below)
-from tableenvs.core.registry import names
+from tableenvs.core.registry import names, spec
 from tableenvs.core.validation import check_at_least
 from tableenvs.policies import BUILTIN_POLICIES
 from tableenvs.web import command as web_command
@@ -96,6 +96,19 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _scorer_recipes_help() -> str:
+    """The recipes the games' specs declare, as ``NAME (GAME: what it trains)``, for ``train --help``."""
+    found = []
+    for game in names():
+        for recipe in spec(game).recipes:
+            try:
+                what = spec(game).load("recipes", recipe).description
+            except ValueError as error:  # a broken game's recipe: said in its place, the help still prints
+                what = str(error)
+            found.append(f"{recipe} ({game}: {what})" if what else f"{recipe} ({game})")
+    return "; ".join(found) or "none declared"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -276,19 +289,16 @@ def _add_train_parser(commands) -> dict[str, object]:
     )
     train.add_argument(
         "--recipe",
-        choices=("strong", "search-clone", "openings", "holding"),
         default=None,
         help="strong: clone the heuristic from its own games, then PPO from the clone in the batched trainer, the "
         "learner in every seat but one heuristic's (tableenvs.training.recipe, docs/training.md 'The strong "
         "recipe'); takes --timesteps (PPO steps, default 10000000 with the recipe), --players, --seed, --out, "
         "--label-games. search-clone: clone the game's default search from its own games, on the observation and "
-        "the game's derived inputs, no PPO; takes --players, --seed, --out, --label-games. openings (rummikub_v0 "
-        "only; numpy, no torch): a scorer of the candidate opening melds, trained by the cross-entropy method on its "
-        "score against the heuristic (tableenvs.training.openings); takes --timesteps (games played, default "
-        "240000: 10 generations of 12 weight vectors, 2,000 games each), --players, --seed, --out. holding "
-        "(rummikub_v0 only; numpy): the same, scoring also whether to play or hold (draw) once opened; --timesteps "
-        "default 144000 (12 generations of 12 weight vectors, 1,000 games each). Rerun a recipe on the same --out "
-        "to continue it (--resume is only for the plain job)",
+        "the game's derived inputs, no PPO; takes --players, --seed, --out, --label-games. Or a recipe of the "
+        "game's own (numpy, no torch): " + _scorer_recipes_help() + ", each a candidate scorer trained by the "
+        "cross-entropy method on its score against the heuristic (tableenvs.training.scorer_recipes); takes "
+        "--timesteps (games played, by default the recipe's generations), --players, --seed, --out. Rerun a recipe "
+        "on the same --out to continue it (--resume is only for the plain job)",
     )
     train.add_argument(  # None: not given (the recipe's own default, tableenvs.commands.train)
         "--label-games",

@@ -38,7 +38,7 @@ def test_search_is_a_builtin_policy():
     assert "search" in BUILTIN_POLICIES
     env = tableenvs.make("pilipili_v0", num_players=3)  # wrapped envs too
     policy = make_policy("search", env)
-    assert isinstance(policy, SearchPolicy) and policy.options.simulations == 60  # GAME_DEFAULTS["pilipili_v0"]
+    assert isinstance(policy, SearchPolicy) and policy.options.simulations == 60  # the spec's search_default
     assert policy.rollout_policy is not None
     assert make_policy("search:rollout=random", env).rollout_policy is None
 
