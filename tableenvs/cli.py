@@ -59,7 +59,7 @@ from tableenvs.commands import train as train_command
 from tableenvs.commands.errors import exit_code
 from tableenvs.commands.extras import missing_module as _missing_module  # noqa: F401  (re-export, see below)
 from tableenvs.commands.train import TRAIN_MODULES  # noqa: F401  (re-export, see below)
-from tableenvs.core.registry import names, spec
+from tableenvs.core.registry import discover_games, names, spec
 from tableenvs.core.validation import check_at_least
 from tableenvs.policies import BUILTIN_POLICIES
 from tableenvs.web import command as web_command
@@ -114,7 +114,21 @@ def _scorer_recipes_help() -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit code (the error policy of the module docstring is
     :func:`tableenvs.commands.errors.exit_code`)."""
+    _discover_installed_games()
     return exit_code(lambda: _main(argv), argv)
+
+
+def _discover_installed_games() -> None:
+    """Register the games installed packages declare (entry points, :func:`tableenvs.core.registry.discover_games`)
+    before the parser lists the games; an entry point that cannot be loaded is one line on stderr, and the rest
+    of the command runs (asking for that game is an error naming the same cause)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        discover_games()
+    for warning in caught:
+        print(f"tableenvs: warning: {str(warning.message).removeprefix('tableenvs: ')}", file=sys.stderr)
 
 
 def _check_counts(args: argparse.Namespace) -> None:

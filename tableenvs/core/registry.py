@@ -152,8 +152,8 @@ def discover_games() -> None:
     from importlib.metadata import entry_points
 
     for point in entry_points(group=ENTRY_POINT_GROUP):
-        where = f"entry point {point.name} = {point.value!r} (group {ENTRY_POINT_GROUP}"
-        where += f", package {point.dist.name})" if point.dist is not None else ")"
+        package = f", package {point.dist.name}" if point.dist is not None else ""
+        where = f"entry point {point.name} = {point.value!r} (group {ENTRY_POINT_GROUP}{package})"
         try:
             game = load_attr(point.value, where)
             if not isinstance(game, GameSpec):
@@ -164,11 +164,9 @@ def discover_games() -> None:
                 raise ValueError(f"{where}: another game named {game.name!r} is already registered")
             if game.name not in _GAMES:
                 register_game(game)
-        except Exception as error:  # any failure of a package's own code becomes the one line
-            message = str(error) if isinstance(error, ValueError) and str(error).startswith(where) else (
-                f"{where}: {type(error).__name__}: {error}"
-            )
-            _BROKEN[point.name] = message.splitlines()[0] if message else where
+        except Exception as error:  # a package's own code may raise anything: it becomes the one line
+            said = str(error).splitlines()[0] if str(error) else type(error).__name__
+            _BROKEN[point.name] = said if said.startswith(where) else f"{where}: {type(error).__name__}: {said}"
             warnings.warn(f"tableenvs: skipped {_BROKEN[point.name]}", RuntimeWarning, stacklevel=2)
 
 
