@@ -80,7 +80,7 @@ def test_readme_lists_the_player_range(name):
 
 OUTSIDE_GAME = """
     import numpy as np
-    from tableenvs.aec import wrap
+    from tableenvs.core.wrappers import wrap
     from tableenvs.toy_game import NimEnv
 
     class OutsideNim(NimEnv):
@@ -106,7 +106,7 @@ OUTSIDE_GAME = """
 RUN_CHECKS = """
     import sys
     import tableenvs
-    from tableenvs.registry import GameSpec
+    from tableenvs.core.registry import GameSpec
     from tableenvs.testing import ConformanceError, check_game
 
     game, module, page = sys.argv[1:4]

@@ -4,7 +4,7 @@ runs the recipe (tableenvs/training/recipe.py, kept to seconds here) into --out,
 import pytest
 
 from tableenvs.cli import main
-from tableenvs.numpy_policy import load_numpy_policy
+from tableenvs.policies.numpy_policy import load_numpy_policy
 from tableenvs.training import recipe
 
 pytest.importorskip("sb3_contrib")

@@ -1,7 +1,7 @@
-"""The built-in ``"search"`` policy (tableenvs/search.py): options, reproducibility, and every path that accepts a
-policy (play_game, ``tableenvs play``, ``tableenvs eval``, SingleAgentEnv opponents, parallel evaluation workers).
-Budgets are tiny: these tests check behaviour, not strength (strength is in docs/agents.md, benchmarks/ladder.py).
-"""
+"""The built-in ``"search"`` policy (tableenvs/policies/search.py): options, reproducibility, and every path that
+accepts a policy (play_game, ``tableenvs play``, ``tableenvs eval``, SingleAgentEnv opponents, parallel evaluation
+workers). Budgets are tiny: these tests check behaviour, not strength (strength is in docs/agents.md,
+benchmarks/ladder.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import tableenvs
 from tableenvs.cli import main
 from tableenvs.evaluation import evaluate
 from tableenvs.policies import BUILTIN_POLICIES, make_policy, play_game
-from tableenvs.search import SearchOptions, SearchPolicy, parse_search_spec
-from tableenvs.single_agent import SingleAgentEnv
+from tableenvs.policies.search import SearchOptions, SearchPolicy, parse_search_spec
 from tableenvs.testing import per_game
+from tableenvs.training.single_agent import SingleAgentEnv
 
 #: (options, a small budget for the reproducibility test, whether test_search_plays_whole_games plays it) of each
 #: game the search can play (heuristic rollouts where they are cheap).

@@ -447,37 +447,3 @@ def search_clone(
     (out / "clone.json").write_text(json.dumps({"meta": meta, "history": result.history}, indent=2) + "\n")
     say(f"wrote {model} ({time.perf_counter() - began:.0f} s in all)")
     return model
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tableenvs.training.recipe GAME OUT [--steps N] [--label-games N] [--players P] [--workers W]``."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m tableenvs.training.recipe", description=__doc__.split("\n\n")[0])
-    parser.add_argument("game")
-    parser.add_argument("out")
-    parser.add_argument("--steps", type=int, default=10_000_000, help="fine-tuning decisions (default 10,000,000)")
-    parser.add_argument("--label-games", type=int, default=1500, help="heuristic games to clone from (default 1500)")
-    parser.add_argument("--epochs", type=int, default=15)
-    parser.add_argument("--players", type=int, default=None)
-    parser.add_argument("--workers", type=int, default=2, help="labelling processes and fitting threads")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    options = {} if args.players is None else {"num_players": args.players}
-    strong(
-        args.game,
-        args.out,
-        options=options,
-        label_games=args.label_games,
-        epochs=args.epochs,
-        steps=args.steps,
-        workers=args.workers,
-        seed=args.seed,
-    )
-    return 0
-
-
-if __name__ == "__main__":
-    import sys
-
-    sys.exit(main())

@@ -11,7 +11,7 @@ import pytest
 from game_positions import heuristic_decisions
 
 import tableenvs
-from tableenvs.layout import layout_version
+from tableenvs.core.layout import layout_version
 from tableenvs.policies import play_game
 from tableenvs.policies.model_env import model_options
 from tableenvs.policies.model_file import load_numpy_policy, save_numpy_policy
