@@ -269,7 +269,7 @@ def verdict(rows: list[dict]) -> str:
             f"{'excludes' if wins else 'does not exclude'} 0, {ms:.0f} ms a decision (limit {TEST_MS[name]:.0f})."
         )
     head = (
-        f"Issue 29's test, read off the rows above (at least {TEST_GAMES:,} games of the game's current default "
+        f"The test, read off the rows above (at least {TEST_GAMES:,} games of the game's current default "
         "`search` at the table's player count, both 95% intervals excluding 0 in its favour, mean decision time "
         "within the limit):"
     )

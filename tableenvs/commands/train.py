@@ -264,7 +264,7 @@ def _refuse_recipe_resume(run: Path) -> None:
 
 
 def _train_rllib(args: argparse.Namespace, defaults: dict[str, object]) -> int:
-    """``tableenvs train --backend rllib``: :func:`tableenvs.training.rllib.train` with every seat learning."""
+    """``tableenvs train --backend rllib``: :func:`tableenvs.training.rllib.train_rllib` with every seat learning."""
     given = _flags_given(args, [name for name in defaults if name not in _RLLIB_FLAGS + _RLLIB_ONLY], defaults)
     if given:
         raise ValueError(f"--backend rllib does not take {', '.join(given)} (see tableenvs train --help)")
@@ -277,7 +277,7 @@ def _train_rllib(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     if args.players is not None:
         options["num_players"] = args.players
     try:
-        from tableenvs.training.rllib import train as train_rllib
+        from tableenvs.training.rllib import train_rllib
     except ImportError as error:
         raise ValueError(str(error)) from None
     train_rllib(

@@ -1,4 +1,4 @@
-"""Conformance checks that every tableenvs game must pass: ``check_game(name)`` (issue 27, item 3).
+"""Conformance checks that every tableenvs game must pass: ``check_game(name)``.
 
 Where you are: a public module above everything else in the package (nothing in ``tableenvs`` imports it). A game
 made anywhere, in its own package, registered with :func:`tableenvs.register_game`, is checked the way the

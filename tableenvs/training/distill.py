@@ -1,6 +1,6 @@
 """Search distillation: label positions with the ``search`` policy, fit a masked MLP to its choices, export it.
 
-Where you are: a training recipe in progress (issue 28), beside :mod:`tableenvs.training.job` (the SB3 job). The
+Where you are: a training recipe in progress, beside :mod:`tableenvs.training.job` (the SB3 job). The
 ``search`` policy beats the heuristic (docs/agents.md) but costs ~100 ms a decision; a network that imitates it
 costs microseconds. The recipe is one step of expert iteration:
 
@@ -18,7 +18,7 @@ costs microseconds. The recipe is one step of expert iteration:
 ``prior`` rows (the heuristic's own choices, labelled by :func:`label_games` with ``search_spec="heuristic"`` at
 ~3,000 labels a CPU-second) can be mixed into the fit at a lower weight.
 
-Where it stands (issue 28): on the observation alone (about 13,000 search labels of Pili Pili 5p, with or without
+Where it stands: on the observation alone (about 13,000 search labels of Pili Pili 5p, with or without
 270,000 heuristic labels) the fitted network loses to the heuristic head to head. With a game's derived inputs
 appended (:func:`with_features`) it is the ``search-clone`` recipe of :mod:`tableenvs.training.recipe`, which made the
 shipped Llama Party model; the shipped Pili Pili model comes from that module's ``strong`` recipe (a clone of the
