@@ -29,6 +29,9 @@ check                       what it asserts
 ``illegal_wrapped``         an illegal action on the wrapped env ends the game with -1 to the mover
 ``copies``                  pickle and deepcopy (raw and wrapped) continue identically to the end and one reset on
 ``heuristic``               the heuristic (``GameSpec.heuristic``) plays only masked actions to the end of games
+``engine``                  the engine keeps the protocols of ``tableenvs.core.engine`` (``RestorableEngine`` with
+                            ``state``, ``ViewedEngine``'s ``seen_by`` for every seat with ``views``, changing
+                            nothing); each move's rewards are None or one finite number per seat
 ``docs``                    the docs page's observation table adds up to the encoder's layout (only with ``docs=``)
 ``cli_play``                ``tableenvs play NAME --quiet`` plays a whole game at the fewest and most players
 ``state``                   a ``get_state`` record, through JSON, restores by ``from_state`` and on a fresh env
