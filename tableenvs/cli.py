@@ -57,15 +57,10 @@ from tableenvs.commands import play as play_command
 from tableenvs.commands import replay as replay_command
 from tableenvs.commands import train as train_command
 from tableenvs.commands.errors import exit_code
-from tableenvs.commands.extras import missing_module as _missing_module  # noqa: F401  (re-export, see below)
-from tableenvs.commands.train import TRAIN_MODULES  # noqa: F401  (re-export, see below)
 from tableenvs.core.registry import discover_games, names, spec
 from tableenvs.core.validation import check_at_least
 from tableenvs.policies import BUILTIN_POLICIES
 from tableenvs.web import command as web_command
-
-# TRAIN_MODULES and _missing_module moved to tableenvs.commands (train, extras); tests/bad_input/test_cli.py still
-# imports them from here, as ``main`` is imported by the tests and named by pyproject.toml's console script.
 
 #: Smallest value of each integer flag (by argparse dest), checked for every sub-command that has the flag.
 MINIMUM = {

@@ -56,7 +56,7 @@ def test_every_check_applies_to_the_package_games():
     """Each of the package's games has a heuristic, a player count and a docs page: no check is left out."""
     assert [item.id for item in ITEMS if item.skip] == []
     assert {item.check for item in ITEMS} == {
-        *("api", "render", "seeds_differ", "spaces", "illegal_raw", "illegal_wrapped", "copies", "heuristic"),
+        *("api", "render", "seeds_differ", "spaces", "illegal_raw", "illegal_wrapped", "copies", "heuristic", "engine"),
         *("registries", "player_range", "docs", "cli_play", "state", "worlds"),
     }
 

@@ -1,8 +1,10 @@
 """Environments by name: ``make``, ``make_raw``, ``names``, and the PettingZoo and Gymnasium registrations.
 
-Where you are: :mod:`tableenvs.core`, the shared base under every game. Each game has one :class:`GameSpec`:
-the games tableenvs ships are listed in :mod:`tableenvs.games`, and a game from outside calls
-:func:`register_game` with its own. Registering a game puts it in three registries at once:
+Where you are: :mod:`tableenvs.core`, the shared base under every game. Each game has one :class:`GameSpec`, the
+only way the layers above the games know it: the games tableenvs ships are listed in :mod:`tableenvs.games`; an
+installed package declares its own in the entry-point group ``tableenvs.games`` (:func:`discover_games`, run by
+:func:`names` and :func:`spec`), and a script may call :func:`register_game`. Registering a game puts it in three
+registries at once:
 
 * tableenvs' own: ``tableenvs.make("pilipili_v0")`` (the AEC env, wrapped as PettingZoo classic envs are);
 * PettingZoo's: ``pettingzoo.make("aec", "tableenvs/PiliPili-v0")`` (the same wrapped AEC env). The games are
