@@ -3,8 +3,8 @@ sets of deals (issue 28, a record).
 
 Where you are: a long benchmark, never run in CI; it writes a block of docs/training.md per recipe. It runs (or
 continues, or just reads) ``tableenvs train rummikub_v0 --recipe RECIPE --out RUN`` (``openings`` or ``holding``,
-:mod:`tableenvs.training.openings`: deterministic, so a rerun makes the same model), then plays the model's standard
-evaluation against the heuristic (two seats against two, every seating, duplicate deals: what ``tableenvs eval
+:mod:`tableenvs.training.scorer_recipes`: deterministic, so a rerun makes the same model), then plays the model's
+standard evaluation against the heuristic (two seats against two, every seating, duplicate deals: what ``tableenvs eval
 rummikub_v0 --policies MODEL,heuristic --games 2000 --seed S`` reports) for ``--repeats`` seeds from 0, and pools
 them as ``rummikub_turn_rules.py --repeats`` does. ``--seed`` is the recipe's (default 0; its run in
 ``runs/RECIPE``, other seeds' in ``runs/RECIPE-s<seed>``).
@@ -35,7 +35,7 @@ from rummikub_turn_rules import cells, pooled
 
 from tableenvs.evaluation import evaluate
 from tableenvs.paths import write_text_atomic
-from tableenvs.training.openings import RECIPES, train_openings
+from tableenvs.training.scorer_recipes import recipes, train_scorer
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Games of the holding model's "when it holds" table.
@@ -185,7 +185,7 @@ def block(recipe: str, records: list[dict[str, Any]], finished: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--recipe", choices=list(RECIPES), default="openings")
+    parser.add_argument("--recipe", choices=list(recipes("rummikub_v0")), default="openings")
     parser.add_argument("--seed", type=int, default=0, help="the recipe's --seed")
     parser.add_argument("--run", type=Path, default=None, help="the recipe's --out (default runs/RECIPE[-sSEED])")
     parser.add_argument("--repeats", type=int, default=6, help="seeds of the standard test, from 0")
@@ -199,7 +199,8 @@ def main() -> None:
     recipe = args.recipe
     run = args.run or ROOT / "runs" / (recipe if args.seed == 0 else f"{recipe}-s{args.seed}")
     load = os.getloadavg()[0]
-    model = train_openings(run, recipe=recipe, workers=args.workers, seed=args.seed)  # defaults; continues or reads it
+    # the recipe's defaults; continues the run or reads it
+    model = train_scorer("rummikub_v0", run, recipe=recipe, workers=args.workers, seed=args.seed)
     rows = []
     for seed in range(args.repeats):
         row = test_row(model, seed, args.games, args.workers)

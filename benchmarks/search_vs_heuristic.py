@@ -16,7 +16,7 @@ removed once the row is saved; commit it to carry a run that did not finish over
 
 Run: ``python benchmarks/search_vs_heuristic.py --games 400 [--game pilipili_v0 ...] [--spec search:...]
 [--players 4] [--workers 1] [--seed 0] [--timing-games 2] [--write-docs]``; ``--spec`` defaults to ``search`` (the
-game's default setting, :data:`tableenvs.policies.search.GAME_DEFAULTS`); ``--docs-only`` rewrites the docs from saved
+game's default setting, its spec's ``search_default``); ``--docs-only`` rewrites the docs from saved
 rows.
 """
 
@@ -269,7 +269,7 @@ def verdict(rows: list[dict]) -> str:
             f"{'excludes' if wins else 'does not exclude'} 0, {ms:.0f} ms a decision (limit {TEST_MS[name]:.0f})."
         )
     head = (
-        f"Issue 29's test, read off the rows above (at least {TEST_GAMES:,} games of the game's current default "
+        f"The test, read off the rows above (at least {TEST_GAMES:,} games of the game's current default "
         "`search` at the table's player count, both 95% intervals excluding 0 in its favour, mean decision time "
         "within the limit):"
     )

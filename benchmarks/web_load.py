@@ -14,7 +14,7 @@ The clients and the server share this machine's cores, so the latencies include 
 requests (50 clients with one request each in flight) and the clients' own CPU time.
 
 ``--budget SECONDS`` bounds the whole run (warm-up, load, expiry wait); ``--write FILE`` appends the result to FILE
-as the section "## Web server load (issue 32)" (replacing that section if it is already the file's last).
+as the section "## Web server load" (replacing that section if it is already the file's last).
 
     python benchmarks/web_load.py --games 50 --seconds 60 --write docs/benchmarks.md
 """
@@ -40,7 +40,7 @@ try:
 except ModuleNotFoundError:  # pragma: no cover - the older name of the same client
     import httpx
 
-HEADING = "## Web server load (issue 32)"
+HEADING = "## Web server load"
 #: Game options per title: Rummikub cut at 40 turns so one game is not most of the run.
 TITLES = [("pilipili_v0", {}), ("llama_party_v0", {}), ("rummikub_v0", {"max_turns": 40})]
 

@@ -1,4 +1,4 @@
-"""Regenerate the docs' measured blocks from code, so their numbers cannot go stale (issue 31).
+"""Regenerate the docs' measured blocks from code, so their numbers cannot go stale.
 
 Where you are: the one command that rewrites every generated block of ``README.md`` and ``docs/*.md``::
 

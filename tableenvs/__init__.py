@@ -20,6 +20,6 @@ imported by ``import tableenvs``.
 from tableenvs import games as _games  # noqa: F401 (registers the games tableenvs ships)
 from tableenvs.core.registry import GameSpec, make, make_raw, names, register_game, spec
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = ["GameSpec", "make", "make_raw", "names", "register_game", "spec", "__version__"]

@@ -20,8 +20,8 @@ sub-command's counts share, the error policy below, and the dispatch to the sub-
   continues a run (see :mod:`tableenvs.training.job`); ``--backend rllib`` trains with Ray RLlib instead, every seat
   learning, and writes a torch-only ``policy.pt`` that ``eval`` plays (see :mod:`tableenvs.training.rllib`); ``--recipe
   strong`` or ``--recipe search-clone`` runs a recipe instead (:mod:`tableenvs.training.recipe`; a rerun on the same
-  ``--out`` continues it), ``--recipe openings`` and ``--recipe holding`` Rummikub's
-  (:mod:`tableenvs.training.openings`).
+  ``--out`` continues it), or a recipe the game's spec declares (Rummikub's ``openings`` and ``holding``:
+  :mod:`tableenvs.training.scorer_recipes`).
 * ``tableenvs serve [--host 127.0.0.1] [--port 8000]`` — play in the browser against any agents, several people
   at one table with a link each (needs the ``web`` extra; :mod:`tableenvs.web`, ``docs/web.md``).
 * ``tableenvs export MODEL.zip OUT.npz [--game ENV] [--players N] [--option K=V]`` — write a Stable-Baselines3
@@ -57,15 +57,10 @@ from tableenvs.commands import play as play_command
 from tableenvs.commands import replay as replay_command
 from tableenvs.commands import train as train_command
 from tableenvs.commands.errors import exit_code
-from tableenvs.commands.extras import missing_module as _missing_module  # noqa: F401  (re-export, see below)
-from tableenvs.commands.train import TRAIN_MODULES  # noqa: F401  (re-export, see below)
-from tableenvs.core.registry import names
+from tableenvs.core.registry import discover_games, names, spec
 from tableenvs.core.validation import check_at_least
 from tableenvs.policies import BUILTIN_POLICIES
 from tableenvs.web import command as web_command
-
-# TRAIN_MODULES and _missing_module moved to tableenvs.commands (train, extras); tests/bad_input/test_cli.py still
-# imports them from here, as ``main`` is imported by the tests and named by pyproject.toml's console script.
 
 #: Smallest value of each integer flag (by argparse dest), checked for every sub-command that has the flag.
 MINIMUM = {
@@ -98,10 +93,37 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _scorer_recipes_help() -> str:
+    """The recipes the games' specs declare, as ``NAME (GAME: what it trains)``, for ``train --help``."""
+    found = []
+    for game in names():
+        for recipe in spec(game).recipes:
+            try:
+                what = spec(game).load("recipes", recipe).description
+            except ValueError as error:  # a broken game's recipe: said in its place, the help still prints
+                what = str(error)
+            found.append(f"{recipe} ({game}: {what})" if what else f"{recipe} ({game})")
+    return "; ".join(found) or "none declared"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit code (the error policy of the module docstring is
     :func:`tableenvs.commands.errors.exit_code`)."""
+    _discover_installed_games()
     return exit_code(lambda: _main(argv), argv)
+
+
+def _discover_installed_games() -> None:
+    """Register the games installed packages declare (entry points, :func:`tableenvs.core.registry.discover_games`)
+    before the parser lists the games; an entry point that cannot be loaded is one line on stderr, and the rest
+    of the command runs (asking for that game is an error naming the same cause)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        discover_games()
+    for warning in caught:
+        print(f"tableenvs: warning: {str(warning.message).removeprefix('tableenvs: ')}", file=sys.stderr)
 
 
 def _check_counts(args: argparse.Namespace) -> None:
@@ -277,19 +299,16 @@ def _add_train_parser(commands) -> dict[str, object]:
     )
     train.add_argument(
         "--recipe",
-        choices=("strong", "search-clone", "openings", "holding"),
         default=None,
         help="strong: clone the heuristic from its own games, then PPO from the clone in the batched trainer, the "
         "learner in every seat but one heuristic's (tableenvs.training.recipe, docs/training.md 'The strong "
         "recipe'); takes --timesteps (PPO steps, default 10000000 with the recipe), --players, --seed, --out, "
         "--label-games. search-clone: clone the game's default search from its own games, on the observation and "
-        "the game's derived inputs, no PPO; takes --players, --seed, --out, --label-games. openings (rummikub_v0 "
-        "only; numpy, no torch): a scorer of the candidate opening melds, trained by the cross-entropy method on its "
-        "score against the heuristic (tableenvs.training.openings); takes --timesteps (games played, default "
-        "240000: 10 generations of 12 weight vectors, 2,000 games each), --players, --seed, --out. holding "
-        "(rummikub_v0 only; numpy): the same, scoring also whether to play or hold (draw) once opened; --timesteps "
-        "default 144000 (12 generations of 12 weight vectors, 1,000 games each). Rerun a recipe on the same --out "
-        "to continue it (--resume is only for the plain job)",
+        "the game's derived inputs, no PPO; takes --players, --seed, --out, --label-games. Or a recipe of the "
+        "game's own (numpy, no torch): " + _scorer_recipes_help() + ", each a candidate scorer trained by the "
+        "cross-entropy method on its score against the heuristic (tableenvs.training.scorer_recipes); takes "
+        "--timesteps (games played, by default the recipe's generations), --players, --seed, --out. Rerun a recipe "
+        "on the same --out to continue it (--resume is only for the plain job)",
     )
     train.add_argument(  # None: not given (the recipe's own default, tableenvs.commands.train)
         "--label-games",

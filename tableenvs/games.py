@@ -11,7 +11,9 @@ from tableenvs.core.registry import GameSpec, register_game
 
 for _game in (
     # name, module, PettingZoo/Gymnasium id, heuristic policy, player counts, option sets for the conformance suite,
-    # then the capabilities the game declares (GameSpec's fields after option_sets)
+    # then the capabilities the game declares (GameSpec's fields after option_sets), then what the layers above read:
+    # the search's default setting (docs/agents.md "Search against the heuristic": the setting that beat the
+    # heuristic), the derived model inputs and candidates, the search clone's inputs and the game's own recipes
     GameSpec(
         "pilipili_v0",
         "tableenvs.pilipili.env",
@@ -24,7 +26,8 @@ for _game in (
         worlds=True,
         views=True,
         picture=True,
-        openspiel=True,
+        openspiel="tableenvs.pilipili.openspiel_title:TITLE",
+        search_default="search:sims=60",
     ),
     GameSpec(
         "llama_party_v0",
@@ -38,7 +41,10 @@ for _game in (
         worlds=True,
         views=True,
         picture=True,
-        openspiel=True,
+        openspiel="tableenvs.llama_party.openspiel_title:TITLE",
+        search_default="search:sims=50:root=paired:z=2",
+        input_features={"llama_party_card_values_v1": "tableenvs.llama_party.features:CardValues"},
+        clone_features="llama_party_card_values_v1",
     ),
     GameSpec(
         "rummikub_v0",
@@ -52,7 +58,15 @@ for _game in (
         worlds=True,
         views=True,
         picture=True,
-        openspiel=True,
+        openspiel="tableenvs.rummikub.openspiel_title:TITLE",
+        search_default="search:mode=turns:sims=40",
+        input_features={"rummikub_turn_plans_v1": "tableenvs.rummikub.features:TurnPlans"},
+        candidates={
+            "rummikub_openings_v1": "tableenvs.rummikub.openings:OpeningChoices",
+            "rummikub_holding_v1": "tableenvs.rummikub.holding:HoldingChoices",
+        },
+        clone_features="rummikub_turn_plans_v1",
+        recipes={"openings": "tableenvs.rummikub.recipes:OPENINGS", "holding": "tableenvs.rummikub.recipes:HOLDING"},
     ),
 ):
     register_game(_game)

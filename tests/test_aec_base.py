@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-from tableenvs.aec import IllegalActionError, InvalidActionError, wrap
+from tableenvs.core.actions import IllegalActionError, InvalidActionError
+from tableenvs.core.wrappers import wrap
 from tableenvs.toy_game import NimEnv
 
 

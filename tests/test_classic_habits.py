@@ -12,7 +12,7 @@ import pytest
 from pettingzoo.test import api_test
 
 import tableenvs
-from tableenvs.registry import spec
+from tableenvs.core.registry import spec
 from tableenvs.testing import games
 
 #: The games the package ships (GameSpec.builtin: a game registered by a test or a user has no module under

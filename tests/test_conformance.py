@@ -57,7 +57,7 @@ def test_every_check_applies_to_the_package_games():
     """Each of the package's games has a heuristic, a player count and a docs page: no check is left out."""
     assert [item.id for item in ITEMS if item.skip] == []
     assert {item.check for item in ITEMS} == {
-        *("api", "render", "seeds_differ", "spaces", "illegal_raw", "illegal_wrapped", "copies", "heuristic"),
+        *("api", "render", "seeds_differ", "spaces", "illegal_raw", "illegal_wrapped", "copies", "heuristic", "engine"),
         *("registries", "player_range", "docs", "cli_play", "state", "worlds"),
     }
 
@@ -81,7 +81,7 @@ def test_readme_lists_the_player_range(name):
 
 OUTSIDE_GAME = """
     import numpy as np
-    from tableenvs.aec import wrap
+    from tableenvs.core.wrappers import wrap
     from tableenvs.toy_game import NimEnv
 
     class OutsideNim(NimEnv):
@@ -107,7 +107,7 @@ OUTSIDE_GAME = """
 RUN_CHECKS = """
     import sys
     import tableenvs
-    from tableenvs.registry import GameSpec
+    from tableenvs.core.registry import GameSpec
     from tableenvs.testing import ConformanceError, check_game
 
     game, module, page = sys.argv[1:4]

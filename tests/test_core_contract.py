@@ -77,3 +77,33 @@ def test_a_game_without_a_restorable_engine_says_so():
         env.clone()
     with pytest.raises(NotImplementedError, match=r"nim_v0 has no get_state\(\)"):
         env.get_state()
+
+
+class _NimWithBadRewards(NimEnv):
+    metadata = {**NimEnv.metadata, "name": "nim_bad_rewards_v0"}
+
+    def _apply(self, action):
+        rewards = super()._apply(action)
+        return None if rewards is None else rewards[:1]  # one number, not one per seat
+
+
+@pytest.mark.parametrize(
+    "cls, views, said",
+    [
+        (NimEnv, True, r"is no ViewedEngine \(seen_by\)"),  # declares views, but its engine has no seen_by
+        (_NimWithBadRewards, False, r"the move's rewards .* are not one number per seat"),
+        (NimEnv, False, None),  # Nim as it is passes
+    ],
+)
+def test_the_engine_check_catches_a_missing_seen_by_and_rewards_not_one_per_seat(cls, views, said, monkeypatch):
+    """The ``engine`` check of ``check_game`` on Nim variants, each made through a spec saying what it declares."""
+    from tableenvs.testing.engine_check import check_engine
+
+    declared = tableenvs.GameSpec("nim_check_v0", "tableenvs.toy_game", "check/Nim-v0", views=views)
+    monkeypatch.setattr(tableenvs, "spec", lambda name: declared)
+    monkeypatch.setattr(tableenvs, "make_raw", lambda name, **options: cls(**options))
+    if said is None:
+        check_engine("nim_check_v0", {})
+    else:
+        with pytest.raises(AssertionError, match=said):
+            check_engine("nim_check_v0", {})

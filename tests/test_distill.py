@@ -1,4 +1,4 @@
-"""The search-distillation recipe (tableenvs.distill) on a budget of seconds: labels are what search chose,
+"""The search-distillation recipe (tableenvs.training.distill) on a budget of seconds: labels are what search chose,
 labelling is reproducible and resumable, the fit learns the labels, and the export plays legally by numpy."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import tableenvs
-from tableenvs import distill
 from tableenvs.policies import make_policy
+from tableenvs.training import distill
 
 pytest.importorskip("torch")
 

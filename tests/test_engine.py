@@ -1,10 +1,10 @@
-"""The engine contract shared by every game (``tableenvs.engine``): one illegal-move error, one win payout."""
+"""The engine contract shared by every game (``tableenvs.core.engine``): one illegal-move error, one win payout."""
 
 import numpy as np
 import pytest
 
 import tableenvs
-from tableenvs.engine import RulesError, win_rewards
+from tableenvs.core.engine import RulesError, win_rewards
 from tableenvs.pilipili import rules as pilipili_rules
 
 

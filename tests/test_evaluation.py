@@ -17,7 +17,13 @@ import tableenvs.evaluation as evaluation
 from tableenvs.cli import main
 from tableenvs.evaluation import EvaluationResult, GameRecord, evaluate, gauntlet_plan, seating_plan
 from tableenvs.evaluation.playing import Batch, _setup_key
-from tableenvs.ratings import competition_ranks, elo_ratings, mean_interval, openskill_ratings, wilson_interval
+from tableenvs.evaluation.ratings import (
+    competition_ranks,
+    elo_ratings,
+    mean_interval,
+    openskill_ratings,
+    wilson_interval,
+)
 from tableenvs.testing import games
 
 
@@ -316,7 +322,7 @@ def test_bad_input_is_refused_before_any_game(no_games, kwargs, error, match):
 
 def _saved_model(tmp_path, env_name, num_players):
     sb3_contrib = pytest.importorskip("sb3_contrib", reason="needs the train extra")
-    from tableenvs.single_agent import SingleAgentEnv
+    from tableenvs.training.single_agent import SingleAgentEnv
 
     model = sb3_contrib.MaskablePPO("MlpPolicy", SingleAgentEnv(env_name, num_players=num_players), seed=0)
     path = tmp_path / f"{env_name}_{num_players}p.zip"

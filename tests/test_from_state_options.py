@@ -1,5 +1,5 @@
 """``TableEnv.from_state`` checks the record's options before it builds anything (issue 30): every bad option is a
-:class:`tableenvs.state.StateError` saying so, and no file named by a record is read."""
+:class:`tableenvs.core.state.StateError` saying so, and no file named by a record is read."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 import pytest
 
 import tableenvs
-from tableenvs.aec import TableEnv
-from tableenvs.state import StateError
+from tableenvs.core.state import StateError
+from tableenvs.core.table_env import TableEnv
 from tableenvs.testing import games, per_game
 
 # The package's own games with the state API (other test modules register toy games, which declare neither).

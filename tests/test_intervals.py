@@ -44,8 +44,8 @@ def test_varied_blocks_keep_the_normal_interval():
     records = _gauntlet_like(20)
     records[1] = GameRecord(0, 0, (1, 2), (0.0, 1.0), (0.0, 1.0), (0, 1), (1, 1), False, 10)
     (row,) = paired_comparisons(records, ["a", "b", "field"], [(0, 1)])
+    from tableenvs.evaluation.ratings import mean_interval
     from tableenvs.evaluation.statistics import block_means
-    from tableenvs.ratings import mean_interval
 
     means = block_means(records, 3)
     mean, low, high = mean_interval(means["win"][:, 0] - means["win"][:, 1])

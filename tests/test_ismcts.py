@@ -1,6 +1,6 @@
-"""Information-set MCTS (``search:mode=ismcts``, tableenvs/ismcts.py): options, legality, reproducibility with a
-``sims`` budget, the anytime ``ms`` budget, one tree over the agent's information sets. Tiny budgets: behaviour, not
-strength (strength: docs/agents.md, benchmarks/search_vs_heuristic.py)."""
+"""Information-set MCTS (``search:mode=ismcts``, tableenvs/policies/ismcts.py): options, legality, reproducibility with
+a ``sims`` budget, the anytime ``ms`` budget, one tree over the agent's information sets. Tiny budgets: behaviour,
+not strength (strength: docs/agents.md, benchmarks/search_vs_heuristic.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from test_search import play_until_choice
 
 import tableenvs
-from tableenvs.ismcts import ISMCTS
 from tableenvs.policies import make_policy, play_game
-from tableenvs.search import SearchOptions, parse_search_spec
+from tableenvs.policies.ismcts import ISMCTS
+from tableenvs.policies.search import SearchOptions, parse_search_spec
 from tableenvs.testing import per_game
 
 #: (options, policy spec) of each game the search can play (tiny budgets)

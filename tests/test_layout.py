@@ -1,4 +1,4 @@
-"""The shared encoder shape (``tableenvs.layout``): the Layout class, and every registered game's encoder keeping
+"""The shared encoder shape (``tableenvs.core.layout``): the Layout class, and every registered game's encoder keeping
 the Encoder protocol the adapters rely on."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tableenvs
-from tableenvs.layout import Layout
+from tableenvs.core.layout import Layout
 from tableenvs.testing import games
 
 ROOT = Path(__file__).resolve().parents[1]

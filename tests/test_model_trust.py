@@ -21,8 +21,8 @@ import pytest
 from load_bounds import HANG
 
 import tableenvs
-from tableenvs.numpy_policy import NumpyPolicy, load_numpy_policy, random_numpy_policy, save_numpy_policy
 from tableenvs.policies import UntrustedModelError, make_policy
+from tableenvs.policies.numpy_policy import NumpyPolicy, load_numpy_policy, random_numpy_policy, save_numpy_policy
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -71,7 +71,7 @@ def test_a_hostile_zip_is_refused_by_make_policy_and_its_pickle_never_runs(tmp_p
         message = str(raised.value)
         assert "\n" not in message and "holds pickles that can run code" in message
         assert f"tableenvs export {model} {tmp_path / 'hostile.npz'}" in message and "--trust-models" in message
-    from tableenvs.single_agent import SingleAgentEnv
+    from tableenvs.training.single_agent import SingleAgentEnv
 
     with pytest.raises(UntrustedModelError):
         SingleAgentEnv("pilipili_v0", num_players=3, opponents=str(model))
@@ -84,7 +84,7 @@ def test_a_hostile_zip_is_refused_by_make_policy_and_its_pickle_never_runs(tmp_p
 
 def test_export_reads_a_zip_without_running_its_pickles(tmp_path):
     pytest.importorskip("torch")
-    from tableenvs.sb3_policy import export_sb3
+    from tableenvs.policies.sb3_policy import export_sb3
 
     marker = tmp_path / "pwned"
     model = hostile_zip(tmp_path / "hostile.zip", marker)
@@ -148,8 +148,8 @@ def good_arrays(raw) -> tuple[dict, dict]:
     """``(header, arrays)`` of a valid file for ``raw`` (hidden layer of 8)."""
     agent = raw.possible_agents[0]
     size, actions = raw.observation_space(agent)["observation"].shape[0], raw.action_space(agent).n
-    from tableenvs.layout import layout_version
-    from tableenvs.numpy_policy import model_options
+    from tableenvs.core.layout import layout_version
+    from tableenvs.policies.numpy_policy import model_options
 
     header = {
         "format": "tableenvs-numpy-policy",

@@ -1,7 +1,7 @@
-"""Numpy policy files (tableenvs.numpy_policy): the format round trip, the forward pass and masked play, the refusal
-of a model that does not fit the env, the "trained" name everywhere a policy is named (make_policy, SingleAgentEnv,
-tableenvs eval with worker processes, tableenvs play), and the export of a trained SB3 model (same logits and
-actions as SB3Policy; tableenvs train writes model.npz; tableenvs export).
+"""Numpy policy files (tableenvs.policies.numpy_policy): the format round trip, the forward pass and masked play, the
+refusal of a model that does not fit the env, the "trained" name everywhere a policy is named (make_policy,
+SingleAgentEnv, tableenvs eval with worker processes, tableenvs play), and the export of a trained SB3 model (same
+logits and actions as SB3Policy; tableenvs train writes model.npz; tableenvs export).
 
 Trust and malformed files: tests/test_model_trust.py.
 """
@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 import tableenvs
-import tableenvs.numpy_policy as numpy_policy
-from tableenvs.layout import layout_version
-from tableenvs.numpy_policy import (
+import tableenvs.policies.numpy_policy as numpy_policy
+from tableenvs.core.layout import layout_version
+from tableenvs.policies import BUILTIN_POLICIES, make_policy, play_game
+from tableenvs.policies.numpy_policy import (
     NumpyModel,
     NumpyPolicy,
     convert_numpy_policy,
@@ -27,7 +28,6 @@ from tableenvs.numpy_policy import (
     save_for_env,
     save_numpy_policy,
 )
-from tableenvs.policies import BUILTIN_POLICIES, make_policy, play_game
 from tableenvs.testing import per_game
 
 #: (game, a player count) for each of the package's games
@@ -194,7 +194,7 @@ def test_trained_is_a_builtin_name_and_says_which_games_have_a_model(models_dir,
 def test_trained_as_an_opponent_of_the_single_agent_view(models_dir):
     raw = tableenvs.make_raw("llama_party_v0", num_players=3)
     random_numpy_policy(models_dir / "llama_party_v0.npz", raw)
-    from tableenvs.single_agent import SingleAgentEnv
+    from tableenvs.training.single_agent import SingleAgentEnv
 
     env = SingleAgentEnv("llama_party_v0", num_players=3, opponents="trained")
     env.reset(seed=0)
@@ -238,7 +238,7 @@ def trained_sb3(tmp_path_factory):
     import torch
     from sb3_contrib import MaskablePPO
 
-    from tableenvs.single_agent import SingleAgentEnv
+    from tableenvs.training.single_agent import SingleAgentEnv
 
     torch.set_num_threads(1)
     env = SingleAgentEnv("pilipili_v0", num_players=3, opponents="heuristic")
@@ -265,7 +265,7 @@ def log_softmax(x):
 
 @pytest.mark.parametrize("source", ["zip, pickle-free", "zip, trusted", "in memory"])
 def test_an_exported_model_gives_sb3s_logits_and_actions(trained_sb3, tmp_path, source):
-    from tableenvs.sb3_policy import SB3Policy, export_sb3
+    from tableenvs.policies.sb3_policy import SB3Policy, export_sb3
 
     model, path = trained_sb3
     raw = tableenvs.make_raw("pilipili_v0", num_players=3)
@@ -288,8 +288,8 @@ def test_export_refuses_what_the_format_cannot_express(tmp_path):
     from sb3_contrib import MaskablePPO
     from torch import nn
 
-    from tableenvs.sb3_policy import export_sb3
-    from tableenvs.single_agent import SingleAgentEnv
+    from tableenvs.policies.sb3_policy import export_sb3
+    from tableenvs.training.single_agent import SingleAgentEnv
 
     env = SingleAgentEnv("pilipili_v0", num_players=3)
     raw = tableenvs.make_raw("pilipili_v0", num_players=3)

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from tableenvs import evaluation
+from tableenvs.core.validation import check_at_least
 from tableenvs.policies import play_game
-from tableenvs.validation import check_at_least
 
 
 def test_evaluation_play_game_is_play_planned_game_under_its_old_name():

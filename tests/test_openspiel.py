@@ -19,8 +19,8 @@ from load_bounds import HANG
 pyspiel = pytest.importorskip("pyspiel", reason="OpenSpiel is not installed (pip install open-spiel)")
 
 import tableenvs.openspiel as tos  # noqa: E402  (after the skip)
-from tableenvs.registry import make_raw  # noqa: E402
-from tableenvs.registry import spec as game_spec  # noqa: E402
+from tableenvs.core.registry import make_raw  # noqa: E402
+from tableenvs.core.registry import spec as game_spec  # noqa: E402
 from tableenvs.testing import per_game  # noqa: E402
 
 #: The parameters of a small game of each bridged game, by its OpenSpiel name.

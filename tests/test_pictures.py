@@ -17,9 +17,9 @@ import pytest
 import test_views
 
 import tableenvs
+from tableenvs.core.svg import Svg, rasterise
 from tableenvs.llama_party.env import raw_env as llama_env
 from tableenvs.pilipili.env import raw_env as pilipili_env
-from tableenvs.svg import Svg, rasterise
 from tableenvs.testing import games
 
 GAMES = games("builtin", "picture")

@@ -1,5 +1,6 @@
-"""The ``strong`` recipe (tableenvs/recipe.py) on a seconds budget: the clone is the fine-tuning's start, frozen
-steps leave the policy as cloned, learning moves it, a rerun resumes, and the result plays through make_policy."""
+"""The ``strong`` recipe (tableenvs/training/recipe.py) on a seconds budget: the clone is the fine-tuning's start,
+frozen steps leave the policy as cloned, learning moves it, a rerun resumes, and the result plays through
+make_policy."""
 
 import json
 
@@ -7,9 +8,9 @@ import numpy as np
 import pytest
 
 import tableenvs
-from tableenvs import recipe
-from tableenvs.numpy_policy import load_numpy_policy
 from tableenvs.policies import make_policy
+from tableenvs.policies.numpy_policy import load_numpy_policy
+from tableenvs.training import recipe
 
 pytest.importorskip("sb3_contrib")
 

@@ -1,11 +1,11 @@
 """``tableenvs train GAME --recipe strong``: the flags it does not read are refused before anything runs, and it
-runs the recipe (tableenvs/recipe.py, kept to seconds here) into --out, where a rerun continues."""
+runs the recipe (tableenvs/training/recipe.py, kept to seconds here) into --out, where a rerun continues."""
 
 import pytest
 
-from tableenvs import recipe
 from tableenvs.cli import main
-from tableenvs.numpy_policy import load_numpy_policy
+from tableenvs.policies.numpy_policy import load_numpy_policy
+from tableenvs.training import recipe
 
 pytest.importorskip("sb3_contrib")
 

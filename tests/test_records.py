@@ -6,7 +6,7 @@ import json
 import pytest
 
 from tableenvs.cli import main
-from tableenvs.records import GameRecord, RecordError, record_game, replay
+from tableenvs.play.records import GameRecord, RecordError, record_game, replay
 from tableenvs.testing import per_game
 
 #: The options of each game's recorded game (its first seat plays the heuristic)
@@ -165,7 +165,7 @@ def test_cli_record_path_is_checked_before_the_game(tmp_path, capsys):
 def test_tournament_games_are_recorded_and_replay(tmp_path):
     pytest.importorskip("openskill")
     from tableenvs.evaluation import evaluate
-    from tableenvs.records import record_tournament
+    from tableenvs.play.records import record_tournament
 
     specs = ["random", "heuristic"]
     result = evaluate("pilipili_v0", specs, 4, opponents="random", num_players=3, options={"missions": "none"}, seed=1)

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from tableenvs.records import GameRecord, RecordError, printable, record_game, replay
-from tableenvs.viewer import viewer_html
+from tableenvs.play.records import GameRecord, RecordError, printable, record_game, replay
+from tableenvs.play.viewer import viewer_html
 
 HOSTILE = ["<!--<script>", "</script><script>alert(1)</script>", "\x1b[31mred\x1b[0m\x9b2J"]
 
@@ -106,7 +106,7 @@ def test_hostile_record_page_still_steps_in_chromium(record, tmp_path):
         if os.environ.get("CI"):
             pytest.fail(f"the browser test needs {reason}")
         pytest.skip(f"needs {reason}")
-    from tableenvs.viewer import write_html
+    from tableenvs.play.viewer import write_html
 
     path = write_html({**record.to_dict(), "policies": HOSTILE}, tmp_path / "hostile.html")
     last = len(record.steps)

@@ -5,9 +5,9 @@ import pettingzoo
 import pytest
 
 import tableenvs
-from tableenvs.aec import TableEnv
+from tableenvs.core.registry import GameSpec
+from tableenvs.core.table_env import TableEnv
 from tableenvs.policies import RandomPolicy, make_policy
-from tableenvs.registry import GameSpec
 
 TOY = GameSpec("nim_v0", "tableenvs.toy_game", "tableenvs/NimTest-v0", picture=True)
 tableenvs.register_game(TOY)
@@ -67,7 +67,7 @@ def test_make_policy():
 def test_registered_in_gymnasium_as_the_single_agent_view():
     import gymnasium
 
-    from tableenvs.single_agent import SingleAgentEnv
+    from tableenvs.training.single_agent import SingleAgentEnv
 
     env = gymnasium.make("tableenvs/NimTest-v0", num_players=2, opponents="random")
     assert isinstance(env.unwrapped, SingleAgentEnv)

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tableenvs
-from tableenvs.aec import TableEnv
+from tableenvs.core.table_env import TableEnv
 
 
 def random_point(env: TableEnv, seed: int, steps: int) -> None:

@@ -1,7 +1,7 @@
-"""The built-in ``"search"`` policy (tableenvs/search.py): options, reproducibility, and every path that accepts a
-policy (play_game, ``tableenvs play``, ``tableenvs eval``, SingleAgentEnv opponents, parallel evaluation workers).
-Budgets are tiny: these tests check behaviour, not strength (strength is in docs/agents.md, benchmarks/ladder.py).
-"""
+"""The built-in ``"search"`` policy (tableenvs/policies/search.py): options, reproducibility, and every path that
+accepts a policy (play_game, ``tableenvs play``, ``tableenvs eval``, SingleAgentEnv opponents, parallel evaluation
+workers). Budgets are tiny: these tests check behaviour, not strength (strength is in docs/agents.md,
+benchmarks/ladder.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import tableenvs
 from tableenvs.cli import main
 from tableenvs.evaluation import evaluate
 from tableenvs.policies import BUILTIN_POLICIES, make_policy, play_game
-from tableenvs.search import SearchOptions, SearchPolicy, parse_search_spec
-from tableenvs.single_agent import SingleAgentEnv
+from tableenvs.policies.search import SearchOptions, SearchPolicy, parse_search_spec
 from tableenvs.testing import per_game
+from tableenvs.training.single_agent import SingleAgentEnv
 
 #: (options, a small budget for the reproducibility test, whether test_search_plays_whole_games plays it) of each
 #: game the search can play (heuristic rollouts where they are cheap).
@@ -38,7 +38,7 @@ def test_search_is_a_builtin_policy():
     assert "search" in BUILTIN_POLICIES
     env = tableenvs.make("pilipili_v0", num_players=3)  # wrapped envs too
     policy = make_policy("search", env)
-    assert isinstance(policy, SearchPolicy) and policy.options.simulations == 60  # GAME_DEFAULTS["pilipili_v0"]
+    assert isinstance(policy, SearchPolicy) and policy.options.simulations == 60  # the spec's search_default
     assert policy.rollout_policy is not None
     assert make_policy("search:rollout=random", env).rollout_policy is None
 

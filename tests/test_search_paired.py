@@ -12,7 +12,7 @@ from test_search import play_until_choice
 
 import tableenvs
 from tableenvs.policies import make_policy, play_game
-from tableenvs.search import SearchOptions, SearchPolicy, parse_search_spec
+from tableenvs.policies.search import SearchOptions, SearchPolicy, parse_search_spec
 from tableenvs.testing import per_game
 
 #: (options, policy spec) of each game the search can play (tiny budgets)

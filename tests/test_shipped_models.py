@@ -19,8 +19,8 @@ from load_bounds import HANG
 import tableenvs
 import tableenvs.testing
 from tableenvs.evaluation import evaluate
-from tableenvs.numpy_policy import MODELS_DIR, NumpyPolicy, load_numpy_policy, model_options
 from tableenvs.policies import make_policy, play_game
+from tableenvs.policies.numpy_policy import MODELS_DIR, NumpyPolicy, load_numpy_policy, model_options
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted(path.stem for path in MODELS_DIR.glob("*.npz"))

@@ -1,4 +1,4 @@
-"""The Gymnasium single-agent view (tableenvs.single_agent), the Gymnasium ids and make_policy's specs.
+"""The Gymnasium single-agent view (tableenvs.training.single_agent), the Gymnasium ids and make_policy's specs.
 
 Plumbing is tested on the toy Nim game (tableenvs/toy_game.py) so nothing here depends on a real game; the
 real games are checked by Gymnasium's env checker at the end, each of the package's games (GameSpec.builtin).
@@ -12,11 +12,11 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import tableenvs
-from tableenvs.aec import IllegalActionError
+from tableenvs.core.actions import IllegalActionError
+from tableenvs.core.registry import GameSpec
 from tableenvs.policies import CallablePolicy, RandomPolicy, make_policy
-from tableenvs.registry import GameSpec
-from tableenvs.single_agent import OpponentPool, SingleAgentEnv
 from tableenvs.testing import games
+from tableenvs.training.single_agent import OpponentPool, SingleAgentEnv
 
 # The toy Nim game under its own name (tests/test_registry.py registers "nim_gym_v0"; test files may run in any order).
 if "nim_gym_v0" not in tableenvs.names():

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 import tableenvs
-from tableenvs.aec import TableEnv
-from tableenvs.state import StateError
+from tableenvs.core.state import StateError
+from tableenvs.core.table_env import TableEnv
 from tableenvs.testing import games, per_game
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -236,7 +236,7 @@ def test_custom_decks_round_trip(tmp_path):
 _CHILD = """
 import json, sys
 import numpy as np
-from tableenvs.aec import TableEnv
+from tableenvs.core.table_env import TableEnv
 env = TableEnv.from_state(json.load(open(sys.argv[1])))
 rng = np.random.default_rng(int(sys.argv[2]))
 trace = []

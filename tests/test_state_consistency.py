@@ -13,7 +13,7 @@ import pytest
 
 import tableenvs
 from benchmarks import state_mutation_fuzz as fuzz
-from tableenvs.state import StateError
+from tableenvs.core.state import StateError
 from tableenvs.testing import games
 
 

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 import tableenvs  # noqa: E402
 from tableenvs.cli import main  # noqa: E402
 from tableenvs.policies import make_policy  # noqa: E402
-from tableenvs.torch_policy import TorchPolicy, build_network, load_policy, masked_logits, save_policy  # noqa: E402
+from tableenvs.policies.torch_policy import TorchPolicy, build_network, load_policy, masked_logits, save_policy  # noqa: E402
 
 
 def _saved(tmp_path, env="llama_party_v0", num_players=2, name="policy.pt", seed=0):
@@ -110,9 +110,9 @@ def test_tableenvs_eval_plays_a_policy_file_and_reads_its_player_count(tmp_path,
 
 def test_importing_tableenvs_rllib_without_ray_names_the_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
-    monkeypatch.delitem(sys.modules, "tableenvs.rllib", raising=False)
+    monkeypatch.delitem(sys.modules, "tableenvs.training.rllib", raising=False)
     with pytest.raises(ImportError, match=r'needs Ray RLlib .*pip install "tableenvs\[rllib\]"'):
-        import tableenvs.rllib  # noqa: F401
+        import tableenvs.training.rllib  # noqa: F401
 
 
 def test_cli_rllib_flags_are_checked_before_anything_runs(capsys):

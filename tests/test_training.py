@@ -22,13 +22,13 @@ from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
 from stable_baselines3.common.vec_env import SubprocVecEnv  # noqa: E402
 
 import tableenvs  # noqa: E402
-from tableenvs.numpy_policy import NumpyPolicy  # noqa: E402
+from tableenvs.core.registry import GameSpec  # noqa: E402
 from tableenvs.policies import UntrustedModelError, make_policy  # noqa: E402
-from tableenvs.registry import GameSpec  # noqa: E402
-from tableenvs.sb3_policy import SB3Policy  # noqa: E402
-from tableenvs.selfplay import SelfPlayCallback  # noqa: E402
-from tableenvs.single_agent import OpponentPool, SingleAgentEnv  # noqa: E402
-from tableenvs.train import TrainConfig, evaluate_agent, summary, train  # noqa: E402
+from tableenvs.policies.numpy_policy import NumpyPolicy  # noqa: E402
+from tableenvs.policies.sb3_policy import SB3Policy  # noqa: E402
+from tableenvs.training.job import TrainConfig, evaluate_agent, summary, train  # noqa: E402
+from tableenvs.training.selfplay import SelfPlayCallback  # noqa: E402
+from tableenvs.training.single_agent import OpponentPool, SingleAgentEnv  # noqa: E402
 
 torch.set_num_threads(1)
 # The toy Nim game under its own name (tests/test_registry.py registers "nim_gym_v0"; test files may run in any order).
@@ -286,7 +286,7 @@ def test_algorithm_settings_are_checked():
 
 
 def test_interrupted_run_saves_a_checkpoint_and_resumes_to_its_budget(tmp_path, monkeypatch, capsys):
-    import tableenvs.train as train_module
+    import tableenvs.training.job as train_module
 
     real = train_module.evaluate_agent
     calls = []
@@ -334,7 +334,7 @@ def test_sigterm_stops_a_self_play_run_and_resume_keeps_its_opponent_pool(tmp_pa
     import os
     import signal
 
-    import tableenvs.train as train_module
+    import tableenvs.training.job as train_module
 
     real = train_module.evaluate_agent
     calls = []
@@ -376,7 +376,7 @@ def test_ctrl_c_in_a_cli_subprocess_saves_a_checkpoint_then_resume_finishes(tmp_
 
     out = tmp_path / "run"
     script = (
-        "import sys, tableenvs; from tableenvs.registry import GameSpec; "
+        "import sys, tableenvs; from tableenvs.core.registry import GameSpec; "
         "tableenvs.register_game(GameSpec('nim_gym_v0', 'tableenvs.toy_game', 'tableenvs/NimGymTest-v0')); "
         "from tableenvs.cli import main; sys.exit(main(sys.argv[1:]))"
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tableenvs.train import format_table
+from tableenvs.training.job import format_table
 
 
 def _row(agent: str, higher_is_better: bool, versus: bool) -> dict:

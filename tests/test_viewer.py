@@ -1,4 +1,4 @@
-"""The HTML replay viewer (issue 14 item 5): ``tableenvs replay FILE --html OUT.html`` / :mod:`tableenvs.viewer`.
+"""The HTML replay viewer (issue 14 item 5): ``tableenvs replay FILE --html OUT.html`` / :mod:`tableenvs.play.viewer`.
 
 The page's data is checked against the record (every move, its words for the mover and for the others, the
 returns, one picture per seat and step); the command line writes it or refuses a bad path; and one real headless
@@ -17,9 +17,9 @@ from browser import page_or_skip
 
 import tableenvs
 from tableenvs.cli import main
-from tableenvs.records import GameRecord, RecordError, record_game
+from tableenvs.play.records import GameRecord, RecordError, record_game
+from tableenvs.play.viewer import viewer_html, write_html
 from tableenvs.testing import per_game
-from tableenvs.viewer import viewer_html, write_html
 
 #: Short games: (options, policies) of each game.
 SHORT = per_game(

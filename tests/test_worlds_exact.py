@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import tableenvs
-from tableenvs.aec import TableEnv
+from tableenvs.core.table_env import TableEnv
 from tableenvs.pilipili.encoder import PICK, PLAY, PLAY_WILD
 from tableenvs.rummikub.rules import FULL_SET, RACK_SIZE
 from tableenvs.rummikub.tiles import TILE_TYPES

@@ -16,7 +16,7 @@ import pytest
 from pettingzoo.utils import wrappers
 
 import tableenvs
-from tableenvs.aec import wrap
+from tableenvs.core.wrappers import wrap
 from tableenvs.testing import games
 from tableenvs.toy_game import NimEnv
 

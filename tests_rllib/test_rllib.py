@@ -1,5 +1,6 @@
-"""tableenvs.rllib in the RLlib venv (``.venv-rllib``, see docs/training.md#rllib): the multi-agent env against the
-raw game, the PPO config, and a short ``tableenvs train --backend rllib`` run whose policy ``tableenvs eval`` plays.
+"""tableenvs.training.rllib in the RLlib venv (``.venv-rllib``, see docs/training.md#rllib): the multi-agent env against
+the raw game, the PPO config, and a short ``tableenvs train --backend rllib`` run whose policy ``tableenvs eval``
+plays.
 
 Not collected by the main test run (its testpaths are ``tests``); ``.ci/run`` runs ``python -m pytest -q tests_rllib``
 in the RLlib venv. With ``TABLEENVS_MAIN_PYTHON`` set to the main venv's python (``.ci/run`` does), the trained
@@ -19,7 +20,7 @@ import pytest
 
 import tableenvs
 from tableenvs.policies import RandomPolicy, play_game
-from tableenvs.rllib import TableMultiAgentEnv, ppo_config
+from tableenvs.training.rllib import TableMultiAgentEnv, ppo_config
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMES = [("pilipili_v0", 3), ("llama_party_v0", 2), ("rummikub_v0", 2)]
@@ -74,7 +75,7 @@ def test_learners_and_opponents_only_the_learning_seats_are_shown():
 
 
 def test_an_exported_policy_file_plays_the_other_seats_self_play_against_a_frozen_copy(tmp_path):
-    from tableenvs.torch_policy import build_network, save_policy
+    from tableenvs.policies.torch_policy import build_network, save_policy
 
     raw = tableenvs.make_raw("pilipili_v0", num_players=3)
     network = build_network(raw.observation_space("player_0")["observation"].shape[0], raw.action_space("player_0").n)
@@ -156,7 +157,7 @@ def test_per_seat_policies_export_one_file_each(tmp_path):
         "player_0": "player_0.pt",
         "player_1": "player_1.pt",
     }
-    from tableenvs.torch_policy import load_policy
+    from tableenvs.policies.torch_policy import load_policy
 
     first, _ = load_policy(out / "player_0.pt")
     second, _ = load_policy(out / "player_1.pt")

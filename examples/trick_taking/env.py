@@ -45,8 +45,9 @@ class TrickTakingEnv(TableEnv):
         """The table as lines of text: every hand (``seat`` None) or ``seat``'s own and the others' sizes."""
         game = self.game
         lines = [f"trick: {' '.join(map(card_name, game.trick)) or '-'} (led by player_{game.leader})"]
-        for s, hand in enumerate(game.hands):
-            shown = " ".join(map(card_name, hand)) if seat in (None, s) else f"{len(hand)} cards"
+        hands = game.hands if seat is None else game.seen_by(seat)  # the god view, or what the seat may see
+        for s, hand in enumerate(hands):
+            shown = " ".join(map(card_name, hand)) if isinstance(hand, list) else f"{hand} cards"
             lines.append(f"player_{s}: {shown}; tricks {game.won[s]}{' <- to act' if s == game.to_act else ''}")
         return lines
 

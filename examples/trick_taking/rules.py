@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tableenvs.core.engine import RestorableEngine, RulesError
+from tableenvs.core.engine import RestorableEngine, RulesError, ViewedEngine
 
 SUITS = "SHDC"
 RANKS = "23456789TJQKA"
@@ -117,6 +117,11 @@ class TrickGame:
                 shown[seat].add(led)
         return shown
 
+    def seen_by(self, seat: int) -> list[list[int] | int]:
+        """What ``seat`` may see of the hands: its own cards, and only the size of each other hand (the one
+        visibility decision: the text view and the picture read it; the tricks and the current trick are public)."""
+        return [hand[:] if s == seat else len(hand) for s, hand in enumerate(self.hands)]
+
     def copy(self, rng: np.random.Generator) -> TrickGame:
         new = TrickGame(self.hands, self.undealt, self.leader, rng, self.played, self.trick)
         new.log = self.log[:]
@@ -134,3 +139,4 @@ class TrickGame:
 
 if TYPE_CHECKING:  # the type checker holds the engine to the contract of tableenvs.core.engine
     _contract: type[RestorableEngine] = TrickGame
+    _views: type[ViewedEngine] = TrickGame

@@ -1,7 +1,7 @@
 """``tableenvs train``: check the flags and the train extra, then train with Stable-Baselines3 (one seat learning,
 :mod:`tableenvs.training.job`), with ``--recipe strong`` or ``--recipe search-clone`` a recipe
-(:mod:`tableenvs.training.recipe`; ``--recipe openings`` and ``--recipe holding``, Rummikub's:
-:mod:`tableenvs.training.openings`), with
+(:mod:`tableenvs.training.recipe`; ``--recipe NAME``, a recipe the game's spec declares:
+:mod:`tableenvs.training.scorer_recipes`), with
 ``--backend rllib`` Ray RLlib (every seat learning,
 :mod:`tableenvs.training.rllib`), or with ``--backend batched`` the batched trainer (every seat learning,
 :mod:`tableenvs.training.batched`).
@@ -34,15 +34,13 @@ _RLLIB_ONLY = ("env_runners", "ray_address", "per_seat")
 #: The train flags ``--backend batched`` reads; any other given is refused.
 _BATCHED_FLAGS = ("env", "timesteps", "players", "option", "seed", "out", "no_progress", "backend")
 
-#: The train flags each ``--recipe`` reads; any other given is refused.
+#: The train flags each game-independent ``--recipe`` reads; any other given is refused.
 _RECIPE_FLAGS = {
     "strong": ("env", "timesteps", "players", "seed", "out", "recipe", "label_games", "learner_seats"),
     "search-clone": ("env", "players", "seed", "out", "recipe", "label_games"),
-    "openings": ("env", "timesteps", "players", "seed", "out", "recipe"),
-    "holding": ("env", "timesteps", "players", "seed", "out", "recipe"),
 }
-#: The cross-entropy recipes (Rummikub's: :data:`tableenvs.training.openings.RECIPES` holds their budgets).
-CEM_RECIPES = ("openings", "holding")
+#: The train flags a game's own recipe (a cross-entropy scorer its spec declares in ``recipes``) reads.
+_SCORER_RECIPE_FLAGS = ("env", "timesteps", "players", "seed", "out", "recipe")
 #: ``--label-games`` when not given, by recipe.
 RECIPE_LABEL_GAMES = {"strong": 1500, "search-clone": 300}
 #: ``--timesteps`` when not given (the parser's default is None, so that a given 50000 is told from none): the plain
@@ -163,13 +161,20 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
             f"--recipe {name} does not take --resume: rerun the same command (GAME --recipe {name} --out DIR) to "
             "continue a recipe run"
         )
-    given = _flags_given(args, [flag for flag in defaults if flag not in _RECIPE_FLAGS[name]], defaults)
-    if given:
-        raise ValueError(f"--recipe {name} does not take {', '.join(given)} (see tableenvs train --help)")
     if args.env is None:
         raise ValueError(f"train --recipe {name} needs an environment name")
-    if name in CEM_RECIPES:
-        return _train_cem(args)
+    from tableenvs.core.registry import spec
+
+    own = spec(args.env).recipes
+    if name not in _RECIPE_FLAGS and name not in own:
+        known = ", ".join([*_RECIPE_FLAGS, *own])
+        raise ValueError(f"--recipe {name}: {args.env} has no such recipe; its recipes: {known}")
+    reads = _RECIPE_FLAGS.get(name, _SCORER_RECIPE_FLAGS)
+    given = _flags_given(args, [flag for flag in defaults if flag not in reads], defaults)
+    if given:
+        raise ValueError(f"--recipe {name} does not take {', '.join(given)} (see tableenvs train --help)")
+    if name not in _RECIPE_FLAGS:
+        return _train_scorer(args)
     label_games = RECIPE_LABEL_GAMES[name] if args.label_games is None else args.label_games
     if label_games < 1:
         raise ValueError(f"--label-games must be an integer >= 1, got {label_games}")
@@ -215,23 +220,23 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     return 0
 
 
-def _train_cem(args: argparse.Namespace) -> int:
-    """``tableenvs train rummikub_v0 --recipe openings`` (or ``holding``): :func:`tableenvs.training.openings.
-    train_openings` under ``--out``, ``--timesteps`` games in all (whole generations of weight vectors, the recipe's
-    :data:`tableenvs.training.openings.RECIPES`; by default its generations), in 2 worker processes. Numpy only: the
-    train extra is not needed."""
+def _train_scorer(args: argparse.Namespace) -> int:
+    """``tableenvs train GAME --recipe NAME`` for a recipe the game's spec declares (a cross-entropy candidate
+    scorer): :func:`tableenvs.training.scorer_recipes.train_scorer` under ``--out``, ``--timesteps`` games in all
+    (whole generations of weight vectors, the recipe's budget; by default its generations), in 2 worker processes.
+    Numpy only: the train extra is not needed."""
     name = args.recipe
-    if args.env != "rummikub_v0":
-        raise ValueError(f"--recipe {name} trains a Rummikub candidate scorer: it takes rummikub_v0, not {args.env}")
-    from tableenvs.training.openings import RECIPES, train_openings
+    from tableenvs.training.scorer_recipes import recipe_of, train_scorer
 
-    games, population = RECIPES[name].games, RECIPES[name].population
+    chosen = recipe_of(args.env, name)
+    games, population = chosen.games, chosen.population
     per_generation = games * population
-    budget = per_generation * RECIPES[name].generations if args.timesteps is None else args.timesteps
+    budget = per_generation * chosen.generations if args.timesteps is None else args.timesteps
     if budget < per_generation:
         raise ValueError(f"--timesteps (games, with --recipe {name}) must be at least {per_generation}, got {budget}")
     check_output_dir(args.out, "--out")
-    train_openings(
+    train_scorer(
+        args.env,
         args.out,
         recipe=name,
         options={} if args.players is None else {"num_players": args.players},
@@ -261,7 +266,7 @@ def _refuse_recipe_resume(run: Path) -> None:
 
 
 def _train_rllib(args: argparse.Namespace, defaults: dict[str, object]) -> int:
-    """``tableenvs train --backend rllib``: :func:`tableenvs.training.rllib.train` with every seat learning."""
+    """``tableenvs train --backend rllib``: :func:`tableenvs.training.rllib.train_rllib` with every seat learning."""
     given = _flags_given(args, [name for name in defaults if name not in _RLLIB_FLAGS + _RLLIB_ONLY], defaults)
     if given:
         raise ValueError(f"--backend rllib does not take {', '.join(given)} (see tableenvs train --help)")
@@ -274,7 +279,7 @@ def _train_rllib(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     if args.players is not None:
         options["num_players"] = args.players
     try:
-        from tableenvs.training.rllib import train as train_rllib
+        from tableenvs.training.rllib import train_rllib
     except ImportError as error:
         raise ValueError(str(error)) from None
     train_rllib(

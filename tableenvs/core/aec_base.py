@@ -240,7 +240,7 @@ class AECBase(AECEnv):
             return None
         return text
 
-    # -- per-player views (issue 14): one seat's view of the table, and the hook each game implements
+    # -- per-player views: one seat's view of the table, and the hook each game implements
     def render_view(self, agent: str) -> str:
         """The table as text, as ``agent`` may see it under the game's information rules (never hidden cards).
 

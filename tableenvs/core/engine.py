@@ -1,5 +1,5 @@
-"""The rules-engine contract: the protocols :class:`Engine` and :class:`RestorableEngine`, the illegal-move error,
-the event log convention and the win reward.
+"""The rules-engine contract: the protocols :class:`Engine`, :class:`RestorableEngine` and :class:`ViewedEngine`,
+the illegal-move error, the event log convention, a move's rewards and the win reward.
 
 Where you are: :mod:`tableenvs.core`, for the pure rules engines (``tableenvs/<game>/rules.py``), which know nothing
 of PettingZoo. Each engine keeps the same contract, so the base class (:class:`tableenvs.core.table_env.TableEnv`)
@@ -8,18 +8,28 @@ reads every game alike:
 * **moves**: the engine's move methods (Pili Pili's ``bid``/``play``/..., Llama Party's ``act``, Rummikub's
   ``stage``/``commit``/``draw``) raise :class:`RulesError` for a move the rules forbid in the current state; the
   game's encoder turns an action id into one of these calls (``Encoder.apply(game, action)``);
+* **rewards**: a move that scores returns the per-seat score changes (:data:`StepRewards`, one number per seat;
+  ``None`` for a move that scores nothing), passed through ``Encoder.apply`` to the adapter's ``_apply``, which
+  returns them as the step's rewards or turns them into its reward mode's (e.g. :func:`win_rewards` at the end);
 * **outcome**: ``over`` (the game ended by its rules) and ``winners`` (the seats the rules name, tie-breaks
   included), read by ``TableEnv.outcome()``;
 * **event log**: ``log``, a list the engine appends one readable line to per outcome (trick won, round scored,
   game over, ...); the adapter moves the lines into its event log after each move (``TableEnv._drain_log``);
 * **state** (games with the ``state`` capability, :class:`RestorableEngine`): ``copy(rng)``, ``to_record()`` and
   one generator at ``rng``, which the state API re-points in a clone and in a sampled world. How a record is read
-  back needs the game's options (decks, missions), so each adapter's ``_rules_from_state`` calls its engine's reader.
+  back needs the game's options (decks, missions), so each adapter's ``_rules_from_state`` calls its engine's reader;
+* **visibility** (games with the ``views`` capability, :class:`ViewedEngine`): ``seen_by(seat)``, the game's one
+  decision of what a seat may see, read alike by the text view, the picture, the world sampler and the public move
+  text.
+
+The type checker holds each engine to its protocols (``_contract: type[RestorableEngine] = PiliPiliGame`` under
+``TYPE_CHECKING`` in each engine module), and ``tableenvs.testing.check_game``'s ``engine`` check holds a started
+game of any registered game to them at run time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -33,6 +43,11 @@ class RulesError(ValueError):
 
     A ``ValueError``, so code that caught the engines' earlier ``ValueError`` still does.
     """
+
+
+#: What a move returns for its rewards: one number per seat (the score changes of the move), or ``None`` when the move
+#: pays nothing.
+StepRewards = Sequence[float] | None
 
 
 def win_rewards(num_players: int, winners: Collection[int]) -> list[float]:
@@ -86,4 +101,13 @@ class RestorableEngine(Engine, Protocol):
 
     def to_record(self) -> dict[str, Any]:
         """The engine's state as plain JSON values (``TableEnv.get_state``'s ``rules``)."""
+        ...
+
+
+@runtime_checkable
+class ViewedEngine(Engine, Protocol):
+    """An engine of a game with the ``views`` capability: one decision of what each seat may see."""
+
+    def seen_by(self, seat: int) -> Any:
+        """What ``seat`` may see now (the game's own view type); reading it changes nothing."""
         ...

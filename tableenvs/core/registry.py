@@ -1,8 +1,10 @@
 """Environments by name: ``make``, ``make_raw``, ``names``, and the PettingZoo and Gymnasium registrations.
 
-Where you are: :mod:`tableenvs.core`, the shared base under every game. Each game has one :class:`GameSpec`:
-the games tableenvs ships are listed in :mod:`tableenvs.games`, and a game from outside calls
-:func:`register_game` with its own. Registering a game puts it in three registries at once:
+Where you are: :mod:`tableenvs.core`, the shared base under every game. Each game has one :class:`GameSpec`, the
+only way the layers above the games know it: the games tableenvs ships are listed in :mod:`tableenvs.games`; an
+installed package declares its own in the entry-point group ``tableenvs.games`` (:func:`discover_games`, run by
+:func:`names` and :func:`spec`), and a script may call :func:`register_game`. Registering a game puts it in three
+registries at once:
 
 * tableenvs' own: ``tableenvs.make("pilipili_v0")`` (the AEC env, wrapped as PettingZoo classic envs are);
 * PettingZoo's: ``pettingzoo.make("aec", "tableenvs/PiliPili-v0")`` (the same wrapped AEC env). The games are
@@ -59,13 +61,40 @@ class GameSpec:
     worlds: bool = False  # sample_world(agent, rng), which the search policies need (and state, which it builds on)
     views: bool = False  # render_view(agent) and describe_action_public(action): the table as one seat knows it
     picture: bool = False  # render_svg(agent) and render_mode="rgb_array": the table drawn (god view and per seat)
-    openspiel: bool = False  # tableenvs.openspiel bridges it, as the pyspiel game "tableenvs_<name>"
+    # "module:attr" of the game's OpenSpielTitle (tableenvs.core.declarations): tableenvs.openspiel bridges it, as the
+    # pyspiel game "tableenvs_<name>"
+    openspiel: str | None = None
+    # What the layers above the games read of it (each "module:attr" string is imported only when used):
+    # the setting the bare policy name "search" plays (tableenvs.policies.search)
+    search_default: str = "search"
+    # derived model inputs by name -> "module:Class" (tableenvs.policies.input_features; a model file names them)
+    input_features: Mapping[str, str] = field(default_factory=dict, hash=False)
+    # candidate plays a candidate-scoring model reads, by name -> "module:Class" (the same module)
+    candidates: Mapping[str, str] = field(default_factory=dict, hash=False)
+    # the input_features name the search-clone training recipe appends to the observation (None: the observation)
+    clone_features: str | None = None
+    # the game's own training recipes, by name -> "module:attr" of a ScorerRecipe (tableenvs.core.declarations)
+    recipes: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def declares(self, capability: str) -> bool:
         """Whether the spec declares ``capability`` (one of :data:`CAPABILITIES`; ``ValueError`` naming them if not)."""
         if capability not in CAPABILITIES:
             raise ValueError(f"unknown capability {capability!r}; capabilities: {', '.join(CAPABILITIES)}")
         return bool(getattr(self, capability))
+
+    def load(self, field_name: str, key: str | None = None) -> Any:
+        """The object a ``"module:attr"`` field names (``key``: the entry of a mapping field), imported now;
+        ``ValueError`` saying the game declares none."""
+        value = getattr(self, field_name)
+        if key is not None:
+            if key not in value:
+                known = ", ".join(value) or "none"
+                what = field_name.replace("_", " ")
+                raise ValueError(f"{self.name} declares no {what} named {key!r}; it declares: {known}")
+            value = value[key]
+        if not value:
+            raise ValueError(f"{self.name} declares no {field_name.replace('_', ' ')}")
+        return load_attr(value, f"{self.name}'s {field_name}")
 
     def raw_env_class(self) -> type[Any]:
         return importlib.import_module(self.module).raw_env
@@ -74,6 +103,19 @@ class GameSpec:
         """Constructor options of the raw env (``render_mode`` included)."""
         params = inspect.signature(self.raw_env_class().__init__).parameters
         return [p for p in params if p != "self"]
+
+
+def load_attr(target: str, what: str) -> Any:
+    """The attribute ``"module:attr"`` names, imported now; ``ValueError`` in one line (``what`` says whose it is)."""
+    module, sep, attr = target.partition(":")
+    if not sep or not module or not attr:
+        raise ValueError(f"{what}: {target!r} is not 'module:attr'")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except ImportError as error:
+        raise ValueError(f"{what}: cannot import {module!r} ({error})") from None
+    except AttributeError:
+        raise ValueError(f"{what}: module {module!r} has no attribute {attr!r}") from None
 
 
 #: The :class:`GameSpec` fields that declare a capability (``heuristic``: the spec names a heuristic policy).
@@ -91,8 +133,48 @@ def register_game(spec: GameSpec) -> None:
     _register_with_gymnasium(spec)
 
 
+#: The entry-point group an installed package declares its games in: ``name = "module:attr"``, the attribute a
+#: :class:`GameSpec` (docs/adding-a-game.md, "Installing a game").
+ENTRY_POINT_GROUP = "tableenvs.games"
+
+#: Entry points that could not be loaded: entry-point name -> the one-line reason (:func:`spec` raises it).
+_BROKEN: dict[str, str] = {}
+_discovered = False
+
+
+def discover_games() -> None:
+    """Register the games installed packages declare in :data:`ENTRY_POINT_GROUP` (once per process; :func:`names`,
+    :func:`spec` and so :func:`make` call it). A bad entry point is skipped with a one-line warning, and asking
+    for its name raises that line; an entry point of a name already registered must be that very spec."""
+    global _discovered
+    if _discovered:
+        return
+    _discovered = True
+    import warnings
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        package = f", package {point.dist.name}" if point.dist is not None else ""
+        where = f"entry point {point.name} = {point.value!r} (group {ENTRY_POINT_GROUP}{package})"
+        try:
+            game = load_attr(point.value, where)
+            if not isinstance(game, GameSpec):
+                raise ValueError(f"{where}: is a {type(game).__name__}, not a tableenvs GameSpec")
+            if game.name != point.name:
+                raise ValueError(f"{where}: names the game {game.name!r}; the entry point's name must be the same")
+            if _GAMES.get(game.name, game) != game:
+                raise ValueError(f"{where}: another game named {game.name!r} is already registered")
+            if game.name not in _GAMES:
+                register_game(game)
+        except Exception as error:  # a package's own code may raise anything: it becomes the one line
+            said = str(error).splitlines()[0] if str(error) else type(error).__name__
+            _BROKEN[point.name] = said if said.startswith(where) else f"{where}: {type(error).__name__}: {said}"
+            warnings.warn(f"tableenvs: skipped {_BROKEN[point.name]}", RuntimeWarning, stacklevel=2)
+
+
 def names() -> list[str]:
-    """Names accepted by :func:`make`, sorted."""
+    """Names accepted by :func:`make`, sorted: the registered games and those installed packages declare."""
+    discover_games()
     return sorted(_GAMES)
 
 
@@ -101,7 +183,13 @@ def spec(name: str) -> GameSpec:
     try:
         return _GAMES[name]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown environment {name!r}; available: {', '.join(names())}") from None
+        pass
+    discover_games()
+    if isinstance(name, str) and name in _GAMES:
+        return _GAMES[name]
+    if isinstance(name, str) and name in _BROKEN:
+        raise ValueError(f"environment {name!r} cannot be loaded: {_BROKEN[name]}") from None
+    raise ValueError(f"unknown environment {name!r}; available: {', '.join(names())}") from None
 
 
 def make_raw(name: str, **options: Any) -> Any:

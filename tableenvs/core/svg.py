@@ -1,4 +1,4 @@
-"""SVG primitives for the table pictures, and their rasterisation to an RGB array (issue 14, item 4).
+"""SVG primitives for the table pictures, and their rasterisation to an RGB array.
 
 Where you are: shared plumbing. Each game draws its table in ``tableenvs/<game>/picture.py`` with :class:`Svg`
 (plain SVG text, no dependency); ``render_mode="rgb_array"`` turns that text into pixels with :func:`rasterise`,

@@ -130,7 +130,7 @@ class _OrderEnforcingWrapper(_ReadsRawState, wrappers.OrderEnforcingWrapper):
     records the observation for the ``TerminateIllegalWrapper`` below as its own ``observe`` does, and ``step`` with
     an in-range int that the last observation's mask allows, for a live agent, does what the three wrappers would
     (each a pass-through then). Everything else takes the wrappers' own path. The chain of calls through the three
-    wrappers was about 7% of a Rummikub step (callgrind, issue 17); ``tests/test_wrapper_fast_path.py`` compares the
+    wrappers was about 7% of a Rummikub step (callgrind); ``tests/test_wrapper_fast_path.py`` compares the
     two paths with PettingZoo's own wrappers on games with illegal and dead steps.
     """
 

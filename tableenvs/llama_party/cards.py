@@ -8,8 +8,8 @@ Where you are: the data layer of ``tableenvs/llama_party``. A deck is exactly 32
 * ``bottom`` — the combination rule when the card is a goal: ``points`` for each complete copy of ``combo``
   (e.g. ``"DF"``, ``"AABB"``) that the hand's letters can form, each card used at most once per copy.
 
-``top`` and ``bottom`` may each also be a list of 1..4 such rules (issue 15: the write-up scores a hand that
-meets both AABB and AA for both); every rule of a goal is scored, each combination independently of the others.
+``top`` and ``bottom`` may each also be a list of 1..4 such rules (the write-up scores a hand that meets both AABB
+and AA for both); every rule of a goal is scored, each combination independently of the others.
 
 Points are integers and may be negative. The standard deck is ``standard_deck.toml`` next to this file;
 users pass their own as a ``.toml``/``.json`` path (``{"cards": [...]}``) or as a list of card tables.

@@ -1,4 +1,4 @@
-"""Llama Party's table as an SVG picture (``render_svg``, ``render_mode="rgb_array"``; issue 14 item 4).
+"""Llama Party's table as an SVG picture (``render_svg``, ``render_mode="rgb_array"``).
 
 Where you are: the Llama Party package's drawing, built on :mod:`tableenvs.core.svg`. From the top: the goal display
 (the revealed goal cards, face-down or empty slots for the rest), the passing ring, then one row per seat (and,

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
-from tableenvs.core.engine import RestorableEngine, RulesError
+from tableenvs.core.engine import RestorableEngine, RulesError, ViewedEngine
 from tableenvs.llama_party.cards import NUM_LETTERS, Card, Deck
 
 NUM_SLOTS = 4  # hands dealt every round = goals = display positions
@@ -436,3 +436,4 @@ def score_bounds(deck: Deck) -> tuple[int, int]:
 
 if TYPE_CHECKING:  # the type checker holds the engine to the contract of tableenvs.core.engine
     _contract: type[RestorableEngine] = LlamaParty
+    _views: type[ViewedEngine] = LlamaParty

@@ -47,9 +47,6 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 from tableenvs.openspiel.bots import BotFactory, BotPolicy, PolicyBot, bot_factory, make_bot_policy, parse_bot_spec
 from tableenvs.openspiel.game import (
     GAME_CLASSES,
-    LlamaPartyGame,
-    PiliPiliGame,
-    RummikubGame,
     TableGame,
     UntrustedStateError,
     deserialize_state,
@@ -76,10 +73,7 @@ __all__ = [
     "TITLES",
     "BotFactory",
     "BotPolicy",
-    "LlamaPartyGame",
-    "PiliPiliGame",
     "PolicyBot",
-    "RummikubGame",
     "TableGame",
     "TableObserver",
     "TableState",

@@ -83,8 +83,9 @@ def _env_options(title: Title, params: dict[str, Any]) -> dict[str, Any]:
     check_int("deal_seeds", params["deal_seeds"], 1, MAX_DEAL_SEEDS)
     check_choice("reward_model", params["reward_model"], REWARD_MODELS)
     options = {key: params[key] for key in title.params}
-    if title.env == "llama_party_v0" and options["deck"] == "standard":
-        options["deck"] = None
+    for key, (param, option) in title.param_aliases.items():
+        if options[key] == param:
+            options[key] = option
     return options
 
 
@@ -207,14 +208,10 @@ def _game_class(title: Title) -> type:
     return type(name, (TableGame,), {"_TITLE": title, "__doc__": f"{title.long_name} as a pyspiel game."})
 
 
-PiliPiliGame = _game_class(TITLES["tableenvs_pilipili_v0"])
-LlamaPartyGame = _game_class(TITLES["tableenvs_llama_party_v0"])
-RummikubGame = _game_class(TITLES["tableenvs_rummikub_v0"])
-GAME_CLASSES = {"tableenvs_pilipili_v0": PiliPiliGame, "tableenvs_llama_party_v0": LlamaPartyGame}
-GAME_CLASSES["tableenvs_rummikub_v0"] = RummikubGame
+GAME_CLASSES = {name: _game_class(title) for name, title in TITLES.items()}
 
 for _name, _cls in GAME_CLASSES.items():
-    pyspiel.register_game(game_type(TITLES[_name], "terminal", _name == "tableenvs_rummikub_v0"), _cls)
+    pyspiel.register_game(game_type(TITLES[_name], "terminal", TITLES[_name].zero_sum), _cls)
 
 
 def load_game(env_name: str, **params: Any) -> TableGame:
@@ -261,8 +258,9 @@ def game_for_env(env: Any) -> TableGame:
         raise ValueError(f"game_for_env: expected a tableenvs env of {', '.join(ENV_TO_OPENSPIEL)}, got {env!r}")
     name = raw.metadata["name"]
     options = raw._state_options()
-    if name == "llama_party_v0" and options["deck"] is None:
-        options["deck"] = "standard"
+    for key, (param, option) in TITLES[ENV_TO_OPENSPIEL[name]].param_aliases.items():
+        if options[key] == option:
+            options[key] = param
     bad = {key: value for key, value in options.items() if not isinstance(value, (bool, int, float, str))}
     if bad:
         raise ValueError(

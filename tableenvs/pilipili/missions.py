@@ -127,7 +127,7 @@ EFFECTS: dict[str, EffectType] = {
     "swap_after_trick": EffectType(flag="swap", text="trick winner may swap one card with a player"),
 }
 
-#: Effects only custom decks use (the standard deck has no card with them; issue 15).
+#: Effects only custom decks use (the standard deck has no card with them).
 EXTRA_EFFECT_TYPES = ("bidding_order",)
 #: Effects of the standard deck (it covers each at least once).
 EFFECT_TYPES = tuple(name for name in EFFECTS if name not in EXTRA_EFFECT_TYPES)

@@ -1,4 +1,4 @@
-"""Pili Pili's table as an SVG picture (``render_svg``, ``render_mode="rgb_array"``; issue 14 item 4).
+"""Pili Pili's table as an SVG picture (``render_svg``, ``render_mode="rgb_array"``).
 
 Where you are: the Pili Pili package's drawing, built on :mod:`tableenvs.core.svg`. One row per seat: its name (gold
 while it is to act, ``D`` for the dealer), its chilis (one red pod each), its bid and tricks won, and its hand:

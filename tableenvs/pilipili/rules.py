@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tableenvs.core.engine import RestorableEngine, RulesError
+from tableenvs.core.engine import RestorableEngine, RulesError, ViewedEngine
 from tableenvs.pilipili.table import (
     BID,
     CHILI_LIMIT,
@@ -366,3 +366,4 @@ class PiliPiliGame(PiliPiliTable):
 
 if TYPE_CHECKING:  # the type checker holds the engine to the contract of tableenvs.core.engine
     _contract: type[RestorableEngine] = PiliPiliGame
+    _views: type[ViewedEngine] = PiliPiliGame

@@ -1,4 +1,4 @@
-"""Game records: a whole game as JSON, and a replay that checks it reproduces exactly (issue 14).
+"""Game records: a whole game as JSON, and a replay that checks it reproduces exactly.
 
 Where you are: shared plumbing used by ``tableenvs play --record FILE`` and ``tableenvs replay FILE``, and usable
 from Python:
@@ -17,7 +17,7 @@ reading only), every action with its agent and its description, and the per-seat
 seed and the actions are needed to reproduce the game; policies are not re-run. Records carry the tableenvs
 version that wrote them: a record from another version is refused (the rules or the action tables may differ).
 
-A record file is data, never trusted (issue 30): loading checks every field's type (``game`` a known environment,
+A record file is data, never trusted: loading checks every field's type (``game`` a known environment,
 ``options`` the game's constructor options as the command line takes them, checked by building the env, with no
 ``render_mode``; ``seed`` as ``reset`` takes it; ``policies`` one text per seat; ``returns`` one finite number per
 seat; ``outcome`` the fields of :class:`tableenvs.core.outcome.Outcome` with finite scores and winners among the seats;

@@ -122,7 +122,7 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True, trust
     * ``"search"`` or ``"search:sims=200"``, ``"search:ms=50:rollout=random"``, ``"search:mode=ismcts:sims=100"``,
       ...: determinised Monte Carlo search over ``env.sample_world`` (:mod:`tableenvs.policies.search`, IS-MCTS
       :mod:`tableenvs.policies.ismcts`); the bare ``"search"`` is the game's default setting
-      (``tableenvs.policies.search.GAME_DEFAULTS``); it searches from ``env``'s current state, so make it with the env
+      (its spec's ``search_default``); it searches from ``env``'s current state, so make it with the env
       it will play;
     * ``"trained"``: the model shipped for the game (``tableenvs/models/<game>.npz``, or ``$TABLEENVS_MODELS``:
       :func:`tableenvs.policies.numpy_policy.trained_model_path`), ``"trained:path=FILE.npz"`` another file; a one-line

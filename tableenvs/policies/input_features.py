@@ -5,37 +5,54 @@ Where you are: beside :mod:`tableenvs.policies.model_file`. A model fitted on th
 function for the env it plays and appends its output to each observation before the forward pass. Every function
 here reads only the seat's observation and action mask, so it adds nothing the seat cannot see. Add one: write its
 class in the game's package (``cls(env)``, a ``size`` attribute, ``(observation, mask) -> float32[size]``) and name
-it below (a string, imported on use: no import edge from here into a game).
+it in the game's spec (``GameSpec.input_features``: name -> ``"module:Class"``, imported on use: no import edge from
+here into a game).
 
 A candidate-scoring model (its header's ``candidates``) reads, instead of the observation, a row of features per
-candidate play and scores each with its network: the candidates are named in :data:`CANDIDATES` the same way (a
+candidate play and scores each with its network: the candidates are named the same way (a
 class ``cls(env)`` with a ``size``, ``(observation, mask) -> (float32[K, size], int64[K] actions)``), and the model
-plays the action of its best-scoring candidate.
+plays the action of its best-scoring candidate. Candidates are named in the spec's ``candidates``.
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-#: name -> (the game it reads, "module:class" of its factory).
-FEATURES = {
-    "llama_party_card_values_v1": ("llama_party_v0", "tableenvs.llama_party.features:CardValues"),
-    "rummikub_turn_plans_v1": ("rummikub_v0", "tableenvs.rummikub.features:TurnPlans"),
-}
+from tableenvs.core.registry import names, spec
+
+
+class _DeclaredBySpecs(Mapping[str, tuple[str, str]]):
+    """name -> (the game it reads, "module:class" of its factory), over every registered game's spec field ``field``
+    (read on each use, so a game registered later is in it)."""
+
+    def __init__(self, field: str):
+        self._field = field
+
+    def _table(self) -> dict[str, tuple[str, str]]:
+        return {key: (game, target) for game in names() for key, target in getattr(spec(game), self._field).items()}
+
+    def __getitem__(self, key: str) -> tuple[str, str]:
+        return self._table()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+
+#: name -> (the game it reads, "module:class" of its factory): the derived inputs the games' specs declare.
+FEATURES: Mapping[str, tuple[str, str]] = _DeclaredBySpecs("input_features")
 
 #: name -> (the game it reads, "module:class" of its factory): candidate plays and their features.
-CANDIDATES = {
-    "rummikub_openings_v1": ("rummikub_v0", "tableenvs.rummikub.openings:OpeningChoices"),
-    "rummikub_holding_v1": ("rummikub_v0", "tableenvs.rummikub.holding:HoldingChoices"),
-}
+CANDIDATES: Mapping[str, tuple[str, str]] = _DeclaredBySpecs("candidates")
 
 
-def _factory(name: str, table: dict[str, tuple[str, str]] = FEATURES, kind: str = "input_features") -> Any:
+def _factory(name: str, table: Mapping[str, tuple[str, str]] = FEATURES, kind: str = "input_features") -> Any:
     if name not in table:
         raise ValueError(f"unknown {kind} {name!r}; known: {', '.join(table)}")
-    module, _, cls = table[name][1].partition(":")
-    return getattr(importlib.import_module(module), cls)
+    return spec(table[name][0]).load(kind, name)
 
 
 def feature_size(name: str) -> int:
@@ -58,7 +75,7 @@ def candidate_choices(name: str, env: Any) -> Any:
     return _built(name, env, CANDIDATES, "candidates")
 
 
-def _built(name: str, env: Any, table: dict[str, tuple[str, str]], kind: str) -> Any:
+def _built(name: str, env: Any, table: Mapping[str, tuple[str, str]], kind: str) -> Any:
     """The factory named ``name`` in ``table`` built for ``env``; refused when unknown or made for another game."""
     factory = _factory(name, table, kind)  # refuses an unknown name
     game = table[name][0]

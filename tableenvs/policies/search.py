@@ -71,8 +71,8 @@ players + 1: the agent's turn, one round of the others, its next turn) and value
 later decisions of that turn follow the plan without searching (while the observation is the one the plan expects).
 ``sims=N`` plays ``ceil(N / candidates)`` worlds, at least 2.
 
-``make_policy("search", env)``, the bare name, plays the game's default setting (:data:`GAME_DEFAULTS`, the one that
-beat the heuristic in docs/agents.md); ``parse_search_spec("search")`` itself is the game-independent
+``make_policy("search", env)``, the bare name, plays the game's default setting (its spec's ``search_default``, the
+one that beat the heuristic in docs/agents.md); ``parse_search_spec("search")`` itself is the game-independent
 :class:`SearchOptions` ``()``.
 
 The policy keeps the env it was made with and searches from that env's current state when asked to act (the
@@ -96,18 +96,12 @@ from tableenvs.policies.rollouts import advance, checks_actions, rollout_action
 
 DEFAULT_SIMS = 100
 
-#: What ``make_policy("search", env)`` (the bare name) plays in each game: the setting that beat the heuristic in
-#: docs/agents.md "Search against the heuristic" (a spec with options is taken as given).
-GAME_DEFAULTS = {
-    "pilipili_v0": "search:sims=60",
-    "llama_party_v0": "search:sims=50:root=paired:z=2",
-    "rummikub_v0": "search:mode=turns:sims=40",
-}
-
-
 def default_spec(game: str) -> str:
-    """The spec that the bare ``"search"`` stands for in ``game`` (:data:`GAME_DEFAULTS`; ``"search"`` elsewhere)."""
-    return GAME_DEFAULTS.get(game, "search")
+    """The spec that the bare ``"search"`` stands for in ``game``: its spec's ``search_default`` (the setting that
+    beat the heuristic in docs/agents.md "Search against the heuristic"; ``"search"`` unless the game declares one)."""
+    from tableenvs.core.registry import spec
+
+    return spec(game).search_default
 
 
 _CHOICES = {

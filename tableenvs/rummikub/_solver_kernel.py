@@ -330,7 +330,7 @@ def sweep(
     # three, four tiles for two groups). A colour outside its row needs a joker: in its runs or in a later group with
     # its tile (exact: the relaxation allows every move the sweep makes). That joker joins the counts of jokers a state
     # needs for one colour only (a later group's joker may serve several): the cell's colour at a cell layer (in its
-    # move listings), any one colour at a group step. 12% fewer states in recorded sweeps (issue 17, ninth pass).
+    # move listings), any one colour at a group step. 12% fewer states in recorded sweeps (the solver's ninth pass).
     alive0 = np.empty((4, 14), np.int64)
     _JOKER_FREE_ROWS(lo, hi, alive0)
     cell_needs = np.empty(run_shape.shape[0], np.int64)  # this layer's ``run_needs`` row, see below

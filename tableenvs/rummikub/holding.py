@@ -1,4 +1,4 @@
-"""Whether a Rummikub seat plays or holds its tiles back, and what a network reads of each choice (issue 28).
+"""Whether a Rummikub seat plays or holds its tiles back, and what a network reads of each choice.
 
 Where you are: a helper of ``tableenvs/rummikub`` for models that choose their opening meld and, once opened, whether
 to play this turn or to hold (a candidate-scoring model file naming ``rummikub_holding_v1``,

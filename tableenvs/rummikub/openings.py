@@ -1,4 +1,4 @@
-"""The opening melds a Rummikub seat may choose among, and what a network reads of each (issue 28).
+"""The opening melds a Rummikub seat may choose among, and what a network reads of each.
 
 Where you are: a helper of ``tableenvs/rummikub`` for models that choose their opening meld (a candidate-scoring
 model file naming ``rummikub_openings_v1``, :mod:`tableenvs.policies.input_features`) and for the benchmark of

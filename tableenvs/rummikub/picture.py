@@ -1,4 +1,4 @@
-"""Rummikub's table as an SVG picture (``render_svg``, ``render_mode="rgb_array"``; issue 14 item 4).
+"""Rummikub's table as an SVG picture (``render_svg``, ``render_mode="rgb_array"``).
 
 Where you are: the Rummikub package's drawing, built on :mod:`tableenvs.core.svg`. From the top: the status line
 and pool size, the melds on the table (tiles with their number in the tile's colour, a joker as a purple ``J``

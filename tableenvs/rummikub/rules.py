@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from tableenvs.core import state
-from tableenvs.core.engine import RestorableEngine, RulesError
+from tableenvs.core.engine import RestorableEngine, RulesError, ViewedEngine
 from tableenvs.core.validation import check_bool, check_choice, check_int
 
 from .melds import Meld, opening_bound
@@ -493,3 +493,4 @@ __all__ = [
 
 if TYPE_CHECKING:  # the type checker holds the engine to the contract of tableenvs.core.engine
     _contract: type[RestorableEngine] = Rummikub
+    _views: type[ViewedEngine] = Rummikub

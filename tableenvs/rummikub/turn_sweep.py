@@ -21,7 +21,7 @@ from .melds import Meld
 from .sweep import ANY_PATH, ZERO_DELTA, graph, melds_from_choices, pruned, recorded_sweep, walk
 from .tiles import JOKER, TILE_TYPES, tile_count
 
-# Searches instead of a sweep (``TurnSweep._search``, issue 17 sixth pass), for plays onto a table once a sweep of a
+# Searches instead of a sweep (``TurnSweep._search``, the solver's sixth pass), for plays onto a table once a sweep of a
 # play onto it (or onto a table it has since grown from) held at least ``_SEARCH_STATES`` states (seventh pass: a sweep
 # stops there and its turn is searched at once): there nearly every rack tile is playable, which a search shows in a
 # few hundred visits, while the sweep holds up to 460k states.

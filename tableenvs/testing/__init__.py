@@ -1,4 +1,4 @@
-"""Conformance checks that every tableenvs game must pass: ``check_game(name)`` (issue 27, item 3).
+"""Conformance checks that every tableenvs game must pass: ``check_game(name)``.
 
 Where you are: a public module above everything else in the package (nothing in ``tableenvs`` imports it). A game
 made anywhere, in its own package, registered with :func:`tableenvs.register_game`, is checked the way the
@@ -29,6 +29,9 @@ check                       what it asserts
 ``illegal_wrapped``         an illegal action on the wrapped env ends the game with -1 to the mover
 ``copies``                  pickle and deepcopy (raw and wrapped) continue identically to the end and one reset on
 ``heuristic``               the heuristic (``GameSpec.heuristic``) plays only masked actions to the end of games
+``engine``                  the engine keeps the protocols of ``tableenvs.core.engine`` (``RestorableEngine`` with
+                            ``state``, ``ViewedEngine``'s ``seen_by`` for every seat with ``views``, changing
+                            nothing); each move's rewards are None or one finite number per seat
 ``docs``                    the docs page's observation table adds up to the encoder's layout (only with ``docs=``)
 ``cli_play``                ``tableenvs play NAME --quiet`` plays a whole game at the fewest and most players
 ``state``                   a ``get_state`` record, through JSON, restores by ``from_state`` and on a fresh env

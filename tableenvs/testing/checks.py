@@ -23,6 +23,7 @@ import numpy as np
 import tableenvs
 from tableenvs.core.actions import IllegalActionError
 from tableenvs.core.table_env import TableEnv
+from tableenvs.testing.engine_check import check_engine
 
 
 @contextlib.contextmanager
@@ -278,6 +279,7 @@ PER_CASE: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "illegal_wrapped": _check_illegal_wrapped,
     "copies": _check_copies,
     "heuristic": _check_heuristic,
+    "engine": check_engine,
 }
 
 

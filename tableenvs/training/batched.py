@@ -1,4 +1,4 @@
-"""A lean masked-PPO trainer that steps many envs in one process as one batch (issue 28, item 2: throughput).
+"""A lean masked-PPO trainer that steps many envs in one process as one batch.
 
 Where you are: ``tableenvs/training/``, beside :mod:`tableenvs.training.job` (the SB3 job behind ``tableenvs train``)
 and :mod:`tableenvs.training.recipe`. Needs torch (the ``train`` extra); Stable-Baselines3 is not used. What it does:

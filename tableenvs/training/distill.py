@@ -1,6 +1,6 @@
 """Search distillation: label positions with the ``search`` policy, fit a masked MLP to its choices, export it.
 
-Where you are: a training recipe in progress (issue 28), beside :mod:`tableenvs.training.job` (the SB3 job). The
+Where you are: a training recipe in progress, beside :mod:`tableenvs.training.job` (the SB3 job). The
 ``search`` policy beats the heuristic (docs/agents.md) but costs ~100 ms a decision; a network that imitates it
 costs microseconds. The recipe is one step of expert iteration:
 
@@ -18,7 +18,7 @@ costs microseconds. The recipe is one step of expert iteration:
 ``prior`` rows (the heuristic's own choices, labelled by :func:`label_games` with ``search_spec="heuristic"`` at
 ~3,000 labels a CPU-second) can be mixed into the fit at a lower weight.
 
-Where it stands (issue 28): on the observation alone (about 13,000 search labels of Pili Pili 5p, with or without
+Where it stands: on the observation alone (about 13,000 search labels of Pili Pili 5p, with or without
 270,000 heuristic labels) the fitted network loses to the heuristic head to head. With a game's derived inputs
 appended (:func:`with_features`) it is the ``search-clone`` recipe of :mod:`tableenvs.training.recipe`, which made the
 shipped Llama Party model; the shipped Pili Pili model comes from that module's ``strong`` recipe (a clone of the
@@ -30,7 +30,6 @@ Units: a label is one decision; ``games`` counts whole games; times are seconds.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -324,7 +323,7 @@ def export(
     )  # fmt: skip
 
 
-def strong(
+def distill_search(
     game: str,
     out_dir: str | Path,
     *,
@@ -337,7 +336,7 @@ def strong(
     hidden: Sequence[int] = (256, 256),
     say: Any = print,
 ) -> Path:
-    """The whole recipe: label ``games`` games under ``out_dir/labels``, fit, write ``out_dir/model.npz`` and
+    """Search distillation, whole: label ``games`` games under ``out_dir/labels``, fit, write ``out_dir/model.npz`` and
     ``out_dir/fit.json`` (the fit's history); returns the model's path. Resumable: labelled games are kept."""
     options = dict(options or {})
     out = Path(out_dir)
@@ -349,7 +348,7 @@ def strong(
     say(f"fitting on {len(data['action'])} labels from {len(np.unique(data['game']))} games")
     result = fit(data, hidden=hidden, epochs=epochs, seed=seed, threads=workers, say=say)
     meta = {
-        "recipe": "strong (search distillation)",
+        "recipe": "strong (search distillation)",  # the name its models were written with
         "search": search_spec,
         "games": games,
         "seed": seed,
@@ -362,47 +361,3 @@ def strong(
     (out / "fit.json").write_text(json.dumps({"meta": meta, "history": result.history}, indent=2) + "\n")
     say(f"wrote {path} ({meta['seconds']:.0f} s in all)")
     return path
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tableenvs.training.distill {label,strong} GAME OUT --games N [--workers W] [--players P]``."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m tableenvs.training.distill")
-    parser.add_argument("command", choices=["label", "strong"])
-    parser.add_argument("game")
-    parser.add_argument("out")
-    parser.add_argument("--games", type=int, required=True)
-    parser.add_argument("--players", type=int, default=None)
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--search", default="search")
-    parser.add_argument("--epochs", type=int, default=40)
-    args = parser.parse_args(argv)
-    options = {} if args.players is None else {"num_players": args.players}
-    if args.command == "label":
-        label_games(
-            args.game,
-            options,
-            games=args.games,
-            out_dir=args.out,
-            seed=args.seed,
-            search_spec=args.search,
-            workers=args.workers,
-        )
-    else:
-        strong(
-            args.game,
-            args.out,
-            options=options,
-            games=args.games,
-            workers=args.workers,
-            seed=args.seed,
-            search_spec=args.search,
-            epochs=args.epochs,
-        )
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""The ``strong`` training recipe: clone the heuristic, then improve on it with MaskablePPO against it (issue 28).
+"""The ``strong`` training recipe: clone the heuristic, then improve on it with MaskablePPO against it.
 
 Where you are: a training recipe beside :mod:`tableenvs.training.job` (the plain SB3 job) and
 :mod:`tableenvs.training.distill` (search distillation). PPO from scratch plateaus below the heuristic in every game
@@ -22,7 +22,7 @@ each resumable:
    four heuristics, ~6x slower per sample), kept for the experiments that used it.
 
 The ``search-clone`` recipe (:func:`search_clone`) is the other one: label games of a policy stronger than the
-heuristic (the game's default ``search``), append the game's derived inputs (:data:`CLONE_FEATURES`) to each
+heuristic (the game's default ``search``), append the game's derived inputs (its spec's ``clone_features``) to each
 observation, fit a network to the choices made, export it; no PPO. It made the shipped Llama Party model.
 
 The model files are played by :class:`tableenvs.policies.numpy_policy.NumpyPolicy` (numpy alone, no torch).
@@ -398,10 +398,6 @@ def heuristic_clone(
     return clone
 
 
-#: The derived inputs (:mod:`tableenvs.policies.input_features`) a game's search clone reads after the observation.
-CLONE_FEATURES = {"llama_party_v0": "llama_party_card_values_v1", "rummikub_v0": "rummikub_turn_plans_v1"}
-
-
 def search_clone(
     game: str,
     out_dir: str | Path,
@@ -418,7 +414,7 @@ def search_clone(
 ) -> Path:
     """The ``search-clone`` recipe under ``out_dir``: ``label_games`` games with every seat playing ``labeller``
     (``labels/``, resumable), each decision with a choice kept; the game's derived inputs (``features``: a name of
-    :mod:`tableenvs.policies.input_features`, by default :data:`CLONE_FEATURES`' entry, ``None`` for the observation
+    :mod:`tableenvs.policies.input_features`, by default the spec's ``clone_features``, ``None`` for the observation
     alone) appended; a ReLU MLP fitted to the choices made (one-hot targets, :func:`tableenvs.training.distill.fit`);
     written as ``model.npz`` (float16 weights, its header naming the features) with ``clone.json`` (the fit's
     history). Returns the model's path; a rerun with the model there returns it."""
@@ -430,7 +426,9 @@ def search_clone(
     if model.exists():
         return model
     if features == "game's":
-        features = CLONE_FEATURES.get(game)
+        from tableenvs.core.registry import spec
+
+        features = spec(game).clone_features
     env = make_raw(game, **options)  # the game and its options, checked before labelling
     derive = input_features(features, env) if features else None
     began = time.perf_counter()
@@ -449,37 +447,3 @@ def search_clone(
     (out / "clone.json").write_text(json.dumps({"meta": meta, "history": result.history}, indent=2) + "\n")
     say(f"wrote {model} ({time.perf_counter() - began:.0f} s in all)")
     return model
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tableenvs.training.recipe GAME OUT [--steps N] [--label-games N] [--players P] [--workers W]``."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m tableenvs.training.recipe", description=__doc__.split("\n\n")[0])
-    parser.add_argument("game")
-    parser.add_argument("out")
-    parser.add_argument("--steps", type=int, default=10_000_000, help="fine-tuning decisions (default 10,000,000)")
-    parser.add_argument("--label-games", type=int, default=1500, help="heuristic games to clone from (default 1500)")
-    parser.add_argument("--epochs", type=int, default=15)
-    parser.add_argument("--players", type=int, default=None)
-    parser.add_argument("--workers", type=int, default=2, help="labelling processes and fitting threads")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    options = {} if args.players is None else {"num_players": args.players}
-    strong(
-        args.game,
-        args.out,
-        options=options,
-        label_games=args.label_games,
-        epochs=args.epochs,
-        steps=args.steps,
-        workers=args.workers,
-        seed=args.seed,
-    )
-    return 0
-
-
-if __name__ == "__main__":
-    import sys
-
-    sys.exit(main())

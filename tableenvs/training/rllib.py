@@ -17,7 +17,7 @@ pins its own gymnasium (``docs/training.md#rllib``); ``import tableenvs`` never 
   torch-only ``.pt`` file that ``tableenvs eval`` plays without Ray.
 * :func:`ppo_config` — RLlib's ``PPOConfig`` for a game: ``policies="shared"`` (one module for every seat: the
   network plays against itself, self-play) or ``"per_seat"`` (module ``player_k`` for seat k).
-* :func:`train` — the job behind ``tableenvs train --backend rllib``: ``ray.init(address=...)`` (a cluster) or a
+* :func:`train_rllib` — the job behind ``tableenvs train --backend rllib``: ``ray.init(address=...)`` (a cluster) or a
   local Ray, PPO iterations until a budget of env steps (one env step = one learner decision), one progress line
   per iteration, then ``policy.pt`` (shared) or ``player_k.pt`` (per seat) and ``results.json`` under ``out``.
 """
@@ -61,7 +61,7 @@ POLICY_MODES = ("shared", "per_seat")
 #: Seconds RLlib waits for an env runner's samples in one iteration (RLlib's default, 60, returns empty iterations
 #: on a loaded 2-core machine while the runner is still starting).
 SAMPLE_TIMEOUT_S = 600.0
-#: Iterations in a row without samples before :func:`train` gives up with an error.
+#: Iterations in a row without samples before :func:`train_rllib` gives up with an error.
 EMPTY_ITERATIONS_ALLOWED = 3
 
 
@@ -206,7 +206,7 @@ def ppo_config(
     lr: float = 3e-4,
     seed: int = 0,
 ) -> PPOConfig:
-    """RLlib's PPO (new API stack) on ``env`` with :class:`MaskedRLModule` (see :func:`train` for the arguments)."""
+    """RLlib's PPO (new API stack) on ``env`` with :class:`MaskedRLModule` (the arguments: :func:`train_rllib`)."""
     if policies not in POLICY_MODES:
         raise ValueError(f"policies must be one of {', '.join(POLICY_MODES)}, got {policies!r}")
     env_config = {
@@ -262,7 +262,7 @@ def init_ray(address: str | None = None) -> None:
             os.environ[variable] = saved[1]
 
 
-def train(
+def train_rllib(
     env: str,
     *,
     out: str | Path,

@@ -1,4 +1,4 @@
-"""Play in the browser against any agent: ``tableenvs serve`` (issue 32; the API is documented in ``docs/web.md``).
+"""Play in the browser against any agent: ``tableenvs serve`` (the API is documented in ``docs/web.md``).
 
 Where you are: an optional front end (the ``web`` extra: Starlette and uvicorn) on top of the raw envs and
 :mod:`tableenvs.policies`. Modules:

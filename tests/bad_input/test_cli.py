@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 from load_bounds import HANG
 
-from tableenvs.cli import TRAIN_MODULES, _missing_module, main
+from tableenvs.cli import main
+from tableenvs.commands.extras import missing_module as _missing_module
+from tableenvs.commands.train import TRAIN_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
 HAS_TRAIN_EXTRA = _missing_module(TRAIN_MODULES) is None

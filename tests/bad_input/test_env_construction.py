@@ -9,8 +9,8 @@ import pytest
 
 import tableenvs
 from tableenvs.decks import DeckError
-from tableenvs.single_agent import SingleAgentEnv
 from tableenvs.testing import per_game
+from tableenvs.training.single_agent import SingleAgentEnv
 from tests.bad_input.helpers_bad_input import GAMES, assert_clear_error
 
 #: Bad constructor options of each game: (options, exception type, words the message must contain).

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import tableenvs
+from tableenvs.core.registry import make_raw
 from tableenvs.decks import DeckError
 from tableenvs.llama_party.cards import load_cards
 from tableenvs.pilipili.missions import load_missions
-from tableenvs.registry import make_raw
 from tests.bad_input.helpers_bad_input import GAMES, assert_clear_error
 
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import tableenvs
-from tableenvs.aec import InvalidActionError
+from tableenvs.core.actions import InvalidActionError
 from tableenvs.policies import CallablePolicy, make_policy, play_game
-from tableenvs.single_agent import OpponentPool, SingleAgentEnv
+from tableenvs.training.single_agent import OpponentPool, SingleAgentEnv
 from tests.bad_input.helpers_bad_input import GAMES, assert_clear_error
 
 ENV_CASES = [

@@ -2,7 +2,7 @@
 
 Only Python ``int`` and numpy integers are actions (0-d integer arrays too, as ``model.predict`` returns them;
 ``None`` only for the dead step); anything else raises
-:class:`tableenvs.aec.InvalidActionError` (a ``ValueError`` and a ``TypeError``) naming the value, its type and
+:class:`tableenvs.core.actions.InvalidActionError` (a ``ValueError`` and a ``TypeError``) naming the value, its type and
 the valid range, and changes nothing. Also: a single-agent env refuses ``step()`` after any exception inside
 ``step()``; calls before ``reset()`` and unknown agents get clear errors.
 """
@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import tableenvs
-from tableenvs.aec import IllegalActionError, InvalidActionError
-from tableenvs.single_agent import SingleAgentEnv
+from tableenvs.core.actions import IllegalActionError, InvalidActionError
 from tableenvs.testing import per_game
+from tableenvs.training.single_agent import SingleAgentEnv
 from tests.bad_input.helpers_bad_input import GAMES, assert_clear_error
 
 NUM_ACTIONS = per_game({"pilipili_v0": 234, "llama_party_v0": 32, "rummikub_v0": 55}, "builtin")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tableenvs
-from tableenvs.aec import IllegalActionError
+from tableenvs.core.actions import IllegalActionError
 from tableenvs.pilipili.encoder import NUM_ACTIONS, Encoder
 from tableenvs.pilipili.env import raw_env
 

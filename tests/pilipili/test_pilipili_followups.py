@@ -207,7 +207,7 @@ def test_a_model_saved_with_the_old_observation_size_is_refused_clearly():
 
     import gymnasium
 
-    from tableenvs.sb3_policy import SB3Policy
+    from tableenvs.policies.sb3_policy import SB3Policy
 
     old = SimpleNamespace(
         observation_space=gymnasium.spaces.Box(0, 1, (650,)),  # pilipili_v0, 5 players, before issue 15

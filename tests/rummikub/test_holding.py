@@ -19,7 +19,7 @@ from tableenvs.rummikub.encoder import DRAW, LAYOUT
 from tableenvs.rummikub.holding import FEATURES, HoldingChoices, fewest_other_tiles
 from tableenvs.rummikub.openings import OpeningChoices
 from tableenvs.rummikub.tiles import NUM_TILES, TILE_TYPES, TILE_VALUES
-from tableenvs.training.openings import RECIPES, scorer, train_openings
+from tableenvs.training.scorer_recipes import recipes, scorer, train_scorer
 
 COLUMN = {name: index for index, name in enumerate(FEATURES)}
 
@@ -30,7 +30,7 @@ POSITIONS = heuristic_decisions(1500)
 def hold_weights(release_at=2, low_pool=9):
     """Weights that open as the openings recipe starts and hold (draw) until an opponent has ``release_at`` tiles or
     fewer or the pool holds ``low_pool`` or fewer."""
-    weights = np.array(RECIPES["holding"].start)
+    weights = np.array(recipes("rummikub_v0")["holding"].start)
     fewest = ("hold_fewest_1", "hold_fewest_2", "hold_fewest_3", "hold_fewest_4", "hold_fewest_5_6")
     for name, upper in zip(fewest, holding.FEWEST_BINS, strict=True):
         weights[COLUMN[name]] = -10.0 if upper <= release_at else 1.0
@@ -123,16 +123,17 @@ def test_a_holding_model_plays_whole_games_legally(players):
 
 def test_the_holding_recipe_writes_a_model_that_names_its_candidates(tmp_path):
     lines = []
-    path = train_openings(
-        tmp_path / "run", recipe="holding", generations=1, population=2, elite=1, games=4, workers=1, say=lines.append
+    path = train_scorer(
+        "rummikub_v0", tmp_path / "run", recipe="holding", generations=1, population=2, elite=1, games=4, workers=1,
+        say=lines.append,
     )
     from tableenvs.policies.model_file import load_numpy_policy
 
     model = load_numpy_policy(path)
     assert model.candidates == "rummikub_holding_v1" and model.observation_size == len(FEATURES)
     assert model.meta["recipe"] == "holding" and "generation 1/1" in lines[0]
-    with pytest.raises(ValueError, match="unknown recipe 'nope'; known: openings, holding"):
-        train_openings(tmp_path / "other", recipe="nope")
+    with pytest.raises(ValueError, match="declares no recipes named 'nope'; it declares: openings, holding"):
+        train_scorer("rummikub_v0", tmp_path / "other", recipe="nope")
 
 
 def test_the_shipped_models_large_plays_are_legal_by_an_independent_integer_programme():

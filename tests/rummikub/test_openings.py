@@ -1,5 +1,5 @@
 """Rummikub's candidate openings (tableenvs.rummikub.openings) and candidate-scoring models that choose among them
-(a numpy policy file naming ``candidates``; tableenvs.training.openings trains one).
+(a numpy policy file naming ``candidates``; tableenvs.training.scorer_recipes trains one).
 
 Every candidate is a legal opening worth the opening points, the candidates are read from the seat's observation
 alone, a candidate-scoring model plays only legal actions through whole games (greedy and sampled), chooses the
@@ -11,7 +11,7 @@ import pytest
 from game_positions import heuristic_decisions
 
 import tableenvs
-from tableenvs.layout import layout_version
+from tableenvs.core.layout import layout_version
 from tableenvs.policies import play_game
 from tableenvs.policies.model_env import model_options
 from tableenvs.policies.model_file import load_numpy_policy, save_numpy_policy
@@ -21,7 +21,7 @@ from tableenvs.rummikub.encoder import LAYOUT
 from tableenvs.rummikub.openings import FEATURES, OpeningChoices, smaller_openings
 from tableenvs.rummikub.solver import is_valid_play, solve
 from tableenvs.rummikub.tiles import TILE_VALUES, tile_type
-from tableenvs.training.openings import scorer, train_openings
+from tableenvs.training.scorer_recipes import scorer, train_scorer
 
 
 def opening_positions(count, players=4):
@@ -162,26 +162,30 @@ def test_a_file_naming_candidates_wrongly_is_refused_in_one_line(tmp_path):
 
 def test_the_openings_recipe_writes_a_model_and_its_curve_and_continues_a_run(tmp_path):
     lines = []
-    model = train_openings(tmp_path, generations=1, population=2, elite=1, games=8, workers=1, say=lines.append)
+    model = train_scorer(
+        "rummikub_v0", tmp_path, generations=1, population=2, elite=1, games=8, workers=1, say=lines.append
+    )
     header = load_numpy_policy(model).header()
     assert header["candidates"] == "rummikub_openings_v1" and header["meta"]["recipe"] == "openings"
     assert "generation 1/1" in lines[0]
     again = []
-    train_openings(tmp_path, generations=2, population=2, elite=1, games=8, workers=1, say=again.append)
+    train_scorer(
+        "rummikub_v0", tmp_path, generations=2, population=2, elite=1, games=8, workers=1, say=again.append
+    )
     assert len(again) == 2 and "generation 2/2" in again[0]  # the first generation was not played again
     progress = (tmp_path / "progress.jsonl").read_text().splitlines()
     assert len(progress) == 2
     with pytest.raises(ValueError, match="holds a run with other settings"):
-        train_openings(tmp_path, generations=3, population=3, elite=1, games=8, workers=1, say=again.append)
+        train_scorer("rummikub_v0", tmp_path, generations=3, population=3, elite=1, games=8, workers=1)
     with pytest.raises(ValueError, match="elite must be below population"):
-        train_openings(tmp_path / "x", population=2, elite=2)
+        train_scorer("rummikub_v0", tmp_path / "x", population=2, elite=2)
 
 
 @pytest.mark.parametrize("recipe, least", [("openings", 24000), ("holding", 12000)])
 @pytest.mark.parametrize(
     "flags, said",
     [
-        (["llama_party_v0"], "--recipe {recipe} trains a Rummikub candidate scorer: it takes rummikub_v0, not llama"),
+        (["llama_party_v0"], "--recipe {recipe}: llama_party_v0 has no such recipe; its recipes: strong, search-clone"),
         (["rummikub_v0", "--timesteps", "10"], "--timesteps (games, with --recipe {recipe}) must be at least {least}"),
         (["rummikub_v0", "--label-games", "3"], "--recipe {recipe} does not take --label-games"),
         (["rummikub_v0", "--opponents", "heuristic"], "--recipe {recipe} does not take --opponents"),

@@ -3,7 +3,7 @@ tests/test_conformance.py)."""
 
 import pytest
 
-from tableenvs.aec import IllegalActionError
+from tableenvs.core.actions import IllegalActionError
 from tableenvs.rummikub.encoder import COMMIT, DRAW, NUM_ACTIONS, OBSERVATION_SIZE
 from tableenvs.rummikub.env import raw_env
 

@@ -70,11 +70,11 @@ def test_fitted_estimate_is_zero_sum_with_two_players():
 
 
 def test_the_bare_search_is_each_games_default_setting():
-    from tableenvs.search import GAME_DEFAULTS, parse_search_spec
+    from tableenvs.policies.search import parse_search_spec
 
     for name, options in (("rummikub_v0", {"num_players": 2}), ("llama_party_v0", {}), ("pilipili_v0", {})):
         policy = make_policy("search", tableenvs.make_raw(name, **options))
-        assert policy.options == parse_search_spec(GAME_DEFAULTS[name])
+        assert policy.options == parse_search_spec(tableenvs.spec(name).search_default)
     assert make_policy("search", tableenvs.make_raw("rummikub_v0", num_players=2)).options.mode == "turns"
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import tableenvs
-from tableenvs.records import GameRecord, replay
+from tableenvs.play.records import GameRecord, replay
 from tableenvs.testing import per_game
 from tableenvs.web.app import page_html
 from tests.web.helpers_web import client, table_of, wait_for_turn

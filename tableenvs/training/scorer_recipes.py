@@ -1,17 +1,16 @@
-"""Rummikub's cross-entropy recipes, ``openings`` and ``holding``: candidate scorers trained on the returns of games
-(issue 28).
+"""The cross-entropy recipes a game declares (its spec's ``recipes``): candidate scorers trained on the returns of
+games.
 
-Where you are: training recipes beside :mod:`tableenvs.training.recipe`, for Rummikub only (:data:`RECIPES`). The
-model is a **candidate scorer**: at each decision it scores every candidate play from that candidate's features (a
-linear layer: ``features @ W + b``) and plays towards the best. ``openings`` scores the candidate opening melds of
-:class:`tableenvs.rummikub.openings.OpeningChoices` and plays the heuristic's play once opened; ``holding`` scores
-those and, once opened, the heuristic's play against a draw (:class:`tableenvs.rummikub.holding.HoldingChoices`):
-the model shipped as ``trained``. The file is a numpy policy whose header names ``candidates``
-(:mod:`tableenvs.policies.model_file`).
+Where you are: training recipes beside :mod:`tableenvs.training.recipe`, for the games that declare one
+(:class:`~tableenvs.core.declarations.ScorerRecipe`; Rummikub's ``openings`` and ``holding``, in
+:mod:`tableenvs.rummikub.recipes`). The model is a **candidate scorer**: at each decision it scores every candidate
+play (the game's ``candidates`` the recipe names) from that candidate's features (a linear layer: ``features @ W +
+b``) and plays towards the best. Rummikub's ``openings`` scores the candidate opening melds and plays the heuristic's
+play once opened; ``holding`` scores those and, once opened, the heuristic's play against a draw: the model shipped
+as ``trained``. The file is a numpy policy whose header names ``candidates`` (:mod:`tableenvs.policies.model_file`).
 
 **Training: the cross-entropy method on returns.** A Gaussian over the weights (mean ``mu``, per-weight spread ``sd``),
-started at "the most tiles and points" (``mu`` = 1 for both, 0 for the rest: about the heuristic's own opening and, for
-``holding``, the heuristic's play) with ``sd`` = 1. Each generation draws ``population`` weight vectors (the first is
+started at the recipe's ``start`` with ``sd`` = 1. Each generation draws ``population`` weight vectors (the first is
 ``mu`` itself), plays each in the standard evaluation against the heuristic (``games`` games, two seats against two
 heuristics, every seating, duplicate deals: :func:`tableenvs.evaluation.evaluate`, as ``tableenvs eval`` does) on the
 generation's own deals (``seed`` ``= TRAIN_SEED + 1000 * (seed + 1) + generation``: never the deals of ``tableenvs
@@ -28,92 +27,72 @@ import json
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from tableenvs.core.registry import make_raw
+from tableenvs.core.declarations import ScorerRecipe
+from tableenvs.core.registry import make_raw, spec
 from tableenvs.core.validation import check_at_least
 from tableenvs.paths import write_text_atomic
 from tableenvs.policies.model_env import model_options
 from tableenvs.policies.model_file import NumpyModel, save_for_env
 from tableenvs.policies.numpy_policy import NumpyPolicy
-from tableenvs.rummikub import holding, openings
 
-GAME = "rummikub_v0"
 #: Deals of the training games: ``TRAIN_SEED + 1000 * (seed + 1) + generation`` (``tableenvs eval`` uses 0, 1, ...).
 TRAIN_SEED = 7_000_000
-#: Weights of the start (``mu``), in :data:`tableenvs.rummikub.openings.FEATURES` order: the most tiles and points.
-START = (1.0, 1.0) + (0.0,) * (len(openings.FEATURES) - 2)
+def recipes(game: str) -> dict[str, ScorerRecipe]:
+    """The cross-entropy recipes ``game``'s spec declares, by name (imported now)."""
+    return {name: spec(game).load("recipes", name) for name in spec(game).recipes}
 
 
-@dataclass(frozen=True)
-class Recipe:
-    """One cross-entropy recipe: the candidates its model scores, the start of its weights (``mu``), and its default
-    budget (the games of one weight vector, the vectors of a generation, the generations)."""
-
-    candidates: str
-    start: tuple[float, ...]
-    games: int
-    population: int
-    generations: int
+def recipe_of(game: str, name: str | None) -> ScorerRecipe:
+    """``game``'s recipe ``name`` (``None``: the first it declares); ``ValueError`` naming the game's recipes if it
+    declares none of that name."""
+    return spec(game).load("recipes", next(iter(spec(game).recipes), "") if name is None else name)
 
 
-#: The recipes by name. ``holding``'s start is ``openings``' with 0 on the columns of the choice to hold
-#: (:data:`tableenvs.rummikub.holding.FEATURES`): the play and the draw both score 0 and the first, the play, is
-#: taken (the heuristic's play).
-RECIPES = {
-    "openings": Recipe("rummikub_openings_v1", START, games=2000, population=12, generations=10),
-    "holding": Recipe(
-        "rummikub_holding_v1",
-        START + (0.0,) * (len(holding.FEATURES) - len(START)),
-        games=1000,
-        population=12,
-        generations=12,
-    ),
-}
-
-
-def scorer(env: Any, weights: np.ndarray, name: str = "openings", recipe: str = "openings") -> NumpyPolicy:
+def scorer(env: Any, weights: np.ndarray, name: str = "scorer", recipe: str | None = None) -> NumpyPolicy:
     """The candidate scorer of ``recipe``'s candidates with these weights (one per feature; the bias is 0: it moves
     every score alike) as a policy for ``env``."""
     from tableenvs.core.layout import layout_version
 
     raw = env.unwrapped
+    chosen = recipe_of(raw.metadata["name"], recipe)
     model = NumpyModel(
         name=name,
-        game=GAME,
+        game=raw.metadata["name"],
         options=model_options(raw),
         layout_version=layout_version(raw),
-        observation_size=len(RECIPES[recipe].start),
+        observation_size=len(chosen.start),
         num_actions=1,
         hidden=(),
         activation="relu",
         weights=((np.asarray(weights, np.float32).reshape(-1, 1), np.zeros(1, np.float32)),),
-        candidates=RECIPES[recipe].candidates,
+        candidates=chosen.candidates,
     )
     return NumpyPolicy(model, raw)
 
 
-def _score(job: tuple[str, dict[str, Any], np.ndarray, int, int]) -> float:
+def _score(job: tuple[str, str, dict[str, Any], np.ndarray, int, int]) -> float:
     """The paired score difference of one weight vector against the heuristic (a worker's task)."""
     from tableenvs.evaluation import evaluate
 
-    recipe, options, weights, seed, games = job
-    env = make_raw(GAME, **options)
+    game, recipe, options, weights, seed, games = job
+    env = make_raw(game, **options)
     policy = scorer(env, weights, recipe=recipe)
     players = options.get("num_players")
     rest = {key: value for key, value in options.items() if key != "num_players"}
-    result = evaluate(GAME, [policy, "heuristic"], games, num_players=players, options=rest, seed=seed, workers=1)
+    result = evaluate(game, [policy, "heuristic"], games, num_players=players, options=rest, seed=seed, workers=1)
     return float(result.paired[0]["score_diff"])
 
 
-def train_openings(
+def train_scorer(
+    game: str,
     out_dir: str | Path,
     *,
-    recipe: str = "openings",
+    recipe: str | None = None,
     options: dict[str, Any] | None = None,
     generations: int | None = None,
     population: int | None = None,
@@ -123,12 +102,11 @@ def train_openings(
     seed: int = 0,
     say: Callable[[str], Any] = print,
 ) -> Path:
-    """Run ``recipe`` (a name of :data:`RECIPES`; the module docstring) under ``out_dir``; returns
-    ``out_dir/model.npz``. ``options``: the env's (the player count among them; default 4 players);
+    """Run ``game``'s ``recipe`` (a name of its spec's ``recipes``; the module docstring) under ``out_dir``; returns
+    ``out_dir/model.npz``. ``options``: the env's (the player count among them; default the game's);
     ``generations``, ``population`` and ``games`` default to the recipe's."""
-    if recipe not in RECIPES:
-        raise ValueError(f"unknown recipe {recipe!r}; known: {', '.join(RECIPES)}")
-    chosen = RECIPES[recipe]
+    chosen = recipe_of(game, recipe)
+    recipe = recipe or next(iter(spec(game).recipes))
     generations = chosen.generations if generations is None else generations
     population = chosen.population if population is None else population
     games = chosen.games if games is None else games
@@ -140,7 +118,7 @@ def train_openings(
     if elite >= population:
         raise ValueError(f"elite must be below population ({population}), got {elite}")
     options = dict(options or {})
-    env = make_raw(GAME, **options)
+    env = make_raw(game, **options)
     options = model_options(env)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -162,7 +140,7 @@ def train_openings(
             draws = mu + sd * rng.standard_normal((population, size))
             draws[0] = mu
             deals = TRAIN_SEED + 1000 * (seed + 1) + generation
-            scores = np.array(list(pool.map(_score, [(recipe, options, w, deals, games) for w in draws])))
+            scores = np.array(list(pool.map(_score, [(game, recipe, options, w, deals, games) for w in draws])))
             best = np.argsort(-scores, kind="stable")[:elite]
             line: dict[str, Any] = {
                 "generation": generation,
