@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import tableenvs
-from tableenvs.numpy_policy import NumpyPolicy, load_numpy_policy, read_header
+from tableenvs.policies.numpy_policy import NumpyPolicy, load_numpy_policy, read_header
 from tableenvs.policies import make_policy, model_archive
 from tableenvs.policies.model_archive import MAX_ARRAY_BYTES, MAX_TOTAL_BYTES
 from tableenvs.policies.model_env import model_options
@@ -29,7 +29,7 @@ def raw():
 
 
 def good_header(raw) -> dict:
-    from tableenvs.layout import layout_version
+    from tableenvs.core.layout import layout_version
 
     agent = raw.possible_agents[0]
     return {
