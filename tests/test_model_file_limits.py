@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 import tableenvs
-from tableenvs.policies.numpy_policy import NumpyPolicy, load_numpy_policy, read_header
 from tableenvs.policies import make_policy, model_archive
 from tableenvs.policies.model_archive import MAX_ARRAY_BYTES, MAX_TOTAL_BYTES
 from tableenvs.policies.model_env import model_options
+from tableenvs.policies.numpy_policy import NumpyPolicy, load_numpy_policy, read_header
 
 
 @pytest.fixture(scope="module")
