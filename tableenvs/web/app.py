@@ -7,7 +7,7 @@ Where you are: part of :mod:`tableenvs.web`; :func:`create_app` returns a Starle
   travels in the link's ``#token=...`` fragment, which browsers never send to the server; the page passes it to the
   API itself.
 * ``GET /api/catalog`` — the games, their options and player counts, the seats offered and the limits;
-  ``GET /api/status`` — how many games are live.
+  ``GET /api/status`` — how many games are live, and how many requests are held waiting for a change.
 * ``POST /api/games`` — ``{"game", "options", "seats", "seed", "pause"}`` -> ``{"id", "tokens", "links"}``.
 * ``GET /api/games/{id}[?wait=V]`` with ``Authorization: Bearer TOKEN`` — that seat's view (no token: the
   spectator's); with ``wait`` the request is held until the view's ``version`` differs from ``V`` (at most
@@ -134,7 +134,7 @@ def create_app(
 
     async def status(request: Request) -> JSONResponse:
         tables: TableManager = request.app.state.tables
-        return api({"live_games": len(tables.tables), "max_games": config.max_games})
+        return api({"live_games": len(tables.tables), "max_games": config.max_games, "waiting": tables.waiting})
 
     async def create_game(request: Request) -> JSONResponse:
         tables: TableManager = request.app.state.tables
@@ -164,7 +164,11 @@ def create_app(
         if wait is not None:
             if not wait.lstrip("-").isdigit() or len(wait) > 18:
                 raise ApiError(400, f"wait must be a view's version (an integer), got {_show(wait)}", "wait")
-            await table.wait_change(int(wait), config.wait_seconds, tables.stopping)
+            tables.waiting += 1
+            try:
+                await table.wait_change(int(wait), config.wait_seconds, tables.stopping)
+            finally:
+                tables.waiting -= 1
             table = tables.get(game_id)  # it may have expired meanwhile
         return api(view(table, agent))
 

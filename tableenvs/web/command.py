@@ -204,6 +204,7 @@ def run(args: argparse.Namespace) -> int:
             "login: anyone who can reach it can start games",
             file=sys.stderr,
         )
+
     def announce(text: str) -> None:
         print(f"tableenvs serve: {text}", flush=True)
 

@@ -333,6 +333,7 @@ class TableManager:
         self.config, self.clock, self.store = config, clock, store
         self.tables: dict[str, GameTable] = {}
         self.stopping = False
+        self.waiting = 0  #: requests held waiting for a change
 
     def check_room(self) -> None:
         if len(self.tables) >= self.config.max_games:

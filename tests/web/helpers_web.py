@@ -130,7 +130,9 @@ def start(*flags: str) -> Served:
             break
     else:
         process.wait()
-        raise RuntimeError(f"the server did not start: {lines} {process.stderr.read()[-2000:] if process.stderr else ''}")
+        raise RuntimeError(
+            f"the server did not start: {lines} {process.stderr.read()[-2000:] if process.stderr else ''}"
+        )
     base = lines[-1].split()[2].rstrip("/")
     served = Served(base, process, lines)
     addresses = listening_addresses(served.port)
@@ -156,7 +158,10 @@ def api(
     """One JSON request to a served subprocess; (status, decoded body)."""
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(
-        base + path, data=data, method=method, headers={"Content-Type": "application/json", **auth(token), **(headers or {})}
+        base + path,
+        data=data,
+        method=method,
+        headers={"Content-Type": "application/json", **auth(token), **(headers or {})},
     )
     try:
         with urllib.request.urlopen(request, timeout=REQUEST_SECONDS) as answer:
