@@ -383,7 +383,7 @@ def test_downloads_wait_for_the_end():
         assert "seed" not in test_client.get(f"/api/games/{created['id']}").json()
 
 
-def test_the_serve_flags_are_checked(tmp_path):
+def test_the_serve_flags_are_checked(tmp_path, monkeypatch):
     import argparse
 
     from tableenvs.web import command
@@ -392,6 +392,12 @@ def test_the_serve_flags_are_checked(tmp_path):
     command.add_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["serve"])
     assert (args.host, args.port) == ("127.0.0.1", 8000)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    config = command.config_from_args(args)
+    assert config.data == str(tmp_path / "xdg" / "tableenvs" / "web") and config.allowed_hosts == []
+    argv = ["serve", "--data", str(tmp_path / "d"), "--allowed-host", "games.lan", "--host", "192.168.1.5"]
+    config = command.config_from_args(parser.parse_args(argv))
+    assert config.data == str(tmp_path / "d") and config.allowed_hosts == ["games.lan", "192.168.1.5"]
     model = tmp_path / "m.zip"
     model.write_bytes(b"")
     argv = ["serve", "--model", f"best={model}", "--max-games", "3", "--trust-models"]
@@ -404,6 +410,11 @@ def test_the_serve_flags_are_checked(tmp_path):
         (["--max-games", "0"], "--max-games must be at least 1"),
         (["--idle-seconds", "nan"], "--idle-seconds"),
         (["--port", "70000"], "--port"),
+        (["--max-moves", "0"], "--max-moves must be at least 1"),
+        (["--max-option", "0"], "--max-option must be at least 1"),
+        (["--max-age-seconds", "inf"], "--max-age-seconds"),
+        (["--header-seconds", "0"], "--header-seconds"),
+        (["--allowed-host", "http://evil/"], "--allowed-host"),
     ):
         with pytest.raises(ValueError, match=re.escape(words)):
             command.config_from_args(parser.parse_args(["serve", *flags]))
