@@ -7,9 +7,15 @@ Where you are: an optional front end (the ``web`` extra: Starlette and uvicorn) 
   is shipped, a bounded ``search``, a model the server was started with) and the agents' thinking, done on copies so
   it never touches a live game;
 * :mod:`tableenvs.web.tables` — the live games: tokens, per-seat views built only from what a seat may see, the
-  move log, limits and idle expiry;
-* :mod:`tableenvs.web.app` — the Starlette app: the JSON API, the request-size limit, the single offline page
-  (``static/index.html``, package data) and the agents' runner off the request path;
+  move log, limits (moves per game) and expiry by idleness and by age;
+* :mod:`tableenvs.web.options` — a request's game options as data only: no option names a file, numbers capped;
+* :mod:`tableenvs.web.store` — the games kept in the data folder (SQLite), rebuilt at the next start;
+* :mod:`tableenvs.web.origin` — the checks before any route: the server's own host names and origin, JSON changes;
+* :mod:`tableenvs.web.app` — the Starlette app: the JSON API (seat tokens in ``Authorization: Bearer``), the
+  request-size limit, the single offline page (``static/index.html``, package data), the warm-up before serving and
+  the agents' runner off the request path;
+* :mod:`tableenvs.web.serving` — uvicorn as the command runs it: a timeout on slow headers, a shutdown that answers
+  the waiting requests;
 * :mod:`tableenvs.web.command` — the ``serve`` sub-command (``add_parser`` / ``run``).
 """
 

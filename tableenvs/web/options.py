@@ -113,7 +113,7 @@ def _refuse_named_files(event: str, args: tuple[Any, ...]) -> None:
     """Audit hook: in a thread building a game from a request, opening a file whose name is one of the request's
     texts raises ``PermissionError`` (every other thread, and every other file, is left alone)."""
     names = getattr(_guard, "names", None)
-    if not names or event not in ("open", "os.listdir", "os.scandir"):
+    if not names or event != "open":
         return
     path = args[0] if args else None
     if isinstance(path, int) or path is None:

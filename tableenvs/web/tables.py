@@ -1,4 +1,5 @@
-"""The live games of a web server: creation from a checked request, tokens, per-seat views, moves, limits, expiry.
+"""The live games of a web server: creation from a checked request, tokens, per-seat views, moves, limits, expiry
+(by idleness and by age), and the games kept in a :class:`~tableenvs.web.store.GameStore` when there is one.
 
 Where you are: part of :mod:`tableenvs.web`, below the routes (:mod:`tableenvs.web.app`) and free of Starlette. Every
 method here runs on the server's event-loop thread, one at a time, so a live env is never touched by two threads;
