@@ -494,7 +494,7 @@ class TableManager:
                     if table.to_act() != agent or action not in table.env.legal_actions():
                         raise ValueError(f"move {number} ({agent}: {action}) is not legal when replayed")
                     table.apply(agent, action, keep=False)
-                if saved.error is not None:
+                if saved.error is not None and table.error is None:  # the move cap set it again while replaying
                     table.fail(saved.error, keep=False)
             except (ApiError, ValueError, TypeError) as error:
                 text = error.message if isinstance(error, ApiError) else str(error)

@@ -271,6 +271,25 @@ def test_games_are_kept_in_the_data_folder_and_rebuilt(tmp_path):
     assert after_restart == unbroken and len(unbroken) > 11
 
 
+def test_stopped_games_are_rebuilt_stopped(tmp_path, monkeypatch):
+    """A game stopped by the move cap, and one whose agent failed, come back stopped, with the same views."""
+    from tableenvs.web import runner
+
+    data = str(tmp_path / "data")
+    with client(data=data, max_moves=6) as test_client:
+        capped = test_client.post("/api/games", json={"game": "llama_party_v0", "seats": ["random", "random"]})
+        game_id = capped.json()["id"]
+        assert "cap of 6 moves" in wait_for_turn(test_client, game_id, None)["error"]
+        monkeypatch.setattr(runner, "think", lambda *args: 1 / 0)
+        failed = test_client.post("/api/games", json={"game": "llama_party_v0", "seats": ["random", "human"]})
+        failed_id, tokens = failed.json()["id"], failed.json()["tokens"]
+        assert "ZeroDivisionError" in wait_for_turn(test_client, failed_id, tokens["player_1"])["error"]
+        before = {key: views_of(test_client, key, {}) for key in (game_id, failed_id)}
+    monkeypatch.undo()
+    with client(data=data, max_moves=6) as test_client:
+        assert {key: views_of(test_client, key, {}) for key in (game_id, failed_id)} == before
+
+
 def test_a_game_survives_kill_9_of_the_server(tmp_path):
     data = str(tmp_path / "data")
     server = start("--data", data)
