@@ -6,8 +6,10 @@ Where you are: an optional front end (the ``web`` extra: Starlette and uvicorn) 
 * :mod:`tableenvs.web.seats` — what may sit in a seat (``human``, ``random``, ``heuristic``, ``trained`` where a model
   is shipped, a bounded ``search``, a model the server was started with) and the agents' thinking, done on copies so
   it never touches a live game;
-* :mod:`tableenvs.web.tables` — the live games: tokens, per-seat views built only from what a seat may see, the
-  move log, limits (moves per game) and expiry by idleness and by age;
+* :mod:`tableenvs.web.tables` — one live game: tokens, per-seat views built only from what a seat may see, the
+  move log, the move cap; the server's limits;
+* :mod:`tableenvs.web.manager` — the live games by id: a new game from a request, the limit, expiry by idleness and
+  by age, the games kept and restored;
 * :mod:`tableenvs.web.options` — a request's game options as data only: no option names a file, numbers capped;
 * :mod:`tableenvs.web.store` — the games kept in the data folder (SQLite), rebuilt at the next start;
 * :mod:`tableenvs.web.origin` — the checks before any route: the server's own host names and origin, JSON changes;

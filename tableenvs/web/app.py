@@ -43,11 +43,12 @@ from starlette.routing import Route
 
 from tableenvs.core.registry import make_raw, names
 from tableenvs.core.registry import spec as game_spec
+from tableenvs.web.manager import TableManager
 from tableenvs.web.origin import OriginGuard
 from tableenvs.web.runner import AgentRunner
 from tableenvs.web.seats import seat_choices
 from tableenvs.web.store import GameStore
-from tableenvs.web.tables import ACTION_FIELDS, ApiError, GameTable, ServerConfig, TableManager, _is_int, _show
+from tableenvs.web.tables import ACTION_FIELDS, ApiError, GameTable, ServerConfig, _is_int, _show
 
 log = logging.getLogger("tableenvs.web")
 

@@ -1,6 +1,6 @@
 """A web request's game options as data only: no option may name a file, and no number option is unbounded.
 
-Where you are: part of :mod:`tableenvs.web`, used by :meth:`tableenvs.web.tables.TableManager.build`. A game's
+Where you are: part of :mod:`tableenvs.web`, used by :meth:`tableenvs.web.manager.TableManager.build`. A game's
 options may take built-in names (``"standard"``) or data sent inline (a list or an object, e.g. a deck), and some
 games also accept a file path for the same option. A web request never may:
 

@@ -1,6 +1,6 @@
 """The server's games on disk: one SQLite database (Python's own ``sqlite3``) in the data folder.
 
-Where you are: part of :mod:`tableenvs.web`, used by :class:`tableenvs.web.tables.TableManager` on the event-loop
+Where you are: part of :mod:`tableenvs.web`, used by :class:`tableenvs.web.manager.TableManager` on the event-loop
 thread only. What is kept of each game is what rebuilds it exactly: the game, its options, its seats, its seed, its
 pause, its seat tokens, when it started, and every move (seat and action), in order, and an agent's failure if one
 stopped it. A game is written when it is created and each move is committed before it is acknowledged (before the
