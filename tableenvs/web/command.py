@@ -201,7 +201,9 @@ def run(args: argparse.Namespace) -> int:
     if not _is_loopback(args.host):
         print(
             f"tableenvs serve: note: listening on {args.host}, reachable from other machines; the page has no "
-            "login: anyone who can reach it can start games",
+            "login: anyone who can reach it can start games. It answers only requests sent to "
+            f"{', '.join(sorted({'127.0.0.1', 'localhost', '::1', *config.allowed_hosts}))}: give the name others "
+            "use with --allowed-host NAME",
             file=sys.stderr,
         )
 
@@ -228,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
 
     async def startup(sockets=None) -> None:
         await original_startup(sockets=sockets)
-        if server.started:
+        if server.started and not server.should_exit:
             port = server.servers[0].sockets[0].getsockname()[1] if server.servers else args.port
             announce(f"http://{_url_host(args.host)}:{port}/ (Ctrl-C to stop)")
 
