@@ -27,9 +27,11 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -76,10 +78,11 @@ class Stats:
         self.games_finished = 0
 
 
-async def request(client, stats: Stats, method: str, url: str, body=None, timings=None):
+async def request(client, stats: Stats, method: str, url: str, body=None, timings=None, token=None):
     start = time.perf_counter()
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}  # the seat token: never in the URL
     try:
-        answer = await client.request(method, url, json=body)
+        answer = await client.request(method, url, json=body, headers=headers)
     except httpx.HTTPError as error:
         stats.errors.append(f"{method} {url}: {type(error).__name__}: {error}")
         return None
@@ -105,20 +108,20 @@ async def play_games(client, stats: Stats, worker: int, deadline: float, seed: i
         stats.games_started += 1
         game_id, tokens = created["id"], created["tokens"]
         to_act = "player_0"
-        view = await request(client, stats, "GET", f"/api/games/{game_id}?token={tokens[to_act]}", None, stats.views)
+        view = await request(client, stats, "GET", f"/api/games/{game_id}", None, stats.views, tokens[to_act])
         while view is not None and time.monotonic() < deadline:
             if view["over"]:
                 stats.games_finished += 1
                 break
             if view["to_act"] != view["you"]:
                 to_act = view["to_act"]
-                url = f"/api/games/{game_id}?token={tokens[to_act]}"
-                view = await request(client, stats, "GET", url, None, stats.views)
+                url = f"/api/games/{game_id}"
+                view = await request(client, stats, "GET", url, None, stats.views, tokens[to_act])
                 continue
             move = view["legal"][int(rng.integers(len(view["legal"])))]
             url = f"/api/games/{game_id}/actions"
-            body = {"token": tokens[to_act], "action": move["action"]}
-            view = await request(client, stats, "POST", url, body, stats.moves)
+            body = {"action": move["action"]}
+            view = await request(client, stats, "POST", url, body, stats.moves, tokens[to_act])
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -156,10 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     when = datetime.datetime.now(datetime.timezone.utc)
     port = free_port()
+    data = tempfile.mkdtemp(prefix="web-load-")  # the server's data folder (its games), removed at the end
     server = subprocess.Popen(
         [
             sys.executable, "-m", "tableenvs.web.command", "--port", str(port), "--quiet",
-            "--idle-seconds", str(args.idle_seconds), "--max-games", str(args.games * 4 + 20),
+            "--idle-seconds", str(args.idle_seconds), "--max-games", str(args.games * 4 + 20), "--data", data,
         ],
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
@@ -192,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.terminate()
         server.wait(20)
+        shutil.rmtree(data, ignore_errors=True)
     moves = len(stats.moves)
     result = {
         "date": when.strftime("%Y-%m-%d %H:%M UTC"),

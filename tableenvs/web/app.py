@@ -7,17 +7,21 @@ Where you are: part of :mod:`tableenvs.web`; :func:`create_app` returns a Starle
   travels in the link's ``#token=...`` fragment, which browsers never send to the server; the page passes it to the
   API itself.
 * ``GET /api/catalog`` — the games, their options and player counts, the seats offered and the limits;
-  ``GET /api/status`` — how many games are live.
+  ``GET /api/status`` — how many games are live, and how many requests are held waiting for a change.
 * ``POST /api/games`` — ``{"game", "options", "seats", "seed", "pause"}`` -> ``{"id", "tokens", "links"}``.
-* ``GET /api/games/{id}?token=T[&wait=V]`` — that seat's view (no token: the spectator's); with ``wait`` the request
-  is held until the view's ``version`` differs from ``V`` (at most ``wait_seconds``): the page's updates.
-* ``POST /api/games/{id}/actions`` — ``{"token", "action"}`` -> the new view.
+* ``GET /api/games/{id}[?wait=V]`` with ``Authorization: Bearer TOKEN`` — that seat's view (no token: the
+  spectator's); with ``wait`` the request is held until the view's ``version`` differs from ``V`` (at most
+  ``wait_seconds``): the page's updates. A token in the URL is refused (URLs end up in logs and histories).
+* ``POST /api/games/{id}/actions`` — ``{"action"}`` with the seat's ``Authorization: Bearer TOKEN`` -> the new view.
 * ``GET /api/games/{id}/record`` and ``/replay`` — once over: the game record (JSON) and its replay page (HTML), as
   downloads.
 
 Every refusal is JSON ``{"error": text, "field": name or null, ...}`` with a 4xx status; a refused request changes
-nothing. Bodies are read up to ``max_body`` bytes (413 past it, whatever Content-Length says); no request names a
-file, and the server writes none.
+nothing. Before any route, :class:`~tableenvs.web.origin.OriginGuard` refuses foreign hosts and origins and
+non-JSON changes. Bodies are read up to ``max_body`` bytes (413 past it, whatever Content-Length says); no request
+names a file (:mod:`tableenvs.web.options`). With a data folder the games are kept in it
+(:mod:`tableenvs.web.store`) and rebuilt at the next start. At the start, before serving, each game plays a few moves
+(:func:`warm_up`): a game that compiles a solver on first use does it then, not in a player's request.
 """
 
 from __future__ import annotations
@@ -26,20 +30,25 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from tableenvs.core.registry import names
+from tableenvs.core.registry import make_raw, names
 from tableenvs.core.registry import spec as game_spec
+from tableenvs.web.manager import TableManager
+from tableenvs.web.origin import OriginGuard
 from tableenvs.web.runner import AgentRunner
 from tableenvs.web.seats import seat_choices
-from tableenvs.web.tables import ACTION_FIELDS, ApiError, ServerConfig, TableManager, _is_int, _show
+from tableenvs.web.store import GameStore
+from tableenvs.web.tables import ACTION_FIELDS, ApiError, GameTable, ServerConfig, _is_int, _show
 
 log = logging.getLogger("tableenvs.web")
 
@@ -56,17 +65,39 @@ def page_html() -> str:
     return resources.files("tableenvs.web").joinpath("static/index.html").read_text(encoding="utf-8")
 
 
-def create_app(config: ServerConfig | None = None) -> Starlette:
-    """The app with ``config``'s limits (default :class:`ServerConfig`). Its state: ``app.state.tables`` (the
-    :class:`TableManager`) and ``app.state.runner`` (the :class:`AgentRunner`), made when the app starts."""
+def create_app(
+    config: ServerConfig | None = None,
+    *,
+    store: GameStore | None = None,
+    clock: Callable[[], float] = time.time,
+    announce: Callable[[str], None] | None = None,
+) -> OriginGuard:
+    """The app with ``config``'s limits (default :class:`ServerConfig`), behind its :class:`OriginGuard` (the
+    Starlette app is ``.app`` of the returned one). Its state: ``app.state.tables`` (the :class:`TableManager`) and
+    ``app.state.runner`` (the :class:`AgentRunner`), made when the app starts. The games are kept in ``store`` (or
+    in a store opened on ``config.data``; neither: in memory only). ``clock``: seconds (``time.time``), for the
+    games' age and idleness. ``announce`` gets a line on the start's progress (the serve command prints them)."""
     config = config or ServerConfig()
     page = page_html()
+    say = announce or (lambda text: log.info("%s", text))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
-        tables = TableManager(config)
+        kept = store if store is not None else GameStore(config.data) if config.data is not None else None
+        tables = TableManager(config, clock, kept)
+        if config.warm_up:
+            say("warming up the games (a solver compiled once per machine can take a minute)...")
+            seconds = await run_in_threadpool(warm_up)
+            say(f"warmed up in {seconds:.1f} s")
+        if kept is not None:
+            restored, problems = await run_in_threadpool(tables.restore)
+            for problem in problems:
+                say(problem)
+            say(f"{restored} game(s) restored from {kept.path}")
         runner = AgentRunner(config.agent_threads)
         app.state.tables, app.state.runner = tables, runner
+        for table in tables.tables.values():
+            runner.kick(table)
         sweeper = asyncio.get_running_loop().create_task(_sweep(tables, config))
         try:
             yield
@@ -104,11 +135,11 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
 
     async def status(request: Request) -> JSONResponse:
         tables: TableManager = request.app.state.tables
-        return api({"live_games": len(tables.tables), "max_games": config.max_games})
+        return api({"live_games": len(tables.tables), "max_games": config.max_games, "waiting": tables.waiting})
 
     async def create_game(request: Request) -> JSONResponse:
         tables: TableManager = request.app.state.tables
-        body = await read_json(request, config.max_body)
+        body = await read_json(request, config.max_body, config.header_seconds)
         tables.check_room()  # before building: a full server does no work for the request
         table = await run_in_threadpool(tables.build, body)  # may load a saved model
         tables.add(table)
@@ -116,35 +147,50 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
         links = {agent: f"/games/{table.id}#token={token}" for agent, token in table.tokens.items()}
         return api({"id": table.id, "tokens": table.tokens, "links": links, "spectate": f"/games/{table.id}"}, 201)
 
+    def view(table: GameTable, agent: str | None) -> dict[str, Any]:
+        return table.view(agent, config.idle_seconds, config.max_age_seconds)
+
     async def show_game(request: Request) -> JSONResponse:
         tables: TableManager = request.app.state.tables
         game_id = request.path_params["game_id"]
-        table = tables.get(game_id)
         query = request.query_params
+        refuse_token_in_url(request)
+        table = tables.get(game_id)
+        token = bearer_token(request)
         agent = None
-        if "token" in query:
-            agent = table.seat_of_token(query["token"])
+        if token is not None:
+            agent = table.seat_of_token(token)
             table.touch()
         wait = query.get("wait")
         if wait is not None:
             if not wait.lstrip("-").isdigit() or len(wait) > 18:
                 raise ApiError(400, f"wait must be a view's version (an integer), got {_show(wait)}", "wait")
-            await table.wait_change(int(wait), config.wait_seconds)
+            tables.waiting += 1
+            try:
+                await table.wait_change(int(wait), config.wait_seconds, tables.stopping)
+            finally:
+                tables.waiting -= 1
             table = tables.get(game_id)  # it may have expired meanwhile
-        return api(table.view(agent, config.idle_seconds))
+        return api(view(table, agent))
 
     async def play(request: Request) -> JSONResponse:
         tables: TableManager = request.app.state.tables
+        refuse_token_in_url(request)
         table = tables.get(request.path_params["game_id"])
-        body = await read_json(request, config.max_body)
+        token = bearer_token(request)
+        body = await read_json(request, config.max_body, config.header_seconds)
         if not isinstance(body, dict):
-            raise ApiError(400, 'the body must be a JSON object {"token": text, "action": integer}')
+            raise ApiError(400, 'the body must be a JSON object {"action": integer}')
+        if "token" in body:
+            raise ApiError(
+                400, "the seat's token goes in the Authorization header (Bearer TOKEN), not in the body", "token"
+            )
         unknown = sorted(set(body) - set(ACTION_FIELDS))
         if unknown:
-            raise ApiError(400, f"unknown field(s) {', '.join(map(repr, unknown))}; fields: token, action", unknown[0])
-        if not isinstance(body.get("token"), str):
-            raise ApiError(400, f"token must be the seat's token (text), got {_show(body.get('token'))}", "token")
-        agent = table.seat_of_token(body["token"])
+            raise ApiError(400, f"unknown field(s) {', '.join(map(repr, unknown))}; fields: action", unknown[0])
+        if token is None:
+            raise ApiError(401, "a move needs the seat's token: send the header Authorization: Bearer TOKEN", "token")
+        agent = table.seat_of_token(token)
         table.touch()
         if "action" not in body:
             raise ApiError(400, "the field 'action' is required (an integer from your legal moves)", "action")
@@ -158,7 +204,7 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
             )
         table.apply(agent, table.check_move(agent, action))
         request.app.state.runner.kick(table)
-        return api(table.view(agent, config.idle_seconds))
+        return api(view(table, agent))
 
     async def download_record(request: Request) -> Response:
         table = request.app.state.tables.get(request.path_params["game_id"])
@@ -191,21 +237,74 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
         Route("/api/games/{game_id}/record", download_record),
         Route("/api/games/{game_id}/replay", download_replay),
     ]
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={ApiError: on_api_error})
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={ApiError: on_api_error})
+    return OriginGuard(app, config.allowed_hosts)
 
 
-async def read_json(request: Request, max_body: int) -> Any:
-    """The request body as JSON; 413 past ``max_body`` bytes (Content-Length or the bytes as they arrive), 400 if it
-    is not UTF-8 JSON (NaN and Infinity refused) or nests too deeply."""
+def bearer_token(request: Request) -> str | None:
+    """The seat token of ``Authorization: Bearer TOKEN`` (None without the header); 400 for another form."""
+    header = request.headers.get("authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(400, "the Authorization header must be 'Bearer TOKEN' (the seat's token)", "token")
+    return token.strip()
+
+
+def refuse_token_in_url(request: Request) -> None:
+    """400 for a ``token`` in the query string: a URL ends up in logs and histories, so it may not carry one."""
+    if "token" in request.query_params:
+        raise ApiError(
+            400,
+            "a seat token in the URL is refused (URLs end up in logs and histories): send the header "
+            "Authorization: Bearer TOKEN",
+            "token",
+        )
+
+
+def warm_up(moves: int = 4) -> float:
+    """Each registered game, with its default options, dealt and played a few moves (legal moves, their words, the
+    pictures): whatever a game loads or compiles on first use (a solver) is ready before the first request.
+    Returns the seconds it took."""
+    start = time.perf_counter()
+    for name in names():
+        env = make_raw(name)
+        env.reset(seed=0)
+        for _ in range(moves):
+            if env.outcome() is not None:
+                break
+            legal = env.legal_actions()
+            env.describe_action(legal[0])
+            if game_spec(name).picture:
+                env.render_svg(env.agent_selection)
+            env.step(legal[-1])
+    return time.perf_counter() - start
+
+
+async def read_json(request: Request, max_body: int, seconds: float = 10.0) -> Any:
+    """The request body as JSON; 413 past ``max_body`` bytes (Content-Length or the bytes as they arrive), 408 if it
+    has not all arrived within ``seconds``, 400 if it is not UTF-8 JSON (NaN and Infinity refused) or nests too
+    deeply."""
     length = request.headers.get("content-length")
     if length is not None and (not length.isdigit() or int(length) > max_body):
         raise ApiError(413, f"the request body is larger than this server's limit of {max_body} bytes")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_body:
-            raise ApiError(413, f"the request body is larger than this server's limit of {max_body} bytes")
-        chunks.append(chunk)
+    chunks: list[bytes] = []
+
+    async def read() -> None:
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_body:
+                raise ApiError(413, f"the request body is larger than this server's limit of {max_body} bytes")
+            chunks.append(chunk)
+
+    try:
+        await asyncio.wait_for(read(), seconds)
+    except ClientDisconnect:  # the client left mid-body: nobody reads the answer, nothing was changed
+        raise ApiError(400, "the client disconnected before the body arrived") from None
+    except asyncio.TimeoutError:
+        raise ApiError(408, f"the request body did not arrive within {seconds:g} s") from None
 
     def refuse_constant(name: str) -> Any:
         raise ValueError(f"{name} is not a JSON number")
@@ -221,7 +320,8 @@ async def read_json(request: Request, max_body: int) -> Any:
 
 
 async def _sweep(tables: TableManager, config: ServerConfig) -> None:
-    """Remove idle games every few seconds (a quarter of the idle time, between 0.2 and 30 s); after removing any,
+    """Remove idle and old games every few seconds (a quarter of the idle time, between 0.2 and 30 s); after removing
+    any,
     collect the garbage and hand the freed heap back to the system (:func:`release_memory`)."""
     every = min(30.0, max(0.2, config.idle_seconds / 4))
     while True:
@@ -229,7 +329,7 @@ async def _sweep(tables: TableManager, config: ServerConfig) -> None:
         expired = tables.sweep()
         if expired:
             release_memory()
-            log.info("expired %d idle game(s); %d live", len(expired), len(tables.tables))
+            log.info("expired %d idle or old game(s); %d live", len(expired), len(tables.tables))
 
 
 def release_memory() -> None:
@@ -247,4 +347,4 @@ def release_memory() -> None:
         pass
 
 
-__all__ = ["ServerConfig", "create_app", "page_html", "read_json"]
+__all__ = ["ServerConfig", "bearer_token", "create_app", "page_html", "read_json", "warm_up"]

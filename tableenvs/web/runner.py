@@ -16,7 +16,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 
 from tableenvs.web.seats import think
-from tableenvs.web.tables import GameTable
+from tableenvs.web.tables import ApiError, GameTable
 
 log = logging.getLogger("tableenvs.web")
 
@@ -53,7 +53,7 @@ class AgentRunner:
                     clone,
                     seen["observation"],
                     seen["action_mask"],
-                    table.rngs[agent],
+                    table.rng(agent),
                 )
             except asyncio.CancelledError:
                 raise
@@ -66,7 +66,11 @@ class AgentRunner:
             if action not in env.legal_actions():
                 table.fail(f"{agent} ({seat.spec}) chose action {action}, which is not legal")
                 return
-            table.apply(agent, action)
+            try:
+                table.apply(agent, action)
+            except ApiError as error:  # the move could not be kept (a full disk): the game stops, unplayed
+                table.fail(error.message, keep=False)
+                return
             await asyncio.sleep(0)  # let requests in between the moves of a long all-agent game
 
     def close(self) -> None:

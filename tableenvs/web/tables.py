@@ -1,4 +1,6 @@
-"""The live games of a web server: creation from a checked request, tokens, per-seat views, moves, limits, expiry.
+"""One live game of a web server (:class:`GameTable`: tokens, per-seat views, moves, the move cap), the server's
+limits (:class:`ServerConfig`) and its refusals (:class:`ApiError`); the games by id are
+:class:`tableenvs.web.manager.TableManager`'s.
 
 Where you are: part of :mod:`tableenvs.web`, below the routes (:mod:`tableenvs.web.app`) and free of Starlette. Every
 method here runs on the server's event-loop thread, one at a time, so a live env is never touched by two threads;
@@ -18,24 +20,19 @@ import asyncio
 import hmac
 import math
 import secrets
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
-from tableenvs.core.registry import make_raw, names
-from tableenvs.core.registry import spec as game_spec
+from tableenvs.core.registry import make_raw
 from tableenvs.play.records import GameRecord, Recorder
 from tableenvs.policies import check_trusted
-from tableenvs.web.seats import Seat, SeatError, build_policy, parse_seat
+from tableenvs.web.seats import Seat, build_policy
 
-#: Fields of ``POST /api/games``.
-CREATE_FIELDS = ("game", "options", "seats", "seed", "pause")
 #: Fields of ``POST /api/games/{id}/actions``.
-ACTION_FIELDS = ("token", "action")
-MAX_SEED = 2**63
+ACTION_FIELDS = ("action",)
 
 
 @dataclass
@@ -44,6 +41,9 @@ class ServerConfig:
 
     max_games: int = 100  #: live games at once; creating one more is refused (503)
     idle_seconds: float = 1800.0  #: a game nobody has used for this long is removed
+    max_age_seconds: float = 86400.0  #: a game this old is removed, used or not
+    max_moves: int = 10000  #: moves per game; a game that reaches it stops
+    max_option: int = 1000  #: the largest number a game option may be given (turns, rounds, games per episode...)
     max_body: int = 16 * 1024  #: bytes of a request body; more is refused (413)
     agent_threads: int = 4  #: worker threads for the agents' thinking, shared by all games
     max_search_sims: int = 1000  #: largest search budget a seat may ask for, in simulations per decision
@@ -53,6 +53,10 @@ class ServerConfig:
     moves_shown: int = 60  #: the last moves listed in a view
     models: dict[str, str] = field(default_factory=dict)  #: model seats, ``model:NAME`` -> saved model path
     trust_models: bool = False  #: let ``models`` hold SB3 ``.zip`` files (pickles, which can run code)
+    allowed_hosts: list[str] = field(default_factory=list)  #: host names served besides the loopback ones
+    header_seconds: float = 10.0  #: a connection whose request headers take longer is closed (``tableenvs serve``)
+    data: str | None = None  #: the data folder keeping the games (None: kept in memory only)
+    warm_up: bool = True  #: play a few moves of each game before serving (loads or compiles their solvers)
 
     def __post_init__(self):
         for path in self.models.values():
@@ -62,6 +66,8 @@ class ServerConfig:
         """The limits as the catalog shows them (the model paths are not shown)."""
         data = asdict(self)
         data["models"] = sorted(self.models)
+        data["data"] = self.data is not None  # whether games are kept, not where
+        del data["warm_up"]
         return data
 
 
@@ -97,30 +103,42 @@ class GameTable:
         pause: float,
         clock: Callable[[], float],
         moves_shown: int = 60,
+        max_moves: int = 10000,
+        *,
+        game_id: str | None = None,
+        tokens: dict[str, str] | None = None,
+        created: float | None = None,
     ):
-        self.id = secrets.token_urlsafe(9)
+        self.id = game_id or secrets.token_urlsafe(9)
         self.game, self.options, self.seats, self.seed, self.pause = game, options, seats, seed, pause
-        self.clock, self.moves_shown = clock, moves_shown
+        self.clock, self.moves_shown, self.max_moves = clock, moves_shown, max_moves
         self.env = make_raw(game, **options)
         self.env.reset(seed=seed)
         self.agents = list(self.env.possible_agents)
         if len(seats) != len(self.agents):
             raise ValueError(f"seats names {len(seats)} players, the game has {len(self.agents)}")
-        self.tokens = {
-            agent: secrets.token_urlsafe(24) for agent, seat in zip(self.agents, seats, strict=True) if seat.human
-        }
+        humans = [agent for agent, seat in zip(self.agents, seats, strict=True) if seat.human]
+        self.tokens = {agent: secrets.token_urlsafe(24) for agent in humans} if tokens is None else dict(tokens)
+        if sorted(self.tokens) != humans:
+            raise ValueError(f"the tokens are for {sorted(self.tokens)}, the human seats are {humans}")
         self.policies = {agent: build_policy(seat, self.env) for agent, seat in zip(self.agents, seats, strict=True)}
-        streams = np.random.SeedSequence([seed, 32]).spawn(len(seats))
-        self.rngs = {agent: np.random.default_rng(stream) for agent, stream in zip(self.agents, streams, strict=True)}
         self.recorder = Recorder(game, options, seed, [seat.spec for seat in seats])
         self.moves: list[tuple[str, str, str]] = []  # (agent, as the mover made it, as the others learned it)
         self.version = 0
+        self.created = clock() if created is None else created
         self.last_active = clock()
-        self.error: str | None = None  # an agent that failed stops the game
+        self.error: str | None = None  # an agent that failed, or the move cap, stops the game
         self.closed = False
         self.agent_task: asyncio.Task | None = None
+        self.on_move: Callable[[GameTable, str, int], None] | None = None  # keeps the move (before it is played)
+        self.on_error: Callable[[GameTable], None] | None = None
         self._changed: asyncio.Event | None = None
         self._record: GameRecord | None = None
+
+    def rng(self, agent: str) -> np.random.Generator:
+        """The generator of ``agent``'s next decision: from the seed, the seat and the move number, so a game
+        rebuilt after a restart goes on as it would have."""
+        return np.random.default_rng([self.seed, 32, self.agents.index(agent), len(self.moves)])
 
     # -- who is asking
     def seat_of_token(self, token: Any) -> str:
@@ -157,19 +175,27 @@ class GameTable:
         return self.moves[-1][0] if self.moves else None
 
     # -- changes
-    def apply(self, agent: str, action: int) -> None:
-        """Play ``action`` for ``agent`` (already checked: it is ``agent``'s turn and the action is legal)."""
+    def apply(self, agent: str, action: int, keep: bool = True) -> None:
+        """Play ``action`` for ``agent`` (already checked: it is ``agent``'s turn and the action is legal); with
+        ``keep``, the move is first written by ``on_move`` (if that raises, nothing is played). A game that reaches
+        ``max_moves`` stops."""
         env = self.env
+        if keep and self.on_move is not None:
+            self.on_move(self, agent, action)
         public = env.describe_action_public(action)
         private = env.describe_action(action)
         self.recorder.add(env, action)
         env.step(action)
         self.moves.append((agent, private, public))
         self.touch()
+        if len(self.moves) >= self.max_moves and not self.over and not self.error:
+            self.fail(f"the game reached this server's cap of {self.max_moves} moves per game", keep=keep)
         self.changed()
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str, keep: bool = True) -> None:
         self.error = message
+        if keep and self.on_error is not None:
+            self.on_error(self)
         self.changed()
 
     def changed(self) -> None:
@@ -179,9 +205,16 @@ class GameTable:
             self._changed.set()
             self._changed = None
 
-    async def wait_change(self, version: int, timeout: float) -> None:
-        """Return once the version is past ``version`` (at once if it already is), or after ``timeout`` s."""
-        if self.version != version or self.over or self.closed:
+    def wake(self) -> None:
+        """Wake every request waiting for a change (the server is stopping), without a change."""
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
+
+    async def wait_change(self, version: int, timeout: float, stopping: bool = False) -> None:
+        """Return once the version is past ``version`` (at once if it already is), or after ``timeout`` s, or when
+        woken (:meth:`wake`)."""
+        if self.version != version or self.over or self.closed or stopping:
             return
         if self._changed is None:
             self._changed = asyncio.Event()
@@ -220,7 +253,7 @@ class GameTable:
         env = self.env
         return [{"action": int(a), "text": env.describe_action(a)} for a in env.legal_actions()]
 
-    def view(self, agent: str | None, idle_seconds: float) -> dict[str, Any]:
+    def view(self, agent: str | None, idle_seconds: float, max_age_seconds: float = math.inf) -> dict[str, Any]:
         """What ``agent`` (None: a spectator) is shown now; see the module docstring for what may be in it."""
         env, over = self.env, self.over
         to_act = self.to_act()
@@ -253,7 +286,7 @@ class GameTable:
             "over": over,
             "error": self.error,
             "pause": self.pause,
-            "expires_in": max(0.0, round(idle_seconds - (self.clock() - self.last_active), 1)),
+            "expires_in": self.expires_in(idle_seconds, max_age_seconds),
         }
         if over:
             outcome = env.outcome()
@@ -271,6 +304,12 @@ class GameTable:
             self.touch()  # again at the end: building the view may have taken a while (a Rummikub legal-move sweep)
         return view
 
+    def expires_in(self, idle_seconds: float, max_age_seconds: float = math.inf) -> float:
+        """Seconds until the game expires if nobody uses it (idle) or anyway (age)."""
+        now = self.clock()
+        left = min(idle_seconds - (now - self.last_active), max_age_seconds - (now - self.created))
+        return max(0.0, round(left, 1))
+
     def record(self) -> GameRecord:
         """The finished game's record (409 before the end: it holds every move and the seed)."""
         if not self.over:
@@ -278,114 +317,3 @@ class GameTable:
         if self._record is None:
             self._record = self.recorder.finish(self.env)
         return self._record
-
-
-class TableManager:
-    """The live games by id, the live-game limit and idle expiry."""
-
-    def __init__(self, config: ServerConfig, clock: Callable[[], float] = time.monotonic):
-        self.config, self.clock = config, clock
-        self.tables: dict[str, GameTable] = {}
-
-    def check_room(self) -> None:
-        if len(self.tables) >= self.config.max_games:
-            raise ApiError(
-                503,
-                f"this server holds at most {self.config.max_games} live games and is full; try again once some "
-                f"end or expire (idle games expire after {self.config.idle_seconds:g} s)",
-            )
-
-    def build(self, body: Any) -> GameTable:
-        """A new table from a ``POST /api/games`` body (not yet registered; may load a model, so it may run in a
-        worker thread). :class:`ApiError` 400 naming the field at fault."""
-        if not isinstance(body, dict):
-            raise ApiError(400, f"the body must be a JSON object with the fields {', '.join(CREATE_FIELDS)}")
-        unknown = sorted(set(body) - set(CREATE_FIELDS))
-        if unknown:
-            raise ApiError(
-                400, f"unknown field(s) {', '.join(map(repr, unknown))}; fields: {', '.join(CREATE_FIELDS)}", unknown[0]
-            )
-        for key in ("game", "seats"):
-            if key not in body:
-                raise ApiError(400, f"the field {key!r} is required", key)
-        game = body["game"]
-        if not isinstance(game, str) or game not in names():
-            raise ApiError(400, f"game must be one of {', '.join(names())}, got {_show(game)}", "game")
-        config = self.config
-        seats_text = body["seats"]
-        counts = game_spec(game).player_counts
-        if not isinstance(seats_text, list) or not seats_text:
-            raise ApiError(400, f"seats must be a list of seat names, one per player, got {_show(seats_text)}", "seats")
-        if counts and len(seats_text) not in counts:
-            raise ApiError(
-                400, f"{game} takes {min(counts)}-{max(counts)} players, seats names {len(seats_text)}", "seats"
-            )
-        seats = []
-        for index, text in enumerate(seats_text):
-            try:
-                seats.append(parse_seat(text, game, config.models, config.max_search_sims, config.max_search_ms))
-            except SeatError as error:
-                raise ApiError(400, f"seats[{index}]: {error}", f"seats[{index}]") from None
-        options = body.get("options", {})
-        if options is None:
-            options = {}
-        if not isinstance(options, dict):
-            raise ApiError(400, f"options must be an object (option name: value), got {_show(options)}", "options")
-        options = dict(options)
-        if "render_mode" in options:
-            raise ApiError(
-                400, "options: render_mode is the server's to choose, not an option here", "options.render_mode"
-            )
-        if counts:
-            given = options.get("num_players", len(seats))
-            if given != len(seats) or not _is_int(given):
-                raise ApiError(
-                    400,
-                    f"options.num_players is {_show(given)} but seats names {len(seats)} players",
-                    "options.num_players",
-                )
-            options["num_players"] = len(seats)
-        seed = body.get("seed")
-        if seed is None:
-            seed = secrets.randbelow(MAX_SEED)
-        elif not _is_int(seed) or not 0 <= seed < MAX_SEED:
-            raise ApiError(400, f"seed must be null or an integer 0 <= seed < 2**63, got {_show(seed)}", "seed")
-        pause = body.get("pause", 0)
-        if (
-            not isinstance(pause, (int, float))
-            or isinstance(pause, bool)
-            or not math.isfinite(pause)
-            or not (0 <= pause <= config.max_pause)
-        ):
-            raise ApiError(
-                400, f"pause must be a number of seconds 0..{config.max_pause:g}, got {_show(pause)}", "pause"
-            )
-        try:
-            table = GameTable(game, options, seats, seed, float(pause), self.clock, config.moves_shown)
-        except (ValueError, TypeError) as error:
-            message = " ".join(str(error).split())
-            raise ApiError(400, f"options: the game cannot be set up: {message}", "options") from None
-        return table
-
-    def add(self, table: GameTable) -> None:
-        self.check_room()
-        self.tables[table.id] = table
-
-    def get(self, game_id: str) -> GameTable:
-        table = self.tables.get(game_id)
-        if table is None:
-            raise ApiError(404, f"no live game {_show(game_id)} (it may have ended and expired)")
-        return table
-
-    def sweep(self) -> list[str]:
-        """Remove the games idle for longer than ``idle_seconds``; returns their ids."""
-        now, idle = self.clock(), self.config.idle_seconds
-        expired = [game_id for game_id, table in self.tables.items() if now - table.last_active > idle]
-        for game_id in expired:
-            self.tables.pop(game_id).close()
-        return expired
-
-    def close(self) -> None:
-        for table in self.tables.values():
-            table.close()
-        self.tables.clear()

@@ -19,7 +19,7 @@ import tableenvs
 from tableenvs.play.records import GameRecord, replay
 from tableenvs.testing import per_game
 from tableenvs.web.app import page_html
-from tests.web.helpers_web import client, table_of, wait_for_turn
+from tests.web.helpers_web import REQUEST_SECONDS, auth, client, table_of, wait_for_turn
 
 #: Short games: the options of each game.
 SHORT = per_game(
@@ -36,6 +36,15 @@ def create(test_client, game, seats, seed=5, **extra):
     )
     assert answer.status_code == 201, answer.text
     return answer.json()
+
+
+def move(test_client, game_id, token, action):
+    """``POST /api/games/{id}/actions`` with the seat's token in the Authorization header."""
+    return test_client.post(f"/api/games/{game_id}/actions", json={"action": action}, headers=auth(token))
+
+
+def seat_view(test_client, game_id, token=None):
+    return test_client.get(f"/api/games/{game_id}", headers=auth(token))
 
 
 def test_the_page_loads_nothing_from_elsewhere():
@@ -64,8 +73,8 @@ def test_a_whole_game_against_agents_ends_with_the_env_returns(game):
         view = wait_for_turn(test_client, game_id, token)
         while not view["over"]:
             assert view["to_act"] == "player_0" and view["you"] == "player_0" and "returns" not in view
-            move = view["legal"][rng.integers(len(view["legal"]))]
-            view = test_client.post(f"/api/games/{game_id}/actions", json={"token": token, "action": move["action"]})
+            choice = view["legal"][rng.integers(len(view["legal"]))]
+            view = move(test_client, game_id, token, choice["action"])
             assert view.status_code == 200, view.text
             view = wait_for_turn(test_client, game_id, token)
         table = table_of(test_client, game_id)
@@ -82,10 +91,10 @@ def test_a_whole_game_against_agents_ends_with_the_env_returns(game):
         assert page.status_code == 200 and "attachment" in page.headers["content-disposition"]
         assert '<script id="record" type="application/json">' in page.text
         # the human's own moves read as made, the agent's as the table learned them
-        for step, move in zip(record.steps[-len(view["moves"]) :], view["moves"], strict=True):
-            assert move["agent"] == step["agent"]
+        for step, shown in zip(record.steps[-len(view["moves"]) :], view["moves"], strict=True):
+            assert shown["agent"] == step["agent"]
             if step["agent"] == "player_0":
-                assert move["text"] == step["description"]
+                assert shown["text"] == step["description"]
         for step in record.steps:
             shadow.step(step["action"])
         assert list(shadow.outcome().returns) == view["returns"]
@@ -118,46 +127,55 @@ def test_bad_input_is_refused_clearly_and_changes_nothing():
         game_id, tokens = first["id"], first["tokens"]
         url = f"/api/games/{game_id}/actions"
         before = snapshot(test_client, [game_id, other["id"]])
-        legal = test_client.get(f"/api/games/{game_id}?token={tokens['player_0']}").json()["legal"]
-        assert legal and test_client.get(f"/api/games/{game_id}?token={tokens['player_1']}").json()["legal"] == []
-        illegal = next(a for a in range(200) if a not in {move["action"] for move in legal})
+        legal = seat_view(test_client, game_id, tokens["player_0"]).json()["legal"]
+        assert legal and seat_view(test_client, game_id, tokens["player_1"]).json()["legal"] == []
+        illegal = next(a for a in range(200) if a not in {choice["action"] for choice in legal})
 
-        def refused(status, field=None, **request):
-            answer = test_client.post(url, **request)
+        def refused(status, field=None, token=tokens["player_0"], headers=None, **request):
+            answer = test_client.post(url, headers={**auth(token), **(headers or {})}, **request)
             assert answer.status_code == status, (request, answer.text)
             body = answer.json()
             assert body["field"] == field and body["error"], (request, body)
             return body
 
-        for token in ("nope", tokens["player_0"][:-1] + "x", other["tokens"]["player_0"], ""):
-            assert refused(403, json={"token": token, "action": legal[0]["action"]}) == {
+        for token in ("nope", tokens["player_0"][:-1] + "x", other["tokens"]["player_0"]):
+            assert refused(403, token=token, json={"action": legal[0]["action"]}) == {
                 "error": "wrong token",
                 "field": None,
             }
-        wrong = test_client.get(f"/api/games/{game_id}?token=nope")
+        wrong = seat_view(test_client, game_id, "nope")
         assert wrong.status_code == 403 and wrong.json() == {"error": "wrong token", "field": None}
+        # the token travels only in the Authorization header: in the URL or the body it is refused, never used
+        for path in (f"/api/games/{game_id}?token={tokens['player_0']}", f"{url}?token={tokens['player_0']}"):
+            answer = test_client.request("GET" if "actions" not in path else "POST", path, json={"action": 1})
+            assert answer.status_code == 400 and answer.json()["field"] == "token", answer.text
+            assert "Authorization: Bearer" in answer.json()["error"]
+        body = refused(400, "token", token=None, json={"token": tokens["player_0"], "action": legal[0]["action"]})
+        assert "Authorization header" in body["error"]
+        refused(401, "token", token=None, json={"action": legal[0]["action"]})
+        for header in ("Basic abc", "Bearer", tokens["player_0"]):
+            refused(400, "token", token=None, headers={"Authorization": header}, json={"action": legal[0]["action"]})
         # not your turn: names no moves (player_0's would reveal its hand)
-        body = refused(409, json={"token": tokens["player_1"], "action": legal[0]["action"]})
+        body = refused(409, token=tokens["player_1"], json={"action": legal[0]["action"]})
         assert body["legal"] == [] and "player_0 is to act" in body["error"]
-        body = refused(422, "action", json={"token": tokens["player_0"], "action": illegal})
+        body = refused(422, "action", json={"action": illegal})
         assert body["legal"] == legal and legal[0]["text"] in body["error"]
         for action in ("3", 3.0, True, None, [1], {"a": 1}):
-            body = refused(400, "action", json={"token": tokens["player_0"], "action": action})
+            body = refused(400, "action", json={"action": action})
             assert "integer" in body["error"]
-        refused(400, "action", json={"token": tokens["player_0"]})
-        refused(400, "token", json={"action": legal[0]["action"]})
-        refused(400, "token", json={"token": 7, "action": legal[0]["action"]})
-        refused(400, "extra", json={"token": tokens["player_0"], "action": legal[0]["action"], "extra": 1})
-        for content in (b"{", b"", b"[1, 2]", b'"text"', b"\xff\xfe", b'{"token": NaN}', b"[" * 1000 + b"]" * 1000):
-            refused(400, content=content)
-        big = json.dumps({"token": tokens["player_0"], "action": legal[0]["action"], "pad": "x" * 3000}).encode()
-        refused(413, content=big)
-        refused(413, content=iter([big[:1000], big[1000:]]))  # streamed, no Content-Length
-        assert test_client.post("/api/games/none/actions", json={"token": "x", "action": 1}).status_code == 404
+        refused(400, "action", json={})
+        refused(400, "extra", json={"action": legal[0]["action"], "extra": 1})
+        json_type = {"Content-Type": "application/json"}
+        for content in (b"{", b"", b"[1, 2]", b'"text"', b"\xff\xfe", b'{"action": NaN}', b"[" * 1000 + b"]" * 1000):
+            refused(400, content=content, headers=json_type)
+        big = json.dumps({"action": legal[0]["action"], "pad": "x" * 3000}).encode()
+        refused(413, content=big, headers=json_type)
+        refused(413, content=iter([big[:1000], big[1000:]]), headers=json_type)  # streamed, no Content-Length
+        assert move(test_client, "none", "x", 1).status_code == 404
         assert test_client.get(f"/api/games/{game_id}?wait=soon").json()["field"] == "wait"
         assert snapshot(test_client, [game_id, other["id"]]) == before
         # and the right request still works
-        answer = test_client.post(url, json={"token": tokens["player_0"], "action": legal[0]["action"]})
+        answer = move(test_client, game_id, tokens["player_0"], legal[0]["action"])
         assert answer.status_code == 200 and answer.json()["version"] == 1
 
 
@@ -233,8 +251,7 @@ def test_views_depend_only_on_what_the_seat_may_see():
             hidden_changed = 0
             while True:
                 for agent in ("player_0", "player_1", None):
-                    query = f"?token={tokens[agent]}" if agent else ""
-                    seen = test_client.get(f"/api/games/{game_id}{query}").json()
+                    seen = seat_view(test_client, game_id, tokens.get(agent)).json()
                     if agent is not None and not seen["over"]:
                         assert seen["svg"] == shadow.render_svg(agent)
                     if seen["over"]:
@@ -244,24 +261,22 @@ def test_views_depend_only_on_what_the_seat_may_see():
                     hidden_changed += world.get_state()["rules"] != live.get_state()["rules"]
                     table.env = world
                     try:
-                        again = test_client.get(f"/api/games/{game_id}{query}").json()
+                        again = seat_view(test_client, game_id, tokens.get(agent)).json()
                     finally:
                         table.env = live
                     assert timeless(again) == timeless(seen), f"{game}: {agent}'s view changed with what it cannot see"
-                    for move, (mover, text) in zip(seen["moves"], public[-len(seen["moves"]) :], strict=True):
-                        assert move["agent"] == mover
+                    for shown, (mover, text) in zip(seen["moves"], public[-len(seen["moves"]) :], strict=True):
+                        assert shown["agent"] == mover
                         if mover != agent:
-                            assert move["text"] == text
+                            assert shown["text"] == text
                     assert "token" not in json.dumps(seen) and not any(t in json.dumps(seen) for t in tokens.values())
                 if seen["over"]:
                     break
-                view = test_client.get(f"/api/games/{game_id}?token={tokens[seen['to_act']]}").json()
+                view = seat_view(test_client, game_id, tokens[seen["to_act"]]).json()
                 action = view["legal"][rng.integers(len(view["legal"]))]["action"]
                 public.append((shadow.agent_selection, shadow.describe_action_public(action)))
                 shadow.step(action)
-                answer = test_client.post(
-                    f"/api/games/{game_id}/actions", json={"token": tokens[view["to_act"]], "action": action}
-                )
+                answer = move(test_client, game_id, tokens[view["to_act"]], action)
                 assert answer.status_code == 200
             assert hidden_changed > 0, f"{game}: sample_world never changed the hidden state; the check proves nothing"
 
@@ -277,8 +292,8 @@ def test_the_other_seats_dealt_cards_are_never_in_a_seats_responses():
         assert all(len(hand) == 8 for hand in cards.values()) and not set(cards["player_0"]) & set(cards["player_1"])
         for agent, other in (("player_0", "player_1"), ("player_1", "player_0")):
             texts = [
-                test_client.get(f"/api/games/{game_id}?token={tokens[agent]}").text,
-                test_client.post(f"/api/games/{game_id}/actions", json={"token": tokens[agent], "action": 10**6}).text,
+                seat_view(test_client, game_id, tokens[agent]).text,
+                move(test_client, game_id, tokens[agent], 10**6).text,
                 test_client.get(f"/api/games/{game_id}").text,
             ]
             own = [card[:2] for card in cards[agent]]
@@ -288,42 +303,72 @@ def test_the_other_seats_dealt_cards_are_never_in_a_seats_responses():
                     assert f">{card[:2]}<" not in text and card not in text, f"{agent} was shown {other}'s {card}"
 
 
-def test_an_agent_thinking_never_blocks_another_game():
-    # the search thinks for 4 s of CPU, far longer than creating the other game and making its move takes, however
-    # the threads are scheduled (with 0.9 s the search sometimes finished before the check, on a fast idle machine)
-    with client(max_search_ms=5000) as test_client:
-        start = time.monotonic()
-        slow = create(test_client, "llama_party_v0", ["search:ms=4000:rollout=random", "human"])
+def test_an_agent_thinking_never_blocks_another_game(monkeypatch):
+    """An agent that is thinking (here: held until the test lets it go, so no timing is involved) holds its own game
+    only: another game is created and moved meanwhile, and the thinking game goes on once the agent answers."""
+    import threading
+
+    from tableenvs.web import runner
+
+    release, started = threading.Event(), threading.Event()
+    think = runner.think
+
+    def slow_think(seat, *args):
+        if seat.kind == "search":
+            started.set()
+            assert release.wait(REQUEST_SECONDS), "the test never let the agent go"
+        return think(seat, *args)
+
+    monkeypatch.setattr(runner, "think", slow_think)
+    with client() as test_client:
+        slow = create(test_client, "llama_party_v0", ["search:sims=2:rollout=random", "human"])
+        assert started.wait(REQUEST_SECONDS), "the search seat never started thinking"
         fast = create(test_client, "llama_party_v0", ["human", "random"])
-        view = test_client.get(f"/api/games/{fast['id']}?token={fast['tokens']['player_0']}").json()
-        answer = test_client.post(
-            f"/api/games/{fast['id']}/actions",
-            json={"token": fast["tokens"]["player_0"], "action": view["legal"][0]["action"]},
-        )
+        view = seat_view(test_client, fast["id"], fast["tokens"]["player_0"]).json()
+        answer = move(test_client, fast["id"], fast["tokens"]["player_0"], view["legal"][0]["action"])
         assert answer.status_code == 200
-        waiting = test_client.get(f"/api/games/{slow['id']}").json()
-        elapsed = time.monotonic() - start
-        assert waiting["version"] == 0 and waiting["thinking"], f"the search had already moved after {elapsed:.2f} s"
-        assert waiting["to_act"] == "player_0"
+        waiting = seat_view(test_client, slow["id"]).json()
+        assert waiting["version"] == 0 and waiting["thinking"] and waiting["to_act"] == "player_0"
+        release.set()
         view = wait_for_turn(test_client, slow["id"], slow["tokens"]["player_1"])
         assert view["move_count"] == 1 and view["moves"][0] == {"agent": "player_0", "text": "chooses a goal"}
 
 
-def test_the_live_game_limit_and_idle_expiry():
-    with client(max_games=2, idle_seconds=1.0) as test_client:
+class FakeClock:
+    """A clock the test moves by hand: the server's idle and age expiry without waiting."""
+
+    def __init__(self, now: float = 1_000_000.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_live_game_limit_idle_and_age_expiry():
+    clock = FakeClock()
+    with client(clock=clock, max_games=2, idle_seconds=100.0, max_age_seconds=1000.0) as test_client:
+        tables = test_client.app.state.tables
         kept = create(test_client, "pilipili_v0", ["human", "human"])
         dropped = weakref.ref(table_of(test_client, create(test_client, "pilipili_v0", ["human", "human"])["id"]))
         full = test_client.post("/api/games", json={"game": "pilipili_v0", "seats": ["human", "human"]})
         assert full.status_code == 503 and "at most 2 live games" in full.json()["error"]
-        deadline = time.monotonic() + 2.0
-        while time.monotonic() < deadline:  # a seat that keeps asking keeps its game; the other one expires
-            assert test_client.get(f"/api/games/{kept['id']}?token={kept['tokens']['player_0']}").status_code == 200
-            time.sleep(0.1)
+        for _ in range(3):  # a seat that keeps asking keeps its game; the other one expires
+            clock.now += 60
+            assert seat_view(test_client, kept["id"], kept["tokens"]["player_0"]).status_code == 200
+            tables.sweep()
         assert test_client.get("/api/status").json()["live_games"] == 1
         gc.collect()
         assert dropped() is None, "an expired game is still held in memory"
-        time.sleep(2.0)
-        gone = test_client.get(f"/api/games/{kept['id']}")
+        view = seat_view(test_client, kept["id"], kept["tokens"]["player_0"]).json()
+        assert view["expires_in"] == 100.0  # just used: idle time left (its age allows 820 s more)
+        for _ in range(16):  # used every 50 s, it still expires at 1000 s of age
+            clock.now += 50
+            assert seat_view(test_client, kept["id"], kept["tokens"]["player_0"]).status_code == 200
+            tables.sweep()
+        assert seat_view(test_client, kept["id"]).json()["expires_in"] == 20.0
+        clock.now += 21
+        assert tables.sweep() == [kept["id"]]
+        gone = seat_view(test_client, kept["id"])
         assert gone.status_code == 404 and "expired" in gone.json()["error"]
         assert test_client.get("/api/status").json()["live_games"] == 0
         create(test_client, "pilipili_v0", ["human", "human"])
@@ -338,7 +383,7 @@ def test_downloads_wait_for_the_end():
         assert "seed" not in test_client.get(f"/api/games/{created['id']}").json()
 
 
-def test_the_serve_flags_are_checked(tmp_path):
+def test_the_serve_flags_are_checked(tmp_path, monkeypatch):
     import argparse
 
     from tableenvs.web import command
@@ -347,6 +392,12 @@ def test_the_serve_flags_are_checked(tmp_path):
     command.add_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["serve"])
     assert (args.host, args.port) == ("127.0.0.1", 8000)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    config = command.config_from_args(args)
+    assert config.data == str(tmp_path / "xdg" / "tableenvs" / "web") and config.allowed_hosts == []
+    argv = ["serve", "--data", str(tmp_path / "d"), "--allowed-host", "games.lan", "--host", "192.168.1.5"]
+    config = command.config_from_args(parser.parse_args(argv))
+    assert config.data == str(tmp_path / "d") and config.allowed_hosts == ["games.lan", "192.168.1.5"]
     model = tmp_path / "m.zip"
     model.write_bytes(b"")
     argv = ["serve", "--model", f"best={model}", "--max-games", "3", "--trust-models"]
@@ -359,6 +410,11 @@ def test_the_serve_flags_are_checked(tmp_path):
         (["--max-games", "0"], "--max-games must be at least 1"),
         (["--idle-seconds", "nan"], "--idle-seconds"),
         (["--port", "70000"], "--port"),
+        (["--max-moves", "0"], "--max-moves must be at least 1"),
+        (["--max-option", "0"], "--max-option must be at least 1"),
+        (["--max-age-seconds", "inf"], "--max-age-seconds"),
+        (["--header-seconds", "0"], "--header-seconds"),
+        (["--allowed-host", "http://evil/"], "--allowed-host"),
     ):
         with pytest.raises(ValueError, match=re.escape(words)):
             command.config_from_args(parser.parse_args(["serve", *flags]))
@@ -370,9 +426,7 @@ def test_the_pause_comes_before_an_agents_turn():
         game_id, token = created["id"], created["tokens"]["player_0"]
         view = wait_for_turn(test_client, game_id, token)
         start = time.monotonic()
-        answer = test_client.post(
-            f"/api/games/{game_id}/actions", json={"token": token, "action": view["legal"][0]["action"]}
-        ).json()
+        answer = move(test_client, game_id, token, view["legal"][0]["action"]).json()
         assert answer["to_act"] == "player_1" and answer["thinking"] and answer["pause"] == 0.4
         view = wait_for_turn(test_client, game_id, token)
         assert view["move_count"] == 2 and time.monotonic() - start >= 0.4
@@ -391,7 +445,7 @@ def test_a_failing_agent_stops_its_game_not_the_server(monkeypatch):
         view = wait_for_turn(test_client, game_id, token)
         assert view["error"] == "player_0 (random) failed: RuntimeError: the policy broke"
         assert view["to_act"] is None and view["legal"] == [] and not view["over"]
-        answer = test_client.post(f"/api/games/{game_id}/actions", json={"token": token, "action": 0})
+        answer = move(test_client, game_id, token, 0)
         assert answer.status_code == 409 and "the game has stopped" in answer.json()["error"]
         assert test_client.get("/api/status").status_code == 200
 
@@ -417,7 +471,7 @@ def test_a_trained_seat_plays_the_shipped_model_where_the_game_has_one():
         seats = ["trained"] + ["random"] * (players - 1)
         answer = test_client.post("/api/games", json={"game": game, "seats": seats, "seed": 3, "pause": 0})
         assert answer.status_code == 201, answer.text
-        view = wait_for_turn(test_client, answer.json()["id"], None, timeout=60)
+        view = wait_for_turn(test_client, answer.json()["id"], None)
         assert view["over"] and not view["error"]
         record = GameRecord.from_dict(test_client.get(f"/api/games/{answer.json()['id']}/record").json())
     # replay the record: every move of player_0 is the shipped model's choice at that point

@@ -43,16 +43,21 @@ TWO_TAB_MOVES = 30
 ENABLED = "#legal button.move:not([disabled])"
 
 
+#: Playwright's wait for a page element, ms: a bound against a page that never shows it, not a speed check. Each
+#: wait is for one answer from a local server (milliseconds idle); 120 s holds on a machine at load 20.
+PAGE_TIMEOUT_MS = 120_000
+
+
 @pytest.fixture(scope="module")
-def server():
-    with served("--agent-threads", "2") as base:
+def server(tmp_path_factory):
+    with served("--agent-threads", "2", "--data", str(tmp_path_factory.mktemp("web-data"))) as base:
         yield base
 
 
 @pytest.fixture(scope="module")
 def page():
     with page_or_skip() as page:
-        page.set_default_timeout(20_000)
+        page.set_default_timeout(PAGE_TIMEOUT_MS)
         yield page
 
 
@@ -101,9 +106,11 @@ def shown_result(tab) -> tuple[list[tuple[str, float]], str]:
 @pytest.mark.parametrize(("game", "options", "agent"), GAMES)
 def test_a_whole_game_by_clicking(server, page, game, options, agent):
     requests: list[str] = []
+    bearers: list[str] = []
 
     def asked(request) -> None:
         requests.append(request.url)
+        bearers.append(request.headers.get("authorization", ""))
 
     page.on("request", asked)
     page.goto(server + "/")
@@ -128,7 +135,7 @@ def test_a_whole_game_by_clicking(server, page, game, options, agent):
         buttons = page.locator(ENABLED)
         buttons.nth(int(rng.integers(buttons.count()))).click()
         clicks += 1
-    status, view = api(server, "GET", f"/api/games/{game_id}?token={token}")
+    status, view = api(server, "GET", f"/api/games/{game_id}", token=token)
     assert status == 200 and view["over"] and clicks > 0
     returns, winners = shown_result(page)
     assert returns == [(f"player_{s}", value) for s, value in enumerate(view["returns"])]
@@ -139,6 +146,9 @@ def test_a_whole_game_by_clicking(server, page, game, options, agent):
     assert record["returns"] == view["returns"] and len(record["steps"]) == view["move_count"]
     page.remove_listener("request", asked)
     assert all(url.startswith(server + "/") for url in requests), "the page asked for something elsewhere"
+    # the seat's token went in the Authorization header of the page's API calls, never in a URL
+    assert not any(token in url for url in requests)
+    assert bearers.count(f"Bearer {token}") >= clicks
 
 
 def test_two_tabs_never_see_each_others_cards(server, page):
@@ -152,7 +162,7 @@ def test_two_tabs_never_see_each_others_cards(server, page):
     answers: dict[str, list] = {agent: [] for agent in seats}
     try:
         for agent, tab in tabs.items():
-            tab.set_default_timeout(20_000)
+            tab.set_default_timeout(PAGE_TIMEOUT_MS)
             tab.on("response", lambda response, agent=agent: answers[agent].append(response))
             tab.goto(server + created["links"][agent])
         shadow = tableenvs.make_raw(game, num_players=2)
