@@ -39,6 +39,7 @@ for _game in (
         views=True,
         picture=True,
         openspiel=True,
+        batched="tableenvs.llama_party.batched:batched_game",
     ),
     GameSpec(
         "rummikub_v0",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
 CACHE_ENV = "NUMBA_CACHE_DIR"
@@ -65,7 +66,7 @@ def private_temporary_cache() -> str | None:
     return path
 
 
-def cached_jit(function, numba, directory: str | None):
+def cached_jit(function: Callable[..., Any], numba: Any, directory: str | None) -> Any:
     """``numba.njit(cache=True)`` with the cache in ``directory`` (or numba's choice), or ``None`` if unwritable."""
     from numba.core import config as numba_config
 
@@ -83,7 +84,7 @@ def cached_jit(function, numba, directory: str | None):
         config.CACHE_DIR = saved
 
 
-def index_path(dispatcher) -> str | None:
+def index_path(dispatcher: Any) -> str | None:
     """The numba cache index file of a ``cache=True`` dispatcher, or ``None`` if numba does not say."""
     cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
     return getattr(cache_file, "_index_path", None)
