@@ -42,7 +42,7 @@ def kernels() -> tuple[Any, ...]:
             (k.step_kernel, k.reset_kernel, k.first_illegal),
             "the Llama Party batched engine",
             k.__file__,
-            "about 15 s",
+            "about 10 s",
         )
     return _KERNELS
 

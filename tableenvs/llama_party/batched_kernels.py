@@ -58,6 +58,14 @@ SHOWN = SCORED + 1  # per seat, the 7 cards shown at the last scoring (sorted)
 SHOWN_DISPLAY = SHOWN + NUM_SLOTS * HAND_SIZE
 BOARD_WIDTH = SHOWN_DISPLAY + NUM_SLOTS
 
+# the workspace every kernel passes down (int64): permutations, letter counts, incoming cards, scores, draws
+W_PERM = 0
+W_COUNTS = W_PERM + DECK_SIZE
+W_INCOMING = W_COUNTS + NUM_LETTERS
+W_SCORES = W_INCOMING + NUM_SLOTS * NUM_SLOTS
+W_DRAWN = W_SCORES + NUM_SLOTS
+WORK_SIZE = W_DRAWN + NUM_SLOTS
+
 # money[e] rows
 LAST, CUMULATIVE, RETURNS = 0, 1, 2
 
@@ -86,12 +94,12 @@ def _append(board, at, length_at, card):
 
 
 @register_jitable
-def deal(board, n, function, state, scratch):
+def deal(board, n, function, state, work):
     """``LlamaParty._deal`` (no scripted hands)."""
-    permutation(function, state, DECK_SIZE, scratch)
+    permutation(function, state, DECK_SIZE, work)
     for slot in range(NUM_SLOTS):
         for k in range(DEAL_SIZE):
-            board[HANDS + slot * SLOT_CAP + k] = scratch[slot * DEAL_SIZE + k]
+            board[HANDS + slot * SLOT_CAP + k] = work[W_PERM + slot * DEAL_SIZE + k]
         board[HAND_LEN + slot] = DEAL_SIZE
         board[GOAL + slot] = -1
         board[DISPLAY + slot] = -1
@@ -134,76 +142,81 @@ def deal(board, n, function, state, scratch):
 
 
 @register_jitable
-def start(board, n, function, state, scratch):
+def start(board, n, function, state, work):
     """``LlamaParty.start`` with no scripted options: totals 0, round 1, nothing shown, then the deal."""
     for seat in range(NUM_SLOTS):
         board[TOTALS + seat] = 0
     board[SCORED] = 0
     board[ROUND] = 1
-    deal(board, n, function, state, scratch)
+    deal(board, n, function, state, work)
 
 
 @register_jitable
-def _place_goals(board, n, function, state, scratch):
+def _place_goals(board, n, function, state, work):
     """``rules.place_goals``: the display by position."""
-    goals = np.empty(NUM_SLOTS, np.int32)
+    order = work[W_PERM:]
     if board[ROUND] == 1:
-        permutation(function, state, NUM_SLOTS, scratch)
+        permutation(function, state, NUM_SLOTS, order)
         for p in range(NUM_SLOTS):
-            goals[p] = board[GOAL + scratch[p]]
+            board[DISPLAY + p] = board[GOAL + order[p]]
     else:
-        permutation(function, state, n, scratch)
+        permutation(function, state, n, order)
         for i in range(1, n):  # stable insertion sort, highest total first
-            seat = scratch[i]
+            seat = order[i]
             j = i - 1
-            while j >= 0 and board[TOTALS + scratch[j]] < board[TOTALS + seat]:
-                scratch[j + 1] = scratch[j]
+            while j >= 0 and board[TOTALS + order[j]] < board[TOTALS + seat]:
+                order[j + 1] = order[j]
                 j -= 1
-            scratch[j + 1] = seat
+            order[j + 1] = seat
         for p in range(n):
-            goals[p] = board[GOAL + scratch[p]]
-        permutation(function, state, NUM_SLOTS - n, scratch)
+            board[DISPLAY + p] = board[GOAL + order[p]]
+        permutation(function, state, NUM_SLOTS - n, order)
         for d in range(NUM_SLOTS - n):
-            goals[n + d] = board[GOAL + n + scratch[d]]
-    for p in range(NUM_SLOTS):
-        board[DISPLAY + p] = goals[p]
+            board[DISPLAY + n + d] = board[GOAL + n + order[d]]
 
 
 @register_jitable
-def _resolve_pass(board, n, function, state, scratch):
+def _resolve_pass(board, n, function, state, work):
     """``LlamaParty._resolve_pass``: every seat's picks move left; a dummy fed cards gives as many at random."""
     count = _PASS_COUNTS[board[STEP] - 1]
-    incoming = np.empty((NUM_SLOTS, NUM_SLOTS), np.int32)
     for seat in range(n):
         target = board[LEFT_OF + seat]
         for k in range(count):
             card = board[STAGED + seat * NUM_SLOTS + k]
             if target < n:
-                incoming[target, k] = card
+                work[W_INCOMING + target * NUM_SLOTS + k] = card
             else:
                 _append(board, HANDS + target * SLOT_CAP, HAND_LEN + target, card)
     for dummy in range(n, NUM_SLOTS):
         at = HANDS + dummy * SLOT_CAP
-        permutation(function, state, board[HAND_LEN + dummy], scratch)
-        drawn = scratch[:count].copy()
-        drawn.sort()
+        permutation(function, state, board[HAND_LEN + dummy], work)
+        for i in range(count):  # the first `count` positions, highest first (sorted(..., reverse=True))
+            position = work[W_PERM + i]
+            j = i - 1
+            while j >= 0 and work[W_DRAWN + j] < position:
+                work[W_DRAWN + j + 1] = work[W_DRAWN + j]
+                j -= 1
+            work[W_DRAWN + j + 1] = position
         receiver = board[LEFT_OF + dummy]
         for k in range(count):
-            incoming[receiver, k] = _pop(board, at, HAND_LEN + dummy, drawn[count - 1 - k])
+            card = _pop(board, at, HAND_LEN + dummy, work[W_DRAWN + k])
+            work[W_INCOMING + receiver * NUM_SLOTS + k] = card
     moved = board[MOVED]
     for seat in range(n):
         for k in range(count):
             board[PASSED + seat * MOVED_CAP + moved + k] = board[STAGED + seat * NUM_SLOTS + k]
-            board[RECEIVED + seat * MOVED_CAP + moved + k] = incoming[seat, k]
-            _append(board, HANDS + seat * SLOT_CAP, HAND_LEN + seat, incoming[seat, k])
+            card = work[W_INCOMING + seat * NUM_SLOTS + k]
+            board[RECEIVED + seat * MOVED_CAP + moved + k] = card
+            _append(board, HANDS + seat * SLOT_CAP, HAND_LEN + seat, card)
         board[STAGED_LEN + seat] = 0
     board[MOVED] = moved + count
 
 
 @register_jitable
-def hand_score(board, seat, letter, letter_points, need, bottom_points, num_bottoms):
+def hand_score(board, seat, letter, letter_points, need, bottom_points, num_bottoms, work):
     """``rules.hand_score`` of ``seat``'s hand against the display."""
-    counts = np.zeros(NUM_LETTERS, np.int64)
+    counts = work[W_COUNTS : W_COUNTS + NUM_LETTERS]
+    counts[:] = 0
     for k in range(board[HAND_LEN + seat]):
         counts[letter[board[HANDS + seat * SLOT_CAP + k]]] += 1
     total = 0
@@ -225,20 +238,24 @@ def hand_score(board, seat, letter, letter_points, need, bottom_points, num_bott
 
 
 @register_jitable
-def _end_round(board, n, win, deck, function, state, scratch, rewards):
+def _end_round(board, n, win, deck, function, state, work, rewards):
     """``LlamaParty.end_round`` plus the env's rewards for it; True when the game is over."""
     letter, letter_points, need, bottom_points, num_bottoms = deck
     row = board[SCORED]
-    scores = np.empty(NUM_SLOTS, np.int64)
+    scores = work[W_SCORES : W_SCORES + NUM_SLOTS]
     for seat in range(n):
-        scores[seat] = hand_score(board, seat, letter, letter_points, need, bottom_points, num_bottoms)
+        scores[seat] = hand_score(board, seat, letter, letter_points, need, bottom_points, num_bottoms, work)
         board[TOTALS + seat] += scores[seat]
         board[ROUND_SCORES + row * NUM_SLOTS + seat] = scores[seat]
         at = HANDS + seat * SLOT_CAP
-        hand = board[at : at + HAND_SIZE].copy()
-        hand.sort()
-        for k in range(HAND_SIZE):
-            board[SHOWN + seat * HAND_SIZE + k] = hand[k]
+        shown = SHOWN + seat * HAND_SIZE
+        for i in range(HAND_SIZE):  # sorted(hand), by insertion
+            card = board[at + i]
+            j = i - 1
+            while j >= 0 and board[shown + j] > card:
+                board[shown + j + 1] = board[shown + j]
+                j -= 1
+            board[shown + j + 1] = card
     for p in range(NUM_SLOTS):
         board[SHOWN_DISPLAY + p] = board[DISPLAY + p]
     board[SCORED] = row + 1
@@ -263,12 +280,12 @@ def _end_round(board, n, win, deck, function, state, scratch, rewards):
             rewards[seat] = 1.0 / count if won else -1.0
     if not over:
         board[ROUND] += 1
-        deal(board, n, function, state, scratch)
+        deal(board, n, function, state, work)
     return over
 
 
 @register_jitable
-def act(board, n, win, deck, card, function, state, scratch, rewards):
+def act(board, n, win, deck, card, function, state, work, rewards):
     """``LlamaParty.act(card)`` for a legal card; True when it ended the game. ``rewards`` gets the step's."""
     seat = board[TO_ACT]
     at = HANDS + seat * SLOT_CAP
@@ -290,22 +307,23 @@ def act(board, n, win, deck, card, function, state, scratch, rewards):
         return False
     board[TO_ACT] = 0
     if step == 0:
-        _place_goals(board, n, function, state, scratch)
+        _place_goals(board, n, function, state, work)
     else:
-        _resolve_pass(board, n, function, state, scratch)
+        _resolve_pass(board, n, function, state, work)
         if step == len(_PASS_COUNTS):
-            return _end_round(board, n, win, deck, function, state, scratch, rewards)
+            return _end_round(board, n, win, deck, function, state, work, rewards)
     board[STEP] = step + 1
     return False
 
 
 @register_jitable
-def observe(board, n, letter, obs, mask):
+def observe(board, n, letter, obs, mask, work):
     """``Encoder.fill`` for the seat to act into ``obs`` and ``Encoder.fill_mask`` into ``mask``."""
     seat = board[TO_ACT]
     obs[:] = 0.0
     mask[:] = 0
-    counts = np.zeros(NUM_LETTERS, np.int64)
+    counts = work[W_COUNTS : W_COUNTS + NUM_LETTERS]
+    counts[:] = 0
     at = HANDS + seat * SLOT_CAP
     for k in range(board[HAND_LEN + seat]):
         card = board[at + k]
@@ -357,28 +375,28 @@ def observe(board, n, letter, obs, mask):
 
 def reset_kernel(board, money, n, letter, function, states, obs, mask):
     """Start a new game in every env (generators freshly seeded) and write its first observation and mask."""
-    scratch = np.empty(DECK_SIZE, np.int64)
+    work = np.empty(WORK_SIZE, np.int64)
     for e in range(board.shape[0]):
-        start(board[e], n, function, states[e], scratch)
+        start(board[e], n, function, states[e], work)
         money[e, :, :] = 0.0
-        observe(board[e], n, letter, obs[e], mask[e])
+        observe(board[e], n, letter, obs[e], mask[e], work)
 
 
 def step_kernel(board, money, n, win, deck, function, states, actions, obs, mask, rewards, terminated):
     """Play ``actions[e]`` (legal) in every env: rewards, PettingZoo's reward bookkeeping, an ended game replaced
     by the next one from the env's stream, and the new observation and mask."""
-    scratch = np.empty(DECK_SIZE, np.int64)
+    work = np.empty(WORK_SIZE, np.int64)
     step_rewards = np.zeros(NUM_SLOTS, np.float64)
     for e in range(board.shape[0]):
         row = board[e]
         seat = row[TO_ACT]
         step_rewards[:] = 0.0
-        over = act(row, n, win, deck, actions[e], function, states[e], scratch, step_rewards)
+        over = act(row, n, win, deck, actions[e], function, states[e], work, step_rewards)
         for s in range(n):
             rewards[e, s] = step_rewards[s]
         terminated[e] = over
         if over:  # the AEC env's reset() without a seed: the next game from the same generator
-            start(row, n, function, states[e], scratch)
+            start(row, n, function, states[e], work)
             money[e, :, :] = 0.0
         else:  # AECBase._play: the mover's cumulative reward restarts, then every seat's step reward is added
             money[e, CUMULATIVE, seat] = 0.0
@@ -386,7 +404,7 @@ def step_kernel(board, money, n, win, deck, function, states, actions, obs, mask
                 money[e, LAST, s] = step_rewards[s]
                 money[e, CUMULATIVE, s] += step_rewards[s]
                 money[e, RETURNS, s] += step_rewards[s]
-        observe(row, n, deck[0], obs[e], mask[e])
+        observe(row, n, deck[0], obs[e], mask[e], work)
 
 
 def first_illegal(board, actions):
