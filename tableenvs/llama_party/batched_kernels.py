@@ -284,28 +284,36 @@ def _end_round(board, n, win, deck, function, state, work, rewards):
     return over
 
 
-@register_jitable
-def act(board, n, win, deck, card, function, state, work, rewards):
-    """``LlamaParty.act(card)`` for a legal card; True when it ended the game. ``rewards`` gets the step's."""
-    seat = board[TO_ACT]
+@register_jitable(inline="always")
+def take(board, e, card):
+    """The first half of ``LlamaParty.act(card)`` for env ``e`` (a legal card): the card leaves the hand of the seat
+    to act and becomes its goal or one of its picks. Returns whether the seat has made all its picks of the step.
+    Inlined where it is called (see :func:`observe`)."""
+    seat = board[e, TO_ACT]
     at = HANDS + seat * SLOT_CAP
-    for k in range(board[HAND_LEN + seat]):
-        if board[at + k] == card:
-            _pop(board, at, HAND_LEN + seat, k)
-            break
-    step = board[STEP]
+    length = board[e, HAND_LEN + seat]
+    k = 0
+    while board[e, at + k] != card:
+        k += 1
+    for i in range(k, length - 1):
+        board[e, at + i] = board[e, at + i + 1]
+    board[e, HAND_LEN + seat] = length - 1
+    step = board[e, STEP]
     if step == 0:
-        board[GOAL + seat] = card
-        done = True
-    else:
-        _append(board, STAGED + seat * NUM_SLOTS, STAGED_LEN + seat, card)
-        done = board[STAGED_LEN + seat] == _PASS_COUNTS[step - 1]
-    if not done:
-        return False
-    if seat + 1 < n:
-        board[TO_ACT] = seat + 1
-        return False
+        board[e, GOAL + seat] = card
+        return True
+    picks = board[e, STAGED_LEN + seat]
+    board[e, STAGED + seat * NUM_SLOTS + picks] = card
+    board[e, STAGED_LEN + seat] = picks + 1
+    return picks + 1 == _PASS_COUNTS[step - 1]
+
+
+@register_jitable
+def advance(board, n, win, deck, function, state, work, rewards):
+    """The second half of ``LlamaParty.act`` once the last seat has made its picks of the step: the goals placed,
+    or the pass resolved (and the round scored: ``rewards`` gets the step's); True when the game is over."""
     board[TO_ACT] = 0
+    step = board[STEP]
     if step == 0:
         _place_goals(board, n, function, state, work)
     else:
@@ -316,58 +324,63 @@ def act(board, n, win, deck, card, function, state, work, rewards):
     return False
 
 
-@register_jitable
-def observe(board, n, letter, obs, mask, work):
-    """``Encoder.fill`` for the seat to act into ``obs`` and ``Encoder.fill_mask`` into ``mask``."""
-    seat = board[TO_ACT]
-    obs[:] = 0.0
-    mask[:] = 0
-    counts = work[W_COUNTS : W_COUNTS + NUM_LETTERS]
-    counts[:] = 0
-    at = HANDS + seat * SLOT_CAP
-    for k in range(board[HAND_LEN + seat]):
-        card = board[at + k]
-        obs[_OBS_HAND + card] = 1.0
-        mask[card] = 1
-        counts[letter[card]] += 1
+@register_jitable(inline="always")
+def observe(board, e, n, letter, obs, mask, work):
+    """``Encoder.fill`` for env ``e``'s seat to act into ``obs[e]`` and ``Encoder.fill_mask`` into ``mask[e]``.
+    Inlined where it is called, on whole arrays and an index: a call passing array views costs reference counting
+    (atomic) for every argument, several times this function's own work."""
+    seat = board[e, TO_ACT]
+    for i in range(obs.shape[1]):
+        obs[e, i] = 0.0
+    for i in range(mask.shape[1]):
+        mask[e, i] = 0
     for letter_index in range(NUM_LETTERS):
-        if counts[letter_index]:
-            obs[_OBS_LETTERS + letter_index] = counts[letter_index] / DEAL_SIZE
-    staged = board[STAGED_LEN + seat]
+        work[W_COUNTS + letter_index] = 0
+    at = HANDS + seat * SLOT_CAP
+    for k in range(board[e, HAND_LEN + seat]):
+        card = board[e, at + k]
+        obs[e, _OBS_HAND + card] = 1.0
+        mask[e, card] = 1
+        work[W_COUNTS + letter[card]] += 1
+    for letter_index in range(NUM_LETTERS):
+        count = work[W_COUNTS + letter_index]
+        if count:
+            obs[e, _OBS_LETTERS + letter_index] = count / DEAL_SIZE
+    staged = board[e, STAGED_LEN + seat]
     for k in range(staged):
-        obs[_OBS_STAGED + board[STAGED + seat * NUM_SLOTS + k]] = 1.0
-    goal = board[GOAL + seat]
+        obs[e, _OBS_STAGED + board[e, STAGED + seat * NUM_SLOTS + k]] = 1.0
+    goal = board[e, GOAL + seat]
     if goal >= 0:
-        obs[_OBS_GOAL + goal] = 1.0
-    step = board[STEP]
+        obs[e, _OBS_GOAL + goal] = 1.0
+    step = board[e, STEP]
     for p in range(step):
-        obs[_OBS_REVEALED + p * DECK_SIZE + board[DISPLAY + p]] = 1.0
-    for k in range(board[MOVED]):
-        obs[_OBS_PASSED + board[PASSED + seat * MOVED_CAP + k]] = 1.0
-        obs[_OBS_RECEIVED + board[RECEIVED + seat * MOVED_CAP + k]] = 1.0
-    obs[_OBS_STEP + step] = 1.0
+        obs[e, _OBS_REVEALED + p * DECK_SIZE + board[e, DISPLAY + p]] = 1.0
+    for k in range(board[e, MOVED]):
+        obs[e, _OBS_PASSED + board[e, PASSED + seat * MOVED_CAP + k]] = 1.0
+        obs[e, _OBS_RECEIVED + board[e, RECEIVED + seat * MOVED_CAP + k]] = 1.0
+    obs[e, _OBS_STEP + step] = 1.0
     picks_left = 1 if step == 0 else _PASS_COUNTS[step - 1] - staged
-    obs[_OBS_PICKS] = picks_left / 4.0
+    obs[e, _OBS_PICKS] = picks_left / 4.0
     # the table block (Encoder._table_block)
-    obs[_OBS_ROUND + board[ROUND] - 1] = 1.0
-    obs[_OBS_PLAYERS + n - 2] = 1.0
+    obs[e, _OBS_ROUND + board[e, ROUND] - 1] = 1.0
+    obs[e, _OBS_PLAYERS + n - 2] = 1.0
     where = 0
     for i in range(NUM_SLOTS):
-        if board[RING + i] == seat:
+        if board[e, RING + i] == seat:
             where = i
     for offset in range(1, NUM_SLOTS):
-        slot = board[RING + (where + offset) % NUM_SLOTS]
+        slot = board[e, RING + (where + offset) % NUM_SLOTS]
         column = (slot - seat) % n if slot < n else 0
-        obs[_OBS_RING + (offset - 1) * 4 + column] = 1.0
+        obs[e, _OBS_RING + (offset - 1) * 4 + column] = 1.0
     for other in range(n):
         relative = (other - seat) % n
-        obs[_OBS_TOTALS + relative] = board[TOTALS + other] / SCORE_SCALE
-        for row in range(board[SCORED]):
-            obs[_OBS_SCORES + row * 4 + relative] = board[ROUND_SCORES + row * NUM_SLOTS + other] / SCORE_SCALE
-        if board[SCORED]:
+        obs[e, _OBS_TOTALS + relative] = board[e, TOTALS + other] / SCORE_SCALE
+        for row in range(board[e, SCORED]):
+            obs[e, _OBS_SCORES + row * 4 + relative] = board[e, ROUND_SCORES + row * NUM_SLOTS + other] / SCORE_SCALE
+        if board[e, SCORED]:
             base = _OBS_SHOWN + relative * DECK_SIZE
             for k in range(HAND_SIZE):
-                obs[base + board[SHOWN + other * HAND_SIZE + k]] = 1.0
+                obs[e, base + board[e, SHOWN + other * HAND_SIZE + k]] = 1.0
 
 
 # ---------------------------------------------------------------------------------------------- the batch kernels
@@ -379,32 +392,44 @@ def reset_kernel(board, money, n, letter, function, states, obs, mask):
     for e in range(board.shape[0]):
         start(board[e], n, function, states[e], work)
         money[e, :, :] = 0.0
-        observe(board[e], n, letter, obs[e], mask[e], work)
+        observe(board, e, n, letter, obs, mask, work)
 
 
 def step_kernel(board, money, n, win, deck, function, states, actions, obs, mask, rewards, terminated):
     """Play ``actions[e]`` (legal) in every env: rewards, PettingZoo's reward bookkeeping, an ended game replaced
-    by the next one from the env's stream, and the new observation and mask."""
+    by the next one from the env's stream, and the new observation and mask. The common step (a pick that does not
+    end the step) touches only whole arrays by index; the rest, once every few steps, goes through ``advance``."""
     work = np.empty(WORK_SIZE, np.int64)
     step_rewards = np.zeros(NUM_SLOTS, np.float64)
+    letter = deck[0]
     for e in range(board.shape[0]):
-        row = board[e]
-        seat = row[TO_ACT]
-        step_rewards[:] = 0.0
-        over = act(row, n, win, deck, actions[e], function, states[e], work, step_rewards)
+        seat = board[e, TO_ACT]
         for s in range(n):
-            rewards[e, s] = step_rewards[s]
+            rewards[e, s] = 0.0
+        over = advanced = False
+        if take(board, e, actions[e]):
+            if seat + 1 < n:
+                board[e, TO_ACT] = seat + 1
+            else:
+                advanced = True
+                step_rewards[:] = 0.0
+                over = advance(board[e], n, win, deck, function, states[e], work, step_rewards)
+                for s in range(n):
+                    rewards[e, s] = step_rewards[s]
         terminated[e] = over
         if over:  # the AEC env's reset() without a seed: the next game from the same generator
-            start(row, n, function, states[e], work)
-            money[e, :, :] = 0.0
+            start(board[e], n, function, states[e], work)
+            for row in range(3):
+                for s in range(n):
+                    money[e, row, s] = 0.0
         else:  # AECBase._play: the mover's cumulative reward restarts, then every seat's step reward is added
             money[e, CUMULATIVE, seat] = 0.0
             for s in range(n):
-                money[e, LAST, s] = step_rewards[s]
-                money[e, CUMULATIVE, s] += step_rewards[s]
-                money[e, RETURNS, s] += step_rewards[s]
-        observe(row, n, deck[0], obs[e], mask[e], work)
+                reward = step_rewards[s] if advanced else 0.0  # float64, as the AEC env's rewards dict holds them
+                money[e, LAST, s] = reward
+                money[e, CUMULATIVE, s] += reward
+                money[e, RETURNS, s] += reward
+        observe(board, e, n, letter, obs, mask, work)
 
 
 def first_illegal(board, actions):
