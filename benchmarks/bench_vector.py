@@ -18,6 +18,7 @@ import argparse
 import os
 import sys
 import time
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -26,7 +27,7 @@ from common import CLOCK, commit_label, finished_on_this_machine, random_play, r
 import tableenvs
 import tableenvs.vector
 
-DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "benchmarks.md")
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 BEGIN = "<!-- bench_vector: begin (written by benchmarks/bench_vector.py --write-docs) -->"
 END = "<!-- bench_vector: end -->"
 
@@ -95,6 +96,20 @@ def openspiel_rate(game_name: str, seconds: float) -> float:
     return decisions / (CLOCK() - start)
 
 
+def buffers_mb(name: str, players: int, num_envs: int) -> float:
+    """The observation and mask buffers a batch of ``num_envs`` writes every step, in MB."""
+    games = tableenvs.vector.make(name, 1, num_players=players)
+    return num_envs * (games.obs_size * 4 + games.num_actions) / 2**20
+
+
+def level2_cache() -> str:
+    """The level-2 cache size as Linux reports it (e.g. ``"2048K"``), or ``""``."""
+    try:
+        return Path("/sys/devices/system/cpu/cpu0/cache/index2/size").read_text().strip()
+    except OSError:
+        return ""
+
+
 def rss_mb() -> float:
     """The process's resident set now, in MB (``/proc/self/status``)."""
     with open("/proc/self/status") as status:
@@ -135,8 +150,10 @@ def main() -> None:
     load = os.getloadavg()[0]
     sizes = [int(x) for x in args.sizes.split(",")]
     names = tableenvs.vector.batched_names()
-    lines = ["| what | agent-steps per CPU-s | vs wrapped env | vs OpenSpiel oh_hell | share in step() |"]
-    lines.append("|---|---:|---:|---:|---:|")
+    lines = [
+        "| what | agent-steps per CPU-s | vs wrapped env | vs OpenSpiel oh_hell | share in step() | obs + mask MB |"
+    ]
+    lines.append("|---|---:|---:|---:|---:|---:|")
     peers = {game: openspiel_rate(game, args.seconds) for game in OPENSPIEL}
     oh_hell = peers["oh_hell"]
     best: dict[str, float] = {}
@@ -145,7 +162,7 @@ def main() -> None:
         players = PLAYERS.get(name, 4)
         wrapped = random_play(tableenvs.make(name, num_players=players), args.seconds).steps_per_second
         lines.append(f"| {name} {players}p, wrapped AEC env (`tableenvs.make`) | {wrapped:,.0f} | 1.00x | "
-                     f"{wrapped / oh_hell:.2f}x | |")  # fmt: skip
+                     f"{wrapped / oh_hell:.2f}x | | |")  # fmt: skip
         for num_envs in sizes:
             for trusted in (False, True):
                 rate, share = batched_rate(name, players, num_envs, trusted, args.seconds)
@@ -153,14 +170,20 @@ def main() -> None:
                 mode = "trusted" if trusted else "checked"
                 lines.append(
                     f"| {name} {players}p, batched, {num_envs:,} envs, {mode} | {rate:,.0f} | {rate / wrapped:.1f}x | "
-                    f"{rate / oh_hell:.1f}x | {share:.0%} |"
+                    f"{rate / oh_hell:.1f}x | {share:.0%} | {buffers_mb(name, players, num_envs):.1f} |"
                 )
                 print(lines[-1], file=sys.stderr, flush=True)
         memory.append((name, players, *memory_over_games(name, players, args.games)))
     for game, rate in peers.items():
         lines.append(f"| OpenSpiel {game} (C++, default players), random play, no tensor | {rate:,.0f} | | "
-                     f"{rate / oh_hell:.2f}x | |")  # fmt: skip
+                     f"{rate / oh_hell:.2f}x | | |")  # fmt: skip
     lines.append("")
+    l2 = level2_cache()
+    if l2:
+        lines.append(
+            f"Level-2 cache: {l2} per core; a batch whose observation and mask buffers outgrow it steps slower (every "
+            "step writes a whole observation per env)."
+        )
     for name, rate in best.items():
         lines.append(f"Best batched {name} {PLAYERS.get(name, 4)}p: {rate:,.0f} agent-steps per CPU-second.")
     for name, players, before, after, finished in memory:
