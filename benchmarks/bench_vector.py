@@ -110,6 +110,42 @@ def level2_cache() -> str:
         return ""
 
 
+def heuristic_rates(seconds: float) -> tuple[float, float, int, int]:
+    """Llama Party 4p heuristic decisions per CPU-second: ``BatchedHeuristic.act`` on batches of 1,024 positions,
+    ``HeuristicPolicy.act`` one at a time; then the positions where both chose alike and the positions compared."""
+    from tableenvs.llama_party.agents import HeuristicPolicy
+    from tableenvs.llama_party.batched_heuristic import BatchedHeuristic
+
+    games = tableenvs.vector.make("llama_party_v0", 1024, num_players=4)
+    rng = np.random.default_rng(2)
+    obs, mask = games.reset(0)
+    batches = []
+    actions = np.zeros(1024, np.int64)
+    for _ in range(40):
+        batches.append((obs.copy(), mask.copy()))
+        pick(mask, rng.random(1024), actions)
+        obs, mask, _, _, _ = games.step(actions)
+    batched = BatchedHeuristic()
+    chosen = [batched.act(o, m) for o, m in batches]
+    decisions = 0
+    start = CLOCK()
+    while CLOCK() - start < seconds:
+        for o, m in batches:
+            batched.act(o, m)
+            decisions += len(o)
+    fast = decisions / (CLOCK() - start)
+    python = HeuristicPolicy(tableenvs.make_raw("llama_party_v0", num_players=4))
+    decisions = same = 0
+    start = CLOCK()
+    while CLOCK() - start < seconds:
+        b = decisions // 1024 % len(batches)
+        o, m = batches[b]
+        i = decisions % 1024
+        same += int(python.act(o[i], m[i], rng) == chosen[b][i])
+        decisions += 1
+    return fast, decisions / (CLOCK() - start), same, decisions
+
+
 def rss_mb() -> float:
     """The process's resident set now, in MB (``/proc/self/status``)."""
     with open("/proc/self/status") as status:
@@ -186,6 +222,12 @@ def main() -> None:
         )
     for name, rate in best.items():
         lines.append(f"Best batched {name} {PLAYERS.get(name, 4)}p: {rate:,.0f} agent-steps per CPU-second.")
+    if "llama_party_v0" in names:
+        fast, slow, same, compared = heuristic_rates(args.seconds)
+        lines.append(
+            f"Llama Party 4p heuristic: BatchedHeuristic {fast:,.0f} decisions per CPU-second (batches of 1,024), "
+            f"HeuristicPolicy {slow:,.0f} ({fast / slow:.0f}x); the same choice on {same:,} of {compared:,} positions."
+        )
     for name, players, before, after, finished in memory:
         lines.append(
             f"Memory, {name} {players}p at 1,024 envs: resident set {before:,.1f} MB after the first 1,024 games, "

@@ -140,3 +140,21 @@ def test_the_engine_keeps_the_contract():
     assert games.obs_size == env.observation_space("player_0")["observation"].shape[0]
     games.reset(0)
     assert games.to_act.dtype == np.int64 and games.to_act.shape == (5,)
+
+
+def _twice(values):  # a kernel for the compile test below (numba caches functions defined in files)
+    return values * 2
+
+
+def test_a_compilation_is_announced_once_on_stderr_and_then_loaded_from_the_disk_cache(tmp_path, monkeypatch, capsys):
+    import tableenvs.vector.compile as compile_module
+
+    monkeypatch.setattr(compile_module, "cache_dir", lambda: str(tmp_path))
+    (kernel,) = compile_module.compile_kernels((_twice,), "a test kernel", __file__, "no time")
+    assert kernel(np.arange(3)).tolist() == [0, 2, 4]
+    first = capsys.readouterr().err
+    assert first.count("tableenvs: compiling a test kernel, once: no time") == 1, first
+    (again,) = compile_module.compile_kernels((_twice,), "a test kernel", __file__, "no time")
+    assert again(np.arange(2)).tolist() == [0, 2]
+    assert "compiling" not in capsys.readouterr().err
+    assert any(tmp_path.rglob("*.nbi")), "nothing was cached in the cache directory"
