@@ -217,8 +217,8 @@ def main() -> None:
     l2 = level2_cache()
     if l2:
         lines.append(
-            f"Level-2 cache: {l2} per core; a batch whose observation and mask buffers outgrow it steps slower (every "
-            "step writes a whole observation per env)."
+            f"Level-2 cache: {l2} per core (the last column: what a batch writes every step, a whole observation "
+            "per env, to compare with it)."
         )
     for name, rate in best.items():
         lines.append(f"Best batched {name} {PLAYERS.get(name, 4)}p: {rate:,.0f} agent-steps per CPU-second.")
