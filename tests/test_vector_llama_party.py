@@ -85,8 +85,12 @@ def test_an_illegal_action_names_the_env_the_action_and_the_legal_ones_and_chang
     with pytest.raises(ValueError, match=rf"env 5: illegal action {illegal} for player_0; legal actions: {legal}$"):
         games.step(actions)
     actions[5] = 40
-    with pytest.raises(ValueError, match="env 5: illegal action 40"):
+    with pytest.raises(ValueError, match=r"env 5: action 40 is not an action id \(0..31\)"):
         games.step(actions)
+    trusted = tableenvs.vector.make(NAME, 8, trusted=True)
+    trusted.reset(0)
+    with pytest.raises(ValueError, match="env 5: action 40 is not an action id"):  # checked even when trusted
+        trusted.step(actions)
     assert np.array_equal(obs, before[0]) and np.array_equal(mask, before[1]) and games.get_state(5) == before[2]
     with pytest.raises(ValueError, match=r"actions must have shape \(8,\)"):
         games.step(actions[:7])

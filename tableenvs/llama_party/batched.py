@@ -109,10 +109,8 @@ class LlamaPartyBatched:
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         if not self._started:
             raise RuntimeError(f"{NAME}: step() before the first reset(seed); call reset first")
-        if self.trusted:
-            actions = np.ascontiguousarray(actions, np.int64)
-        else:
-            actions = actions_array(actions, self.num_envs)
+        actions = actions_array(actions, self.num_envs, NUM_ACTIONS)  # shape, kind and range: even when trusted
+        if not self.trusted:
             bad = self._first_illegal(self._board, actions)
             if bad >= 0:
                 raise illegal_action(NAME, bad, int(actions[bad]), int(self.to_act[bad]), self.legal_actions(bad))

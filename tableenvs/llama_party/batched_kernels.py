@@ -293,11 +293,12 @@ def take(board, e, card):
     at = HANDS + seat * SLOT_CAP
     length = board[e, HAND_LEN + seat]
     k = 0
-    while board[e, at + k] != card:
+    while k < length and board[e, at + k] != card:  # bounded: a trusted caller's illegal card stays in this row
         k += 1
-    for i in range(k, length - 1):
-        board[e, at + i] = board[e, at + i + 1]
-    board[e, HAND_LEN + seat] = length - 1
+    if k < length:
+        for i in range(k, length - 1):
+            board[e, at + i] = board[e, at + i + 1]
+        board[e, HAND_LEN + seat] = length - 1
     step = board[e, STEP]
     if step == 0:
         board[e, GOAL + seat] = card

@@ -34,14 +34,19 @@ def seeds_for(seed: int | Sequence[int], num_envs: int) -> list[int]:
     return seeds
 
 
-def actions_array(actions: Any, num_envs: int) -> np.ndarray:
-    """``actions`` as a contiguous int64 array of shape ``(num_envs,)``; ``ValueError`` for another shape or kind."""
+def actions_array(actions: Any, num_envs: int, num_actions: int) -> np.ndarray:
+    """``actions`` as a contiguous int64 array of shape ``(num_envs,)``; ``ValueError`` for another shape or kind, or
+    an action outside ``0 .. num_actions - 1`` (checked even for a trusted engine: compiled code indexes with it)."""
     array = np.asarray(actions)
     if array.shape != (num_envs,):
         raise ValueError(f"actions must have shape ({num_envs},) (one per env), got shape {array.shape}")
     if array.dtype.kind not in "iu":
         raise ValueError(f"actions must be integers, got dtype {array.dtype}")
-    return np.ascontiguousarray(array, np.int64)
+    array = np.ascontiguousarray(array, np.int64)
+    if array.min() < 0 or array.max() >= num_actions:
+        env = int(np.flatnonzero((array < 0) | (array >= num_actions))[0])
+        raise ValueError(f"env {env}: action {int(array[env])} is not an action id (0..{num_actions - 1})")
+    return array
 
 
 def env_index(index: Any, num_envs: int) -> int:
