@@ -16,8 +16,8 @@ less with the load than the rates do.
     python benchmarks/record.py pilipili-env search # the named records
     python benchmarks/record.py --list
 
-Four records run scripts that rewrite their own marked blocks (``--write-docs``: rollout_step,
-training_throughput, numpy_policy_speed, turn_choices); record.py only runs them. ``benchmarks/web_load.py
+Five records run scripts that rewrite their own marked blocks (``--write-docs``: rollout_step,
+training_throughput, numpy_policy_speed, turn_choices, bench_vector); record.py only runs them. ``benchmarks/web_load.py
 --write`` appends its own dated section.
     python benchmarks/record.py --no-write pictures  # print only
 """
@@ -105,6 +105,11 @@ RECORDS: dict[str, tuple] = {
         ["turn_choices.py", "--games", "30", "--write-docs"],
         SELF,
         "agents.md",
+    ),
+    "vector": (
+        "batched engines against the wrapped env and OpenSpiel's C++ games, and memory over 100,000 games",
+        ["bench_vector.py", "--seconds", "2", "--games", "100000", "--write-docs"],
+        SELF,
     ),
     "fuzz": (
         "random and adversarial games checked against every invariant, 5 minutes",

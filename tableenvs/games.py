@@ -45,6 +45,7 @@ for _game in (
         search_default="search:sims=50:root=paired:z=2",
         input_features={"llama_party_card_values_v1": "tableenvs.llama_party.features:CardValues"},
         clone_features="llama_party_card_values_v1",
+        batched="tableenvs.llama_party.batched:batched_game",
     ),
     GameSpec(
         "rummikub_v0",

@@ -75,6 +75,8 @@ class GameSpec:
     clone_features: str | None = None
     # the game's own training recipes, by name -> "module:attr" of a ScorerRecipe (tableenvs.core.declarations)
     recipes: Mapping[str, str] = field(default_factory=dict, hash=False)
+    # "module:factory" of its compiled batched engine (tableenvs.vector.make), imported on first use; None: it has none
+    batched: str | None = None
 
     def declares(self, capability: str) -> bool:
         """Whether the spec declares ``capability`` (one of :data:`CAPABILITIES`; ``ValueError`` naming them if not)."""

@@ -35,13 +35,14 @@ Compiled with numba on first use (``kernels()``) and cached on disk where a cach
 from __future__ import annotations
 
 import os
-import stat
 import sys
-import tempfile
 import warnings
-from typing import Any
 
 import numpy as np
+
+from tableenvs.core.numba_cache import CACHE_ENV, cache_dir, index_path
+from tableenvs.core.numba_cache import cached_jit as _cached_jit
+from tableenvs.core.numba_cache import private_temporary_cache as private_temporary_cache  # its callers' old name
 
 from .melds import split_groups
 
@@ -1378,91 +1379,13 @@ def best_path(keys, score, parent, choice, layer_start, lo_jokers, value_cap):
 
 
 _COMPILED = None
-CACHE_ENV = "NUMBA_CACHE_DIR"
-
-
-def cache_dir() -> str | None:
-    """The cache directory for the compiled kernel, or ``None`` to leave the choice to numba.
-
-    ``None`` when the user set ``NUMBA_CACHE_DIR`` (numba uses it). Otherwise the first of these that can be
-    created and written: the user cache directory ``$XDG_CACHE_HOME/tableenvs/numba`` (default
-    ``~/.cache/tableenvs/numba``), so the cache stays out of the package directory (an editable install's source
-    tree); else this user's own directory in the temporary directory (:func:`private_temporary_cache`), so a
-    read-only install without a writable home compiles once per machine (until the temporary directory is
-    cleared) rather than in every process; else ``None``.
-    """
-    if os.environ.get(CACHE_ENV):
-        return None
-    root = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(root):  # unset, empty or relative: the XDG default
-        root = os.path.join(os.path.expanduser("~"), ".cache")
-    if os.path.isabs(root):  # else no home directory known
-        path = os.path.join(root, "tableenvs", "numba")
-        try:
-            os.makedirs(path, exist_ok=True)
-            tempfile.TemporaryFile(dir=path).close()  # writable? (numba's own locators test the same way)
-            return path
-        except OSError:
-            pass
-    return private_temporary_cache()
-
-
-def private_temporary_cache() -> str | None:
-    """``<temporary directory>/tableenvs-numba-<uid>``, created ``0700``; ``None`` if it cannot be used safely.
-
-    The temporary directory is shared by every user, so a directory there is used only if it is this user's own:
-    a real directory (not a symbolic link), owned by this user and closed to everyone else. Anything else (another
-    user's directory planted at that name, a link, open permissions, no ``getuid`` on this platform) gives
-    ``None``: a cache another user could write would let them run code in this process.
-    """
-    if not hasattr(os, "getuid"):
-        return None
-    path = os.path.join(tempfile.gettempdir(), f"tableenvs-numba-{os.getuid()}")
-    try:
-        try:
-            os.mkdir(path, 0o700)
-        except FileExistsError:
-            pass
-        status = os.lstat(path)
-        if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.getuid() or status.st_mode & 0o077:
-            return None
-        tempfile.TemporaryFile(dir=path).close()
-    except OSError:
-        return None
-    return path
-
-
-def _cached_jit(function, numba, directory: str | None):
-    """``numba.njit(cache=True)`` with the cache in ``directory`` (or numba's choice), or ``None`` if unwritable."""
-    from numba.core import config as numba_config
-
-    config: Any = numba_config  # numba sets its settings (CACHE_DIR, ...) at import time: its types do not list them
-    saved = config.CACHE_DIR
-    if directory is not None:
-        config.CACHE_DIR = directory  # read only while the cache locator is chosen, below
-    try:
-        return numba.njit(cache=True)(function)
-    except RuntimeError as error:  # "cannot cache function ...: no locator available for file ..."
-        if "locator" not in str(error):
-            raise
-        return None
-    finally:
-        config.CACHE_DIR = saved
-
-
 #: What the first compile costs, as the messages say it (measured on a 2-core machine: 24 CPU-s, see docs/rummikub.md).
 COMPILE_TIME = "about 25 s"
 
 
-def _index_path(dispatcher) -> str | None:
-    """The numba cache index file of a ``cache=True`` dispatcher, or ``None`` if numba does not say."""
-    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
-    return getattr(cache_file, "_index_path", None)
-
-
 def _cache_is_current(dispatcher) -> bool:
     """Whether the disk cache holds this kernel compiled from the current source (numba then only loads it)."""
-    index = _index_path(dispatcher)
+    index = index_path(dispatcher)
     try:
         return index is not None and os.path.getmtime(index) >= os.path.getmtime(__file__)
     except OSError:
@@ -1470,7 +1393,7 @@ def _cache_is_current(dispatcher) -> bool:
 
 
 def _cache_folder(dispatcher) -> str | None:
-    index = _index_path(dispatcher)
+    index = index_path(dispatcher)
     return None if index is None else os.path.dirname(index)
 
 

@@ -1,0 +1,251 @@
+"""Batched engines (``tableenvs.vector``) against the wrapped AEC env and OpenSpiel's C++ games, in one run.
+
+For every game with a batched engine (at its benchmark player count): agent-steps per CPU-second (``time.process_time``)
+with the observation and the mask of every step, random legal actions picked by a jitted function from the mask
+(uniform numbers drawn by numpy for the whole batch), at 256, 1,024 and 4,096 envs, checked and trusted
+(``trusted=True`` skips the legality check); the wrapped AEC env (``tableenvs.make``) through its API with random
+legal play (``common.random_play``); OpenSpiel's C++ ``oh_hell`` and ``gin_rummy`` played at random through
+``legal_actions`` without any observation tensor. Then memory: the process's resident set before and after
+``--games`` finished games of the batched engine (it must stay flat: every buffer is preallocated).
+
+Run: ``python benchmarks/bench_vector.py [--seconds 2] [--games 100000] [--write-docs]`` (``--write-docs`` writes the
+table into docs/benchmarks.md between its markers; ``python benchmarks/record.py vector`` runs it so).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+from common import CLOCK, commit_label, finished_on_this_machine, random_play, replace_block
+
+import tableenvs
+import tableenvs.vector
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+BEGIN = "<!-- bench_vector: begin (written by benchmarks/bench_vector.py --write-docs) -->"
+END = "<!-- bench_vector: end -->"
+
+#: game -> the player count its figures are taken at (the issue's: Pili Pili 5p, Llama Party 4p).
+PLAYERS = {"pilipili_v0": 5, "llama_party_v0": 4, "rummikub_v0": 4}
+SIZES = (256, 1024, 4096)
+OPENSPIEL = ("oh_hell", "gin_rummy")
+
+
+@numba.njit(cache=True)
+def pick(mask, uniform, out):  # type: ignore[no-untyped-def]
+    """``out[e]``: the legal action of env ``e`` at rank ``floor(uniform[e] * legal count)`` (uniform over legal)."""
+    for e in range(mask.shape[0]):
+        count = 0
+        for a in range(mask.shape[1]):
+            count += mask[e, a]
+        rank = int(uniform[e] * count)
+        for a in range(mask.shape[1]):
+            if mask[e, a]:
+                if rank == 0:
+                    out[e] = a
+                    break
+                rank -= 1
+
+
+def batched_rate(name: str, players: int, num_envs: int, trusted: bool, seconds: float) -> tuple[float, float]:
+    """(agent-steps per CPU-second of the engine with the picker, the share of that time inside ``step``)."""
+    games = tableenvs.vector.make(name, num_envs, num_players=players, trusted=trusted)
+    rng = np.random.default_rng(0)
+    _, mask = games.reset(0)
+    actions = np.zeros(num_envs, np.int64)
+    pick(mask, rng.random(num_envs), actions)
+    games.step(actions)  # warm (compiled, caches filled)
+    steps = 0
+    in_step = 0.0
+    start = CLOCK()
+    while CLOCK() - start < seconds:
+        for _ in range(20):
+            pick(mask, rng.random(num_envs), actions)
+            before = CLOCK()
+            _, mask, _, _, _ = games.step(actions)
+            in_step += CLOCK() - before
+        steps += 20 * num_envs
+    elapsed = CLOCK() - start
+    return steps / elapsed, in_step / elapsed
+
+
+def openspiel_rate(game_name: str, seconds: float) -> float:
+    """Decisions per CPU-second of random play of an OpenSpiel game through ``legal_actions``, no tensor."""
+    import pyspiel
+
+    game = pyspiel.load_game(game_name)
+    rng = np.random.default_rng(0)
+    decisions = 0
+    start = CLOCK()
+    while CLOCK() - start < seconds:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[rng.integers(len(outcomes))][0])
+                continue
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.integers(len(legal))])
+            decisions += 1
+    return decisions / (CLOCK() - start)
+
+
+def buffers_mb(name: str, players: int, num_envs: int) -> float:
+    """The observation and mask buffers a batch of ``num_envs`` writes every step, in MB."""
+    games = tableenvs.vector.make(name, 1, num_players=players)
+    return num_envs * (games.obs_size * 4 + games.num_actions) / 2**20
+
+
+def level2_cache() -> str:
+    """The level-2 cache size as Linux reports it (e.g. ``"2048K"``), or ``""``."""
+    try:
+        return Path("/sys/devices/system/cpu/cpu0/cache/index2/size").read_text().strip()
+    except OSError:
+        return ""
+
+
+def heuristic_rates(seconds: float) -> tuple[float, float, int, int]:
+    """Llama Party 4p heuristic decisions per CPU-second: ``BatchedHeuristic.act`` on batches of 1,024 positions,
+    ``HeuristicPolicy.act`` one at a time; then the positions where both chose alike and the positions compared."""
+    from tableenvs.llama_party.agents import HeuristicPolicy
+    from tableenvs.llama_party.batched_heuristic import BatchedHeuristic
+
+    games = tableenvs.vector.make("llama_party_v0", 1024, num_players=4)
+    rng = np.random.default_rng(2)
+    obs, mask = games.reset(0)
+    batches = []
+    actions = np.zeros(1024, np.int64)
+    for _ in range(40):
+        batches.append((obs.copy(), mask.copy()))
+        pick(mask, rng.random(1024), actions)
+        obs, mask, _, _, _ = games.step(actions)
+    batched = BatchedHeuristic()
+    chosen = [batched.act(o, m) for o, m in batches]
+    decisions = 0
+    start = CLOCK()
+    while CLOCK() - start < seconds:
+        for o, m in batches:
+            batched.act(o, m)
+            decisions += len(o)
+    fast = decisions / (CLOCK() - start)
+    python = HeuristicPolicy(tableenvs.make_raw("llama_party_v0", num_players=4))
+    decisions = same = 0
+    start = CLOCK()
+    while CLOCK() - start < seconds:
+        b = decisions // 1024 % len(batches)
+        o, m = batches[b]
+        i = decisions % 1024
+        same += int(python.act(o[i], m[i], rng) == chosen[b][i])
+        decisions += 1
+    return fast, decisions / (CLOCK() - start), same, decisions
+
+
+def rss_mb() -> float:
+    """The process's resident set now, in MB (``/proc/self/status``)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def memory_over_games(name: str, players: int, games_wanted: int, num_envs: int = 1024) -> tuple[float, float, int]:
+    """RSS (MB) after the first finished game of every env and after ``games_wanted`` games; games played."""
+    games = tableenvs.vector.make(name, num_envs, num_players=players, trusted=True)
+    rng = np.random.default_rng(1)
+    _, mask = games.reset(0)
+    actions = np.zeros(num_envs, np.int64)
+    finished = 0
+    before = None
+    next_report = games_wanted // 4
+    while finished < games_wanted:
+        pick(mask, rng.random(num_envs), actions)
+        _, mask, _, terminated, truncated = games.step(actions)
+        finished += int(terminated.sum() + truncated.sum())
+        if before is None and finished >= num_envs:
+            before = rss_mb()
+        if finished >= next_report:
+            print(f"  memory run: {finished:,} games", file=sys.stderr, flush=True)
+            next_report += games_wanted // 4
+    return before or rss_mb(), rss_mb(), finished
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=2.0, help="CPU seconds per measured row")
+    parser.add_argument("--games", type=int, default=100_000, help="finished games of the memory run")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="batch sizes, comma-separated")
+    parser.add_argument("--write-docs", action="store_true", help="write the table into docs/benchmarks.md")
+    args = parser.parse_args()
+    load = os.getloadavg()[0]
+    sizes = [int(x) for x in args.sizes.split(",")]
+    names = tableenvs.vector.batched_names()
+    lines = [
+        "| what | agent-steps per CPU-s | vs wrapped env | vs OpenSpiel oh_hell | share in step() | obs + mask MB |"
+    ]
+    lines.append("|---|---:|---:|---:|---:|---:|")
+    peers = {game: openspiel_rate(game, args.seconds) for game in OPENSPIEL}
+    oh_hell = peers["oh_hell"]
+    best: dict[str, float] = {}
+    memory = []
+    for name in names:
+        players = PLAYERS.get(name, 4)
+        wrapped = random_play(tableenvs.make(name, num_players=players), args.seconds).steps_per_second
+        lines.append(f"| {name} {players}p, wrapped AEC env (`tableenvs.make`) | {wrapped:,.0f} | 1.00x | "
+                     f"{wrapped / oh_hell:.2f}x | | |")  # fmt: skip
+        for num_envs in sizes:
+            for trusted in (False, True):
+                rate, share = batched_rate(name, players, num_envs, trusted, args.seconds)
+                best[name] = max(best.get(name, 0.0), rate)
+                mode = "trusted" if trusted else "checked"
+                lines.append(
+                    f"| {name} {players}p, batched, {num_envs:,} envs, {mode} | {rate:,.0f} | {rate / wrapped:.1f}x | "
+                    f"{rate / oh_hell:.1f}x | {share:.0%} | {buffers_mb(name, players, num_envs):.1f} |"
+                )
+                print(lines[-1], file=sys.stderr, flush=True)
+        memory.append((name, players, *memory_over_games(name, players, args.games)))
+    for game, rate in peers.items():
+        lines.append(f"| OpenSpiel {game} (C++, default players), random play, no tensor | {rate:,.0f} | | "
+                     f"{rate / oh_hell:.2f}x | | |")  # fmt: skip
+    lines.append("")
+    l2 = level2_cache()
+    if l2:
+        lines.append(
+            f"Level-2 cache: {l2} per core (the last column: what a batch writes every step, a whole observation "
+            "per env, to compare with it)."
+        )
+    for name, rate in best.items():
+        lines.append(f"Best batched {name} {PLAYERS.get(name, 4)}p: {rate:,.0f} agent-steps per CPU-second.")
+    if "llama_party_v0" in names:
+        fast, slow, same, compared = heuristic_rates(args.seconds)
+        lines.append(
+            f"Llama Party 4p heuristic: BatchedHeuristic {fast:,.0f} decisions per CPU-second (batches of 1,024), "
+            f"HeuristicPolicy {slow:,.0f} ({fast / slow:.0f}x); the same choice on {same:,} of {compared:,} positions."
+        )
+    for name, players, before, after, finished in memory:
+        lines.append(
+            f"Memory, {name} {players}p at 1,024 envs: resident set {before:,.1f} MB after the first 1,024 games, "
+            f"{after:,.1f} MB after {finished:,} games ({after - before:+.1f} MB)."
+        )
+    text = "\n".join(lines)
+    print(text)
+    if args.write_docs:
+        command = f"python benchmarks/bench_vector.py --seconds {args.seconds:g} --games {args.games}"
+        stamp = (
+            f"`{command}`, commit {commit_label(':/', ':!/docs')}, {finished_on_this_machine(load)}. CPU time of "
+            "this process (`time.process_time`); batched rows include picking the random legal actions (a jitted "
+            "function over the mask), the share in step() is the engine's part."
+        )
+        replace_block(DOCS, BEGIN, END, f"{stamp}\n\n{text}")
+
+
+if __name__ == "__main__":
+    started = time.perf_counter()
+    main()
+    print(f"({time.perf_counter() - started:.0f} s wall)", file=sys.stderr)

@@ -1,0 +1,200 @@
+"""Llama Party's batched engine: many games stepped at once by compiled kernels, the same game as ``llama_party_v0``.
+
+Where you are: the Python half of ``tableenvs/llama_party``'s batched engine (``tableenvs.vector.make
+("llama_party_v0", num_envs, ...)`` builds it through the game's spec); the rules, observation and mask are the
+kernels of ``batched_kernels.py``, compiled on first use and cached on disk. The contract is
+:class:`tableenvs.vector.BatchedGame`: env ``i`` reset with seed ``s`` deals from ``numpy.random.default_rng(s)``
+exactly as the AEC env does, and an ended game is followed by the next one from the same generator.
+
+Options: the AEC env's ``num_players`` (2..4), ``deck`` and ``reward`` ("score"/"win"); ``render_mode`` is refused
+(the batched engine draws nothing: open one env's game with :meth:`LlamaPartyBatched.get_state` and
+``TableEnv.from_state`` to look at it). Reset options (scripted hands, totals) are not supported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tableenvs.core.state import STATE_FORMAT, STATE_VERSION, plain
+from tableenvs.core.validation import check_bool, check_choice, check_int
+from tableenvs.llama_party import batched_kernels as k
+from tableenvs.llama_party.cards import DECK_SIZE, MAX_RULES, NUM_LETTERS, STANDARD_DECK, Deck, card_record, load_cards
+from tableenvs.llama_party.encoder import NUM_ACTIONS, OBSERVATION_SIZE
+from tableenvs.llama_party.env import REWARDS
+from tableenvs.llama_party.rules import HAND_SIZE, NUM_SLOTS
+from tableenvs.vector.checks import actions_array, env_index, illegal_action, seeds_for
+from tableenvs.vector.compile import compile_kernels
+from tableenvs.vector.draws import Streams
+
+NAME = "llama_party_v0"
+_KERNELS: tuple[Any, ...] | None = None
+
+
+def kernels() -> tuple[Any, ...]:
+    """``(step, reset, first_illegal)`` compiled (once per process; on disk across processes)."""
+    global _KERNELS
+    if _KERNELS is None:
+        _KERNELS = compile_kernels(
+            (k.step_kernel, k.reset_kernel, k.first_illegal),
+            "the Llama Party batched engine",
+            k.__file__,
+            "about 10 s",
+        )
+    return _KERNELS
+
+
+def deck_arrays(deck: Deck) -> tuple[np.ndarray, ...]:
+    """``(letter, letter_points, need, bottom_points, num_bottoms)`` of every card: what scoring reads."""
+    letter = np.array([card.letter for card in deck], np.int64)
+    letter_points = np.array([card.letter_points for card in deck], np.int64)
+    need = np.zeros((DECK_SIZE, MAX_RULES, NUM_LETTERS), np.int64)
+    bottom_points = np.zeros((DECK_SIZE, MAX_RULES), np.int64)
+    num_bottoms = np.array([len(card.bottoms) for card in deck], np.int64)
+    for index, card in enumerate(deck):
+        for b, (_, combo_need, points) in enumerate(card.bottoms):
+            need[index, b] = combo_need
+            bottom_points[index, b] = points
+    return letter, letter_points, need, bottom_points, num_bottoms
+
+
+class LlamaPartyBatched:
+    """``num_envs`` games of Llama Party (see :class:`tableenvs.vector.BatchedGame` for the contract)."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        num_players: int = 4,
+        deck: str | Path | list[dict[str, Any]] | None = None,
+        reward: str = "score",
+        trusted: bool = False,
+    ):
+        self.num_envs = num_envs
+        self.num_players = check_int("num_players", num_players, 2, 4)
+        self.reward_mode = check_choice("reward", reward, REWARDS)
+        self.trusted = check_bool("trusted", trusted)
+        self.deck = load_cards(deck)
+        self.obs_size = OBSERVATION_SIZE
+        self.num_actions = NUM_ACTIONS
+        self._deck_arrays = deck_arrays(self.deck)
+        self._step, self._reset, self._first_illegal = kernels()
+        self._board = np.zeros((num_envs, k.BOARD_WIDTH), np.int32)
+        self._money = np.zeros((num_envs, 3, self.num_players), np.float64)
+        self._streams = Streams(num_envs)
+        self._obs = np.zeros((num_envs, OBSERVATION_SIZE), np.float32)
+        self._mask = np.zeros((num_envs, NUM_ACTIONS), np.int8)
+        self._rewards = np.zeros((num_envs, self.num_players), np.float32)
+        self._terminated = np.zeros(num_envs, bool)
+        self._truncated = np.zeros(num_envs, bool)  # Llama Party games are never cut short
+        self._started = False
+
+    @property
+    def to_act(self) -> np.ndarray:
+        """int64 ``(num_envs,)``: the seat to act in each env."""
+        return self._board[:, k.TO_ACT].astype(np.int64)
+
+    def reset(self, seed: int | Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        seeds = seeds_for(seed, self.num_envs)
+        self._streams.seed(seeds)
+        self._reset(
+            self._board, self._money, self.num_players, self._deck_arrays[0], self._streams.function,
+            self._streams.states, self._obs, self._mask,
+        )  # fmt: skip
+        self._started = True
+        return self._obs, self._mask
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if not self._started:
+            raise RuntimeError(f"{NAME}: step() before the first reset(seed); call reset first")
+        actions = actions_array(actions, self.num_envs, NUM_ACTIONS)  # shape, kind and range: even when trusted
+        if not self.trusted:
+            bad = self._first_illegal(self._board, actions)
+            if bad >= 0:
+                raise illegal_action(NAME, bad, int(actions[bad]), int(self.to_act[bad]), self.legal_actions(bad))
+        self._step(
+            self._board, self._money, self.num_players, self.reward_mode == "win", self._deck_arrays,
+            self._streams.function, self._streams.states, actions, self._obs, self._mask, self._rewards,
+            self._terminated,
+        )  # fmt: skip
+        return self._obs, self._mask, self._rewards, self._terminated, self._truncated
+
+    def legal_actions(self, index: int) -> list[int]:
+        """The legal actions of env ``index``'s seat to act (the cards in its hand), sorted."""
+        index = env_index(index, self.num_envs)
+        row = self._board[index]
+        seat = int(row[k.TO_ACT])
+        at = k.HANDS + seat * k.SLOT_CAP
+        return sorted(int(card) for card in row[at : at + row[k.HAND_LEN + seat]])
+
+    def get_state(self, index: int) -> dict[str, Any]:
+        """Env ``index``'s game as ``llama_party_v0``'s state record (``TableEnv.from_state`` opens it). The
+        batched engine writes no event log: the record's ``event_log`` is empty."""
+        if not self._started:
+            raise RuntimeError(f"{NAME}: get_state() before the first reset(seed); call reset first")
+        index = env_index(index, self.num_envs)
+        row = [int(x) for x in self._board[index]]
+        money = self._money[index]
+        n = self.num_players
+        agents = [f"player_{seat}" for seat in range(n)]
+        deck = None if self.deck == STANDARD_DECK else [card_record(card) for card in self.deck]
+        return {
+            "format": STATE_FORMAT,
+            "version": STATE_VERSION,
+            "game": NAME,
+            "options": {"num_players": n, "deck": deck, "reward": self.reward_mode},
+            "rng": plain(self._streams.generators[index].bit_generator.state),
+            "agents": agents,
+            "agent_selection": agents[row[k.TO_ACT]],
+            "skip_agent_selection": None,
+            "rewards": {agent: float(money[k.LAST, s]) for s, agent in enumerate(agents)},
+            "cumulative_rewards": {agent: float(money[k.CUMULATIVE, s]) for s, agent in enumerate(agents)},
+            "terminations": dict.fromkeys(agents, False),
+            "truncations": dict.fromkeys(agents, False),
+            "infos": {agent: {} for agent in agents},
+            "returns": [float(x) for x in money[k.RETURNS]],
+            "ended": None,
+            "event_log": [],
+            "rules": _rules_record(row, n),
+        }
+
+
+def _rules_record(row: list[int], n: int) -> dict[str, Any]:
+    """``LlamaParty.to_record`` of a game held in one board row (a game that is running: not over)."""
+
+    def cards(at: int, length: int) -> list[int]:
+        return row[at : at + length]
+
+    step, scored, moved = row[k.STEP], row[k.SCORED], row[k.MOVED]
+    seats = range(n)
+    return {
+        "hands": [cards(k.HANDS + slot * k.SLOT_CAP, row[k.HAND_LEN + slot]) for slot in range(NUM_SLOTS)],
+        "goal_of_slot": cards(k.GOAL, NUM_SLOTS),
+        "display": cards(k.DISPLAY, NUM_SLOTS) if step else [],
+        "step": step,
+        "to_act": row[k.TO_ACT],
+        "staged": [cards(k.STAGED + seat * NUM_SLOTS, row[k.STAGED_LEN + seat]) for seat in seats],
+        "passed": [cards(k.PASSED + seat * k.MOVED_CAP, moved) for seat in seats],
+        "received": [cards(k.RECEIVED + seat * k.MOVED_CAP, moved) for seat in seats],
+        "totals": cards(k.TOTALS, n),
+        "round_scores": [cards(k.ROUND_SCORES + r * NUM_SLOTS, n) for r in range(scored)],
+        "round_number": row[k.ROUND],
+        "over": False,
+        "winners": [],
+        "shown_hands": [cards(k.SHOWN + seat * HAND_SIZE, HAND_SIZE) for seat in seats] if scored else [],
+        "shown_display": cards(k.SHOWN_DISPLAY, NUM_SLOTS) if scored else [],
+        "dummy_feeds": row[k.FEEDS] if n == 3 else None,
+    }
+
+
+def batched_game(num_envs: int, **options: Any) -> LlamaPartyBatched:
+    """The factory ``GameSpec.batched`` names: the AEC env's options, ``trusted``; ``render_mode`` refused."""
+    render_mode = options.pop("render_mode", None)
+    if render_mode is not None:
+        raise ValueError(
+            f"{NAME}: the batched engine does not render (render_mode={render_mode!r}); open one env's game with "
+            "get_state(i) and TableEnv.from_state to look at it"
+        )
+    return LlamaPartyBatched(num_envs, **options)

@@ -1,0 +1,137 @@
+"""Llama Party's greedy heuristic for a whole batch at once: the same choice as ``agents.HeuristicPolicy`` for every
+observation, in one compiled call (so opponent seats and rollouts need not leave the batched engine).
+
+Where you are: beside the batched engine (``batched.py``). :class:`BatchedHeuristic` reads what the Python
+policy reads (the observation's card sections and the step, and the mask) and computes its values in the same order
+(float64, the same sums term by term), so it picks the same card; ``tests/test_vector_llama_party_heuristic.py``
+checks it on thousands of positions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tableenvs.llama_party.batched import deck_arrays
+from tableenvs.llama_party.cards import DECK_SIZE, NUM_LETTERS, load_cards
+from tableenvs.llama_party.encoder import LAYOUT, NUM_ACTIONS, OBSERVATION_SIZE
+from tableenvs.llama_party.rules import NUM_SLOTS
+from tableenvs.vector.compile import compile_kernels
+
+_HAND, _STAGED, _GOAL, _REVEALED = LAYOUT.HAND, LAYOUT.STAGED, LAYOUT.OWN_GOAL, LAYOUT.REVEALED
+_PASSED, _RECEIVED, _STEP = LAYOUT.PASSED, LAYOUT.RECEIVED, LAYOUT.STEP
+_KERNEL: Any = None
+
+
+def heuristic_kernel(obs, mask, letter, letter_points, need, combo_points, num_bottoms, out):
+    """``out[e]``: ``HeuristicPolicy.act(obs[e], mask[e])`` for every row (``values`` then ``choose``)."""
+    seen = np.zeros(DECK_SIZE, np.bool_)
+    weights = np.zeros(DECK_SIZE, np.float64)
+    counts = np.zeros(NUM_LETTERS, np.int64)
+    less = np.zeros(NUM_LETTERS, np.int64)
+    without = np.zeros((NUM_LETTERS, DECK_SIZE), np.int64)
+    done = np.zeros(NUM_LETTERS, np.bool_)
+    by_letter = np.zeros(NUM_LETTERS, np.float64)
+    known = np.zeros(DECK_SIZE, np.bool_)  # the face-up goals and the own goal
+    for e in range(obs.shape[0]):
+        row = obs[e]
+        goaletter_indexstep = row[_STEP] == 1.0
+        seen[:] = False
+        known[:] = False
+        for card in range(DECK_SIZE):
+            if row[_HAND + card] != 0 or row[_STAGED + card] != 0 or row[_PASSED + card] != 0:
+                seen[card] = True
+            if row[_RECEIVED + card] != 0:
+                seen[card] = True
+            if row[_GOAL + card] != 0:
+                seen[card] = True
+                known[card] = True
+            for p in range(NUM_SLOTS):
+                if row[_REVEALED + p * DECK_SIZE + card] != 0:
+                    seen[card] = True
+                    known[card] = True
+        unseen = 0
+        known_count = 0
+        for card in range(DECK_SIZE):
+            if not seen[card]:
+                unseen += 1
+            if known[card]:
+                known_count += 1
+        unknown = NUM_SLOTS - 1 if goaletter_indexstep else NUM_SLOTS - known_count
+        share = unknown / unseen if unknown and unseen else 0.0
+        for card in range(DECK_SIZE):
+            weights[card] = 0.0 if seen[card] else share
+            if known[card] and not goaletter_indexstep:
+                weights[card] = 1.0
+        counts[:] = 0
+        for card in range(DECK_SIZE):
+            if row[_HAND + card] != 0:
+                counts[letter[card]] += 1
+        done[:] = False
+        best_card = -1
+        best_value = -np.inf
+        for card in range(mask.shape[1]):
+            if not mask[e, card]:
+                continue
+            if best_card < 0:
+                best_card = card
+            letter_index = letter[card]
+            if not done[
+                letter_index
+            ]:  # GoalTable.points_without: the hand less one card of this letter, under every goal
+                for k in range(NUM_LETTERS):
+                    less[k] = counts[k] - 1 if k == letter_index else counts[k]
+                    if less[k] < 0:
+                        less[k] = 0
+                for goal in range(DECK_SIZE):
+                    points = 0
+                    for k in range(NUM_LETTERS):
+                        points += letter_points[goal, k] * less[k]
+                    for b in range(num_bottoms[goal]):
+                        copies = 99
+                        for k in range(NUM_LETTERS):
+                            if need[goal, b, k] > 0:
+                                copies = min(copies, less[k] // need[goal, b, k])
+                        points += combo_points[goal, b] * copies
+                    without[letter_index, goal] = points
+                total = 0.0
+                for goal in range(DECK_SIZE):
+                    total += without[letter_index, goal] * weights[goal]
+                by_letter[letter_index] = total
+                done[letter_index] = True
+            value = by_letter[letter_index]
+            if goaletter_indexstep:
+                value += without[letter_index, card]
+            if value > best_value + 1e-9:
+                best_card, best_value = card, value
+        out[e] = best_card
+
+
+class BatchedHeuristic:
+    """``HeuristicPolicy``'s choice for a batch of Llama Party observations and masks (any deck)."""
+
+    def __init__(self, deck: str | Path | list[dict[str, Any]] | None = None):
+        global _KERNEL
+        if _KERNEL is None:
+            (_KERNEL,) = compile_kernels(
+                (heuristic_kernel,), "the Llama Party batched heuristic", __file__, "about 5 s"
+            )
+        self._deck = deck_arrays(load_cards(deck))
+
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The card (action) each row's seat picks: int64 ``(rows,)``. Every row needs a legal action."""
+        obs = np.ascontiguousarray(obs, np.float32)
+        mask = np.ascontiguousarray(mask, np.int8)
+        if obs.ndim != 2 or obs.shape[1] != OBSERVATION_SIZE or mask.shape != (obs.shape[0], NUM_ACTIONS):
+            raise ValueError(
+                f"obs must be (rows, {OBSERVATION_SIZE}) and mask (rows, {NUM_ACTIONS}); "
+                f"got {obs.shape} and {mask.shape}"
+            )
+        empty = np.flatnonzero(~mask.any(axis=1))
+        if empty.size:
+            raise ValueError(f"row {int(empty[0])} of the mask has no legal action")
+        out = np.empty(obs.shape[0], np.int64)
+        _KERNEL(obs, mask, *self._deck, out)
+        return out

@@ -1,0 +1,57 @@
+"""Llama Party's batched heuristic (``BatchedHeuristic``) chooses exactly as ``HeuristicPolicy`` on thousands of
+positions recorded from batched play (half heuristic, half random moves, so play reaches varied positions), at 2, 3
+and 4 players and with a deck of several-rule cards; and refuses malformed input in one line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_vector_llama_party import several_rule_deck
+
+import tableenvs
+import tableenvs.vector
+from tableenvs.llama_party.agents import HeuristicPolicy
+from tableenvs.llama_party.batched_heuristic import BatchedHeuristic
+
+NAME = "llama_party_v0"
+
+
+def recorded_positions(options: dict, num_envs: int, steps: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    games = tableenvs.vector.make(NAME, num_envs, **options)
+    heuristic = BatchedHeuristic(options.get("deck"))
+    rng = np.random.default_rng(seed)
+    obs, mask = games.reset(seed)
+    seen_obs, seen_mask = [], []
+    for _ in range(steps):
+        seen_obs.append(obs.copy())
+        seen_mask.append(mask.copy())
+        chosen = heuristic.act(obs, mask)
+        random = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+        obs, mask, *_ = games.step(np.where(rng.random(num_envs) < 0.5, chosen, random))
+    return np.concatenate(seen_obs), np.concatenate(seen_mask)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"num_players": 2}, {"num_players": 3}, {"num_players": 4}, {"num_players": 4, "deck": several_rule_deck()}],
+    ids=["2p", "3p", "4p", "4p-several-rule-deck"],
+)
+def test_the_batched_heuristic_chooses_as_the_python_heuristic(options):
+    obs, mask = recorded_positions(options, 48, 80, seed=options["num_players"])  # 3,840 positions
+    python = HeuristicPolicy(tableenvs.make_raw(NAME, **options))
+    rng = np.random.default_rng(0)
+    expected = np.array([python.act(o, m, rng) for o, m in zip(obs, mask, strict=True)])
+    chosen = BatchedHeuristic(options.get("deck")).act(obs, mask)
+    assert len(np.unique(expected)) > 16  # varied positions, not one choice repeated
+    assert np.flatnonzero(chosen != expected).tolist() == []
+
+
+def test_the_batched_heuristic_refuses_malformed_batches():
+    heuristic = BatchedHeuristic()
+    obs = np.zeros((3, 469), np.float32)
+    mask = np.ones((3, 32), np.int8)
+    with pytest.raises(ValueError, match=r"obs must be \(rows, 469\) and mask \(rows, 32\)"):
+        heuristic.act(obs[:, :400], mask)
+    mask[1] = 0
+    with pytest.raises(ValueError, match="row 1 of the mask has no legal action"):
+        heuristic.act(obs, mask)
