@@ -25,6 +25,7 @@ for _game in (
         views=True,
         picture=True,
         openspiel=True,
+        batched="tableenvs.pilipili.batched:make_batched",
     ),
     GameSpec(
         "llama_party_v0",

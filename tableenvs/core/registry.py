@@ -60,6 +60,7 @@ class GameSpec:
     views: bool = False  # render_view(agent) and describe_action_public(action): the table as one seat knows it
     picture: bool = False  # render_svg(agent) and render_mode="rgb_array": the table drawn (god view and per seat)
     openspiel: bool = False  # tableenvs.openspiel bridges it, as the pyspiel game "tableenvs_<name>"
+    batched: str | None = None  # "module:factory" of its batched engine (make_batched(num_envs, **options))
 
     def declares(self, capability: str) -> bool:
         """Whether the spec declares ``capability`` (one of :data:`CAPABILITIES`; ``ValueError`` naming them if not)."""
