@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 from tableenvs.pilipili.batched_rng import below, permutation
 
@@ -86,29 +87,23 @@ def offsets(n: int) -> dict[str, int]:
 
 @numba.njit(cache=True, inline="always")
 def _popcount(x):
-    count = 0
-    while x != 0:
-        x &= x - 1
-        count += 1
-    return count
+    """Set bits of ``x`` (a card bitmask: bits 0..55, so the SWAR product's top byte never reaches the sign)."""
+    x = x - ((x >> 1) & 0x5555555555555555)
+    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
+    return (x * 0x0101010101010101) >> 56
 
 
 @numba.njit(cache=True, inline="always")
 def _lowest(x):
     """Index of the lowest set bit of a nonzero ``x``."""
-    i = 0
-    while (x >> i) & 1 == 0:
-        i += 1
-    return i
+    return trailing_zeros(x)
 
 
 @numba.njit(cache=True, inline="always")
 def _highest(x):
-    """Index of the highest set bit of a nonzero ``x`` (bits 0..55)."""
-    i = NUM_CARDS - 1
-    while (x >> i) & 1 == 0:
-        i -= 1
-    return i
+    """Index of the highest set bit of a nonzero ``x``."""
+    return 63 - leading_zeros(x)
 
 
 # ---------------------------------------------------------------------- the deal
@@ -230,9 +225,10 @@ def legal_play_cards(e, g, ps, mp):
 
 @numba.njit(cache=True)
 def fill_mask(e, n, g, ps, mp, mask):
-    """``Encoder.fill_mask`` into row ``e`` of ``mask``."""
-    row = mask[e]
-    row[:] = 0
+    """``Encoder.fill_mask`` into row ``e`` of ``mask`` (2-D indexing throughout: a row view costs a reference
+    count in numba)."""
+    for a in range(NUM_ACTIONS):
+        mask[e, a] = 0
     phase = g[e, G_PHASE]
     seat = g[e, G_TO_ACT]
     if phase == PLAY:
@@ -240,39 +236,38 @@ def fill_mask(e, n, g, ps, mp, mask):
             used = ps[e, P_POSUSED, seat]
             for p in range(ps[e, P_POSLEN, seat]):
                 if (used >> p) & 1 == 0:
-                    row[A_POSITION + p] = 1
+                    mask[e, A_POSITION + p] = 1
             return
         cards = legal_play_cards(e, g, ps, mp)
         if cards & 1:
-            row[A_PLAY_WILD : A_PLAY_WILD + MAX_WILD_VALUE + 1] = 1
+            for a in range(A_PLAY_WILD, A_PLAY_WILD + MAX_WILD_VALUE + 1):
+                mask[e, a] = 1
         cards &= ~1
         while cards != 0:
-            c = _lowest(cards)
-            row[A_PLAY - 1 + c] = 1
+            mask[e, A_PLAY - 1 + _lowest(cards)] = 1
             cards &= cards - 1
     elif phase == BID:
         bids = legal_bids(e, n, g, ps, mp)
         while bids != 0:
-            b = _lowest(bids)
-            row[b] = 1
+            mask[e, _lowest(bids)] = 1
             bids &= bids - 1
     elif phase == PASS or phase == SWAP_GIVE:
         cards = ps[e, P_HAND, seat]
         if phase == PASS:
             cards &= ~ps[e, P_STAGED, seat]
         while cards != 0:
-            c = _lowest(cards)
-            row[A_PICK + c] = 1
+            mask[e, A_PICK + _lowest(cards)] = 1
             cards &= cards - 1
-    elif phase == SWAP_NAME:
-        row[A_NAME : A_NAME + n - 1] = 1
-        row[A_DECLINE] = 1
-    elif phase == DESIGNATE:
-        row[A_NAME : A_NAME + n - 1] = 1
+    elif phase == SWAP_NAME or phase == DESIGNATE:
+        for a in range(A_NAME, A_NAME + n - 1):
+            mask[e, a] = 1
+        if phase == SWAP_NAME:
+            mask[e, A_DECLINE] = 1
     elif phase == DECLARE:
-        row[A_PLAY_WILD : A_PLAY_WILD + MAX_WILD_VALUE + 1] = 1
+        for a in range(A_PLAY_WILD, A_PLAY_WILD + MAX_WILD_VALUE + 1):
+            mask[e, a] = 1
     elif phase == LOOK:
-        row[A_READY] = 1
+        mask[e, A_READY] = 1
 
 
 # ---------------------------------------------------------------------- the moves
@@ -521,11 +516,19 @@ def apply(e, n, nm, max_rounds, a, g, ps, posc, deck, pile, rng, mp):
 # ---------------------------------------------------------------------- the observation
 
 
+@numba.njit(cache=True, inline="always")
+def _rel(s, seat, n):
+    """The relative seat of ``s`` seen from ``seat`` (``(s - seat) % n`` without a division)."""
+    r = s - seat
+    return r + n if r < 0 else r
+
+
 @numba.njit(cache=True)
 def fill_observation(e, n, seat, g, ps, mp, mvec, obs):
     """``Encoder.fill_observation`` of ``seat`` into row ``e`` of ``obs`` (the visibility rules of ``seen_by``)."""
-    v = obs[e]
-    v[:] = 0.0
+    size = obs.shape[1]
+    for i in range(size):
+        obs[e, i] = 0.0
     o_seats = 10 + 3 * NUM_CARDS + (n - 1) * NUM_CARDS
     width = SEAT_FIELDS + n
     o_round = o_seats + n * width
@@ -537,9 +540,9 @@ def fill_observation(e, n, seat, g, ps, mp, mvec, obs):
     mi = g[e, G_MIS]
     if phase != GAME_OVER:
         shown = PLAY if phase == DECLARE and seat != to_act else phase
-        v[shown] = 1.0
-        v[o_seats + ((g[e, G_LEADER] - seat + n) % n) * width + S_LEADER] = 1.0
-        v[o_seats + ((to_act - seat + n) % n) * width + S_TO_ACT] = 1.0
+        obs[e, shown] = 1.0
+        obs[e, o_seats + (_rel(g[e, G_LEADER], seat, n)) * width + S_LEADER] = 1.0
+        obs[e, o_seats + (_rel(to_act, seat, n)) * width + S_TO_ACT] = 1.0
     # sees_own_hand
     if mp[mi, M_MEMO]:
         own = phase == LOOK and to_act == seat
@@ -550,92 +553,100 @@ def fill_observation(e, n, seat, g, ps, mp, mvec, obs):
     else:
         own = True
     if own:
-        v[8] = 1.0
+        obs[e, 8] = 1.0
         cards = ps[e, P_HAND, seat]
         while cards != 0:
-            v[10 + _lowest(cards)] = 1.0
+            obs[e, 10 + _lowest(cards)] = 1.0
             cards &= cards - 1
         cards = ps[e, P_STAGED, seat]
         while cards != 0:
-            v[10 + NUM_CARDS + _lowest(cards)] = 1.0
+            obs[e, 10 + NUM_CARDS + _lowest(cards)] = 1.0
             cards &= cards - 1
     # sees_other_hands
     others = mp[mi, M_FOREHEAD] != 0 if phase == BID else g[e, G_REVEALED] != 0
     if others:
-        v[9] = 1.0
+        obs[e, 9] = 1.0
         for r in range(1, n):
             o = 10 + 3 * NUM_CARDS + (r - 1) * NUM_CARDS
-            cards = ps[e, P_HAND, (seat + r) % n]
+            s = seat + r
+            if s >= n:
+                s -= n
+            cards = ps[e, P_HAND, s]
             while cards != 0:
-                v[o + _lowest(cards)] = 1.0
+                obs[e, o + _lowest(cards)] = 1.0
                 cards &= cards - 1
     o_played = 10 + 2 * NUM_CARDS
     cards = g[e, G_PLAYED]
     while cards != 0:
-        v[o_played + _lowest(cards)] = 1.0
+        obs[e, o_played + _lowest(cards)] = 1.0
         cards &= cards - 1
-    v[o_seats + ((g[e, G_DEALER] - seat + n) % n) * width + S_DEALER] = 1.0
+    obs[e, o_seats + (_rel(g[e, G_DEALER], seat, n)) * width + S_DEALER] = 1.0
     for r in range(n):
-        s = (seat + r) % n
+        s = seat + r
+        if s >= n:
+            s -= n
         b = o_seats + r * width
         if ps[e, P_BIDS, s] >= 0:
-            v[b + S_HAS_BID] = 1.0
-            v[b + S_BID] = ps[e, P_BIDS, s]
-        v[b + S_WON] = ps[e, P_WON, s]
-        v[b + S_CHILIS] = ps[e, P_CHILIS, s]
-        v[b + S_HAND] = _popcount(ps[e, P_HAND, s])
-        v[b + S_LAST] = ps[e, P_CHANGE, s]
+            obs[e, b + S_HAS_BID] = 1.0
+            obs[e, b + S_BID] = ps[e, P_BIDS, s]
+        obs[e, b + S_WON] = ps[e, P_WON, s]
+        obs[e, b + S_CHILIS] = ps[e, P_CHILIS, s]
+        obs[e, b + S_HAND] = _popcount(ps[e, P_HAND, s])
+        obs[e, b + S_LAST] = ps[e, P_CHANGE, s]
     face_down = mp[mi, M_SIMUL] != 0
     leader = g[e, G_LEADER]
     for j in range(g[e, G_TLEN]):
-        s = (leader + j) % n
-        b = o_seats + ((s - seat + n) % n) * width
-        v[b + S_TPLAYED] = 1.0
+        s = leader + j
+        if s >= n:
+            s -= n
+        b = o_seats + (_rel(s, seat, n)) * width
+        obs[e, b + S_TPLAYED] = 1.0
         if not face_down or s == seat:
             card = ps[e, P_TCARD, s]
-            v[b + S_TVISIBLE] = 1.0
-            v[o_played + card] = 1.0
-            v[b + S_TVALUE] = ps[e, P_TVAL, s]
+            obs[e, b + S_TVISIBLE] = 1.0
+            obs[e, o_played + card] = 1.0
+            obs[e, b + S_TVALUE] = ps[e, P_TVAL, s]
             if card == 0:
-                v[b + S_TWILD] = 1.0
+                obs[e, b + S_TWILD] = 1.0
     if g[e, G_LAST_WINNER] >= 0:
         for s in range(n):
-            b = o_seats + ((s - seat + n) % n) * width
-            v[b + S_LVALUE] = ps[e, P_LVAL, s]
+            b = o_seats + (_rel(s, seat, n)) * width
+            obs[e, b + S_LVALUE] = ps[e, P_LVAL, s]
             if ps[e, P_LCARD, s] == 0:
-                v[b + S_LWILD] = 1.0
-        v[o_seats + ((g[e, G_LAST_WINNER] - seat + n) % n) * width + S_LWON] = 1.0
+                obs[e, b + S_LWILD] = 1.0
+        obs[e, o_seats + (_rel(g[e, G_LAST_WINNER], seat, n)) * width + S_LWON] = 1.0
     if mp[mi, M_DESIG]:
         for s in range(n):
             t = ps[e, P_DESIG, s]
             if t >= 0:
-                v[o_seats + ((s - seat + n) % n) * width + SEAT_FIELDS + (t - seat + n) % n] = 1.0
+                obs[e, o_seats + (_rel(s, seat, n)) * width + SEAT_FIELDS + _rel(t, seat, n)] = 1.0
     if phase == SWAP_GIVE:
-        v[o_seats + ((g[e, G_SWAP_W] - seat + n) % n) * width + S_SWAP] = 1.0
-        v[o_seats + ((g[e, G_SWAP_T] - seat + n) % n) * width + S_SWAP] = 1.0
+        obs[e, o_seats + (_rel(g[e, G_SWAP_W], seat, n)) * width + S_SWAP] = 1.0
+        obs[e, o_seats + (_rel(g[e, G_SWAP_T], seat, n)) * width + S_SWAP] = 1.0
     if mp[mi, M_MEMO]:
         used = ps[e, P_POSUSED, seat]
         for p in range(ps[e, P_POSLEN, seat]):
             if (used >> p) & 1 == 0:
-                v[o_positions + p] = 1.0
-    v[o_round] = g[e, G_H]
-    v[o_round + 1] = g[e, G_TPLAYED]
-    v[o_round + 2] = g[e, G_TOTAL]
-    v[o_round + 3] = g[e, G_ROUNDS]
+                obs[e, o_positions + p] = 1.0
+    obs[e, o_round] = g[e, G_H]
+    obs[e, o_round + 1] = g[e, G_TPLAYED]
+    obs[e, o_round + 2] = g[e, G_TOTAL]
+    obs[e, o_round + 3] = g[e, G_ROUNDS]
     if phase == PASS and to_act == seat:
-        v[o_round + 4] = mp[mi, M_PASS_N] - ps[e, P_NSTAGED, seat]
-    v[o_mission : o_mission + MISSION_SIZE] = mvec[mi]
+        obs[e, o_round + 4] = mp[mi, M_PASS_N] - ps[e, P_NSTAGED, seat]
+    for i in range(MISSION_SIZE):
+        obs[e, o_mission + i] = mvec[mi, i]
     if g[e, G_PREV]:
-        v[o_previous] = 1.0
+        obs[e, o_previous] = 1.0
         for s in range(n):
-            b = o_previous + 1 + ((s - seat + n) % n) * PREVIOUS_FIELDS
-            v[b] = ps[e, P_PBID, s]
-            v[b + 1] = ps[e, P_PWON, s]
-            v[b + 2] = ps[e, P_PTAKEN, s]
-            v[b + 3] = ps[e, P_PDISC, s]
-            v[b + 4] = ps[e, P_PLVAL, s]
-            v[b + 5] = ps[e, P_PLWILD, s]
-        v[o_previous + 1 + ((g[e, G_PREV_WINNER] - seat + n) % n) * PREVIOUS_FIELDS + 6] = 1.0
+            b = o_previous + 1 + (_rel(s, seat, n)) * PREVIOUS_FIELDS
+            obs[e, b] = ps[e, P_PBID, s]
+            obs[e, b + 1] = ps[e, P_PWON, s]
+            obs[e, b + 2] = ps[e, P_PTAKEN, s]
+            obs[e, b + 3] = ps[e, P_PDISC, s]
+            obs[e, b + 4] = ps[e, P_PLVAL, s]
+            obs[e, b + 5] = ps[e, P_PLWILD, s]
+        obs[e, o_previous + 1 + (_rel(g[e, G_PREV_WINNER], seat, n)) * PREVIOUS_FIELDS + 6] = 1.0
 
 
 # ---------------------------------------------------------------------- the batch
