@@ -128,6 +128,11 @@ class PiliPiliBatched:
         self._max_rounds = -1 if template.max_rounds is None else template.max_rounds
         self._win = template.reward_mode == "win"
         self._mp, self._mvec = _mission_table(template.missions, n, k)
+        self._mnz = np.zeros((len(self._mvec), k.MISSION_SIZE + 1), np.int64)  # count, then nonzero entries
+        for i, vector in enumerate(self._mvec):
+            entries = np.flatnonzero(vector)
+            self._mnz[i, 0] = len(entries)
+            self._mnz[i, 1 : 1 + len(entries)] = entries
         self._g = np.zeros((num_envs, k.NG), np.int64)
         self._ps = np.zeros((num_envs, k.NP, 8), np.int64)
         self._posc = np.zeros((num_envs, 8, 28), np.int64)
@@ -162,7 +167,8 @@ class PiliPiliBatched:
         k = self._k
         k.reset_envs(
             np.arange(self.num_envs, dtype=np.int64), self.num_players, self._nm, self._g, self._ps, self._deck,
-            self._pile, self._rng, self._rng0, self._mp, self._mvec, self.obs, self.mask, self.to_act,
+            self._pile, self._rng, self._rng0, self._mp, self._mnz, self._mvec, self.obs, self.mask,
+            self.to_act,
         )  # fmt: skip
         self._started = True
         return self.obs, self.mask
@@ -181,23 +187,23 @@ class PiliPiliBatched:
             )
         acts = acts.astype(np.int64, copy=False)
         k = self._k
-        if not self.trusted:
-            bad = k.first_illegal(acts, self.mask)
-            if bad >= 0:
-                legal = np.flatnonzero(self.mask[bad]).tolist()
-                raise ValueError(
-                    f"pilipili_v0 batched: illegal action {int(acts[bad])} in env {bad} (player_{self.to_act[bad]} "
-                    f"to act); legal actions: {legal}"
-                )
         if self._longest >= self._log.shape[1]:
             grown = np.zeros((self.num_envs, 2 * self._log.shape[1]), np.int16)
             grown[:, : self._log.shape[1]] = self._log
             self._log = grown
-        self._longest = k.step_envs(
-            acts, self.num_players, self._nm, self._max_rounds, self._win, self._g, self._ps, self._posc,
-            self._deck, self._pile, self._rng, self._rng0, self._log, self._mp, self._mvec, self.obs, self.mask,
-            self.rewards, self.terminated, self.truncated, self.to_act,
+        longest = k.step_envs(
+            acts, not self.trusted, self.num_players, self._nm, self._max_rounds, self._win, self._g, self._ps,
+            self._posc, self._deck, self._pile, self._rng, self._rng0, self._log, self._mp, self._mnz, self._mvec,
+            self.obs, self.mask, self.rewards, self.terminated, self.truncated, self.to_act,
         )  # fmt: skip
+        if longest < 0:
+            bad = -1 - longest
+            legal = np.flatnonzero(self.mask[bad]).tolist()
+            raise ValueError(
+                f"pilipili_v0 batched: illegal action {int(acts[bad])} in env {bad} (player_{self.to_act[bad]} "
+                f"to act); legal actions: {legal}"
+            )
+        self._longest = longest
         return self.obs, self.mask, self.rewards, self.terminated, self.truncated
 
     def get_state(self, i: int) -> dict[str, Any]:

@@ -524,7 +524,7 @@ def _rel(s, seat, n):
 
 
 @numba.njit(cache=True)
-def fill_observation(e, n, seat, g, ps, mp, mvec, obs):
+def fill_observation(e, n, seat, g, ps, mp, mnz, mvec, obs):
     """``Encoder.fill_observation`` of ``seat`` into row ``e`` of ``obs`` (the visibility rules of ``seen_by``)."""
     size = obs.shape[1]
     for i in range(size):
@@ -634,7 +634,8 @@ def fill_observation(e, n, seat, g, ps, mp, mvec, obs):
     obs[e, o_round + 3] = g[e, G_ROUNDS]
     if phase == PASS and to_act == seat:
         obs[e, o_round + 4] = mp[mi, M_PASS_N] - ps[e, P_NSTAGED, seat]
-    for i in range(MISSION_SIZE):
+    for j in range(1, mnz[mi, 0] + 1):  # the mission section's nonzero entries
+        i = mnz[mi, j]
         obs[e, o_mission + i] = mvec[mi, i]
     if g[e, G_PREV]:
         obs[e, o_previous] = 1.0
@@ -653,13 +654,13 @@ def fill_observation(e, n, seat, g, ps, mp, mvec, obs):
 
 
 @numba.njit(cache=True)
-def reset_envs(envs, n, nm, g, ps, deck, pile, rng, rng0, mp, mvec, obs, mask, to_act):
+def reset_envs(envs, n, nm, g, ps, deck, pile, rng, rng0, mp, mnz, mvec, obs, mask, to_act):
     """Start a new game in each env of ``envs`` (its generator row already set) and write its first view."""
     for k in range(envs.shape[0]):
         e = envs[k]
         new_game(e, n, nm, g, ps, deck, pile, rng, rng0, mp)
         to_act[e] = g[e, G_TO_ACT]
-        fill_observation(e, n, to_act[e], g, ps, mp, mvec, obs)
+        fill_observation(e, n, to_act[e], g, ps, mp, mnz, mvec, obs)
         fill_mask(e, n, g, ps, mp, mask)
 
 
@@ -674,10 +675,15 @@ def first_illegal(actions, mask):
 
 
 @numba.njit(cache=True)
-def step_envs(actions, n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mvec,
+def step_envs(actions, check, n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mnz, mvec,
               obs, mask, rewards, terminated, truncated, to_act):  # fmt: skip
     """Apply each env's (legal) action; an env whose game ended starts its next one. Returns the longest action
-    log now held (the caller grows ``log`` before it fills)."""
+    log now held (the caller grows ``log`` before it fills), or, when ``check`` finds an action out of range or
+    not in its env's mask, ``-1 - e`` for the first such env ``e``, having changed nothing."""
+    if check:
+        bad = first_illegal(actions, mask)
+        if bad >= 0:
+            return -1 - bad
     longest = 0
     for e in range(actions.shape[0]):
         a = actions[e]
@@ -709,7 +715,7 @@ def step_envs(actions, n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng
                     terminated[e] = True
                 new_game(e, n, nm, g, ps, deck, pile, rng, rng0, mp)
         to_act[e] = g[e, G_TO_ACT]
-        fill_observation(e, n, to_act[e], g, ps, mp, mvec, obs)
+        fill_observation(e, n, to_act[e], g, ps, mp, mnz, mvec, obs)
         fill_mask(e, n, g, ps, mp, mask)
         longest = max(longest, g[e, G_LOG_LEN])
     return longest
