@@ -103,8 +103,9 @@ class PiliPiliBatched:
     name = "pilipili_v0"
 
     def __init__(self, num_envs: int, *, trusted: bool = False, **options: Any):
-        if type(num_envs) is not int or num_envs < 1:  # bool excluded
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"pilipili_v0 batched: num_envs must be a positive int, got {num_envs!r}")
+        num_envs = int(num_envs)
         unknown = sorted(set(options) - set(_OPTIONS))
         if unknown:
             raise TypeError(
