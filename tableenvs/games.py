@@ -28,6 +28,7 @@ for _game in (
         picture=True,
         openspiel="tableenvs.pilipili.openspiel_title:TITLE",
         search_default="search:sims=60",
+        batched="tableenvs.pilipili.batched:make_batched",
     ),
     GameSpec(
         "llama_party_v0",
