@@ -38,7 +38,9 @@ hook                               when         what it does
                                                 ``self.game.copy(rng)``
 ``_state_options()``               state        the constructor options but ``render_mode``, as JSON values
 ``_rules_state()``                 default      the engine's state as JSON values: ``self.game.to_record()``
-``_rules_from_state(rules, rng)``  state        check ``rules``; the attributes (``game``, ...) to swap in
+``_state_reader()``                state        the reader of the engine's records, holding the options
+                                                (``tableenvs.core.engine.StateReader``: ``read(record, rng)``)
+``_rules_from_state(rules, rng)``  default      the attributes to swap in: ``{"game": reader.read(rules, rng)}``
 ``_infos_state()``                 state        ``infos`` as JSON values (default: they already are)
 ``_infos_from_state(infos, a)``    state        ``infos`` back from JSON (default: a dict per agent)
 ``_resample_hidden(w, s, rng)``    worlds       resample in the clone ``w`` (its engine already re-pointed at its

@@ -50,7 +50,7 @@ from tableenvs.llama_party.encoder import (
 )
 from tableenvs.llama_party.picture import table_svg
 from tableenvs.llama_party.rules import DEAL_SIZE, END_SCORE, GOAL_STEP, NUM_ROUNDS, NUM_SLOTS, PASS_COUNTS, LlamaParty
-from tableenvs.llama_party.state import game_from_record
+from tableenvs.llama_party.state import LlamaPartyReader
 from tableenvs.llama_party.worlds import resample_hidden, world_event_log
 
 REWARDS = ("score", "win")
@@ -212,9 +212,12 @@ class LlamaPartyEnv(TableEnv):
         deck = None if self.deck == STANDARD_DECK else [card_record(card) for card in self.deck]
         return {"num_players": self.num_players, "deck": deck, "reward": self.reward_mode}
 
+    def _state_reader(self) -> LlamaPartyReader:
+        return LlamaPartyReader(self.deck, self.num_players)
+
     def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
-        game = game_from_record(rules, self.deck, self.num_players, rng)
-        return {"game": game, "encoder": copy.copy(self.encoder)}  # __getstate__: an empty table cache
+        encoder = copy.copy(self.encoder)  # __getstate__: an empty table cache
+        return {**super()._rules_from_state(rules, rng), "encoder": encoder}  # __getstate__: an empty table cache
 
     def _picture_svg(self, seat: int | None) -> str:
         return table_svg(self, seat)
