@@ -21,9 +21,7 @@ from trick_taking.state import TrickReader
 from trick_taking.worlds import deal_world
 
 
-class TrickTakingEnv(TableEnv):
-    metadata = {**TableEnv.metadata, "name": "trick_taking_v0"}
-    num_actions = DECK
+class TrickTakingEnv(TableEnv, name="trick_taking_v0"):
     score_name = "tricks"
     game: TrickGame
 

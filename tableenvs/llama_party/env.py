@@ -45,7 +45,6 @@ from tableenvs.core.wrappers import wrap
 from tableenvs.llama_party.cards import DECK_SIZE, STANDARD_DECK, Deck, card_record, load_cards
 from tableenvs.llama_party.encoder import (
     MAX_START_TOTAL,
-    NUM_ACTIONS,
     Encoder,
 )
 from tableenvs.llama_party.picture import table_svg
@@ -56,11 +55,9 @@ from tableenvs.llama_party.worlds import resample_hidden, world_event_log
 REWARDS = ("score", "win")
 
 
-class LlamaPartyEnv(TableEnv):
+class LlamaPartyEnv(TableEnv, name="llama_party_v0"):
     """PettingZoo AEC env of Llama Party; see the module docstring."""
 
-    metadata = {**TableEnv.metadata, "name": "llama_party_v0"}
-    num_actions = NUM_ACTIONS
     reset_option_keys = ("hands", "totals", "round", "dummy_feeds")
 
     def __init__(

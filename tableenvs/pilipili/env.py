@@ -46,7 +46,7 @@ from tableenvs.core.table_env import TableEnv
 from tableenvs.core.validation import check_bool, check_choice, check_int, check_int_list
 from tableenvs.core.wrappers import wrap
 from tableenvs.decks import DeckError
-from tableenvs.pilipili.encoder import NUM_ACTIONS, Encoder
+from tableenvs.pilipili.encoder import Encoder
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission, load_missions, standard_missions
 from tableenvs.pilipili.picture import table_svg
 from tableenvs.pilipili.rules import CHILI_LIMIT, NUM_CARDS, Phase, PiliPiliGame, card_name, mission_record
@@ -56,11 +56,9 @@ from tableenvs.pilipili.worlds import resample_hidden, world_event_log
 REWARDS = ("penalty", "win")
 
 
-class PiliPiliEnv(TableEnv):
+class PiliPiliEnv(TableEnv, name="pilipili_v0"):
     """Pili Pili for 2..8 players; see the module docstring."""
 
-    metadata = {**TableEnv.metadata, "name": "pilipili_v0"}
-    num_actions = NUM_ACTIONS
     reset_option_keys = ("dealer", "mission", "hands", "deck_order", "chilis")
 
     def __init__(

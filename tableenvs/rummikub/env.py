@@ -44,7 +44,7 @@ from tableenvs.core.state import StateError
 from tableenvs.core.table_env import TableEnv
 from tableenvs.core.wrappers import wrap
 
-from .encoder import COMMIT, NUM_ACTIONS, Encoder
+from .encoder import COMMIT, Encoder
 from .picture import table_svg
 from .rules import Rummikub, melds_record, result_record
 from .state import RummikubReader, melds_from_record, result_from_record
@@ -52,11 +52,9 @@ from .tiles import TILE_TYPES, tile_name
 from .worlds import resample_hidden, world_event_log
 
 
-class RummikubEnv(TableEnv):
+class RummikubEnv(TableEnv, name="rummikub_v0"):
     """PettingZoo AEC env of Rummikub; see the module docstring."""
 
-    metadata = {**TableEnv.metadata, "name": "rummikub_v0"}
-    num_actions = NUM_ACTIONS
     reset_option_keys = ("racks", "table", "pool", "first_player", "opened")
 
     def __init__(
