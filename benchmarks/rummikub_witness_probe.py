@@ -10,7 +10,7 @@ accepted completion are remembered across the types. A *yes* needs one path (a w
 exhaust. Every answer is asserted equal to the engine's mask (``solver.playable``), so the probe cannot drift from
 the kernel unnoticed.
 
-Two measurements (docs/benchmarks.md, Rummikub step speed, sixth pass):
+Two measurements (docs/lab/benchmark-history.md, Rummikub step speed, sixth pass):
 
 1. every turn-start position of a play onto the table in ``--games`` seeded random 4-player games: sweep states
    against search visits, for yes and no answers, and how many positions have every rack type playable;
