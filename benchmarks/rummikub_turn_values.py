@@ -1,5 +1,5 @@
 """Rummikub: learn which whole turn to play from Monte-Carlo returns, then clone that choice into a numpy model
-(issue 28). Written into docs/training.md; the shipped Rummikub model came from this script when it is shipped.
+(issue 28). Written into docs/lab/training.md; the shipped Rummikub model came from this script when it is shipped.
 
 Where you are: a long benchmark, never run in CI. The search over whole turns beats the heuristic at 2 players but
 not at 4 (docs/agents.md), so its labels are no teacher at the default 4 players. Here the candidate turns are the
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import finished_on_this_machine, replace_block
+from common import finished_on_this_machine, write_block
 from feature_clone import markers
 from search_vs_heuristic import cells, versus_heuristic
 
@@ -50,7 +50,6 @@ from tableenvs.training import distill
 
 GAME = "rummikub_v0"
 PLAYERS = 4
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "training.md"
 CANDIDATES = ("heuristic's play", "other objective's play", "play keeping the jokers", "draw")
 FEATURES = "rummikub_turn_plans_v1"  # the clone's derived inputs
 CHUNK = 100  # games per file
@@ -324,8 +323,8 @@ def main() -> int:
     parser.add_argument("--clone-epochs", type=int, default=20)
     parser.add_argument("--seed", type=int, default=2_000_000, help="first deal's seed (apart from the checks')")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--block", default="rummikub-turn-values", help="the docs/training.md block to write")
-    parser.add_argument("--no-write", action="store_true", help="print the block, leave docs/training.md alone")
+    parser.add_argument("--block", default="rummikub-turn-values", help="the docs/lab/training.md block to write")
+    parser.add_argument("--no-write", action="store_true", help="print the block, leave docs/lab/training.md alone")
     args = parser.parse_args()
     began, load = time.perf_counter(), os.getloadavg()[0]
     weights: list | None = None
@@ -394,7 +393,7 @@ def main() -> int:
     text = "\n".join(lines)
     print(text)
     if not args.no_write:
-        replace_block(DOCS, *markers(args.block, "rummikub_turn_values.py"), text)
+        write_block(*markers(args.block, "rummikub_turn_values.py"), text)
     return 0
 
 
