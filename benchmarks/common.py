@@ -207,6 +207,15 @@ def docs_page(begin: str) -> Path:
     return pages[0]
 
 
+def markers(block: str, script: str) -> tuple[str, str]:
+    """The marker lines of a measured block named ``block`` written by ``benchmarks/<script>`` (a path under
+    benchmarks/, e.g. ``studies/feature_clone.py``)."""
+    return (
+        f"<!-- measured: {block} (python benchmarks/{script}; machine-dependent, not checked in CI) -->",
+        f"<!-- end measured: {block} -->",
+    )
+
+
 def write_block(begin: str, end: str, body: str) -> Path:
     """:func:`replace_block` in the page of docs/ that holds the block (:func:`docs_page`); that page."""
     path = docs_page(begin)

@@ -29,8 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import finished_on_this_machine, replace_block
-from feature_clone import markers
+from common import finished_on_this_machine, markers, replace_block
 from recipe_reproduce import same_as_shipped
 
 from tableenvs.core.registry import make_raw

@@ -29,8 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import finished_on_this_machine, write_block
-from feature_clone import markers
+from common import finished_on_this_machine, markers, write_block
 from rummikub_turn_rules import cells, pooled
 
 from tableenvs.evaluation import evaluate

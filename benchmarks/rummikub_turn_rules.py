@@ -62,8 +62,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import finished_on_this_machine, write_block
-from feature_clone import markers
+from common import finished_on_this_machine, markers, write_block
 
 import tableenvs
 from tableenvs.core.registry import make_raw

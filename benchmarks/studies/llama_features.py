@@ -18,7 +18,8 @@ played by a numpy forward pass on the observation and its features. The block wr
 the clone's agreement, the curve and the head-to-head row. The features are not part of any shipped layout: a model
 made here plays only through this script's policy.
 
-    python benchmarks/llama_features.py --out runs/llama-features [--label-games 600] [--steps 600000] [--games 2000]
+    python benchmarks/studies/llama_features.py --out runs/llama-features [--label-games 600] [--steps 600000]
+        [--games 2000]
 """
 
 from __future__ import annotations
@@ -30,8 +31,11 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py, search_vs_heuristic.py
+
 import numpy as np
 from common import finished_on_this_machine, write_block
+from common import markers as common_markers
 from search_vs_heuristic import cells, versus_heuristic
 
 import tableenvs
@@ -46,10 +50,7 @@ OPTIONS = {"num_players": 4}
 
 def markers(block: str) -> tuple[str, str]:
     """The docs/lab/training.md markers of a block of this script's runs (one block per kind of run)."""
-    return (
-        f"<!-- measured: {block} (python benchmarks/llama_features.py; machine-dependent, not checked in CI) -->",
-        f"<!-- end measured: {block} -->",
-    )
+    return common_markers(block, "studies/llama_features.py")
 
 
 class FeaturePolicy:
@@ -118,8 +119,8 @@ def main() -> int:
         rows[name] = {**paired, "score_name": result.score_name, "higher_is_better": True, "games": result.games}
     base = recipe_reference() if args.steps > 0 else 0.0
     lines = [
-        f"Run by `python benchmarks/llama_features.py --out {args.out} --label-games {args.label_games} --epochs "
-        f"{args.epochs} --steps {args.steps} --games {args.games}"
+        f"Run by `python benchmarks/studies/llama_features.py --out {args.out} --label-games {args.label_games} "
+        f"--epochs {args.epochs} --steps {args.steps} --games {args.games}"
         + (" --no-choice" if args.no_choice else "")
         + (f" --labeller {args.labeller}" if args.labeller != "heuristic" else "")
         + f" --lr {args.lr:g} --ent-coef {args.ent_coef:g} --clip {args.clip:g}`, {finished_on_this_machine(load)}, "

@@ -19,7 +19,8 @@ the jokers, and a draw), and their values are learned from whole games, Deep Mon
    observation + ``rummikub_turn_plans_v1`` fitted to the choices and exported with its header naming the features
    (played by ``NumpyPolicy``, no torch); then the same head-to-head check.
 
-    python benchmarks/rummikub_turn_values.py --out runs/rk-values [--games 20000] [--eps 0.3] [--check-games 2000]
+    python benchmarks/studies/rummikub_turn_values.py --out runs/rk-values [--games 20000] [--eps 0.3]
+        [--check-games 2000]
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py, search_vs_heuristic.py
+
 import numpy as np
-from common import finished_on_this_machine, write_block
-from feature_clone import markers
+from common import finished_on_this_machine, markers, write_block
 from search_vs_heuristic import cells, versus_heuristic
 
 import tableenvs
@@ -353,7 +355,7 @@ def main() -> int:
         rounds.append(record)
         print(f"  greedy chooser − heuristic: {cells({**row})}", flush=True)
     lines = [
-        f"Run by `python benchmarks/rummikub_turn_values.py --out {args.out} --games {args.games} --rounds "
+        f"Run by `python benchmarks/studies/rummikub_turn_values.py --out {args.out} --games {args.games} --rounds "
         f"{args.rounds} --eps {args.eps:g} --epochs {args.epochs} --check-games {args.check_games} --seed "
         f"{args.seed} --clone-games {args.clone_games} --clone-epochs {args.clone_epochs}`, "
         f"{finished_on_this_machine(load)}, {(time.perf_counter() - began) / 60:.0f} min (a rerun in the same "
@@ -393,7 +395,7 @@ def main() -> int:
     text = "\n".join(lines)
     print(text)
     if not args.no_write:
-        write_block(*markers(args.block, "rummikub_turn_values.py"), text)
+        write_block(*markers(args.block, "studies/rummikub_turn_values.py"), text)
     return 0
 
 
