@@ -194,6 +194,35 @@ def replace_block(path: Path, begin: str, end: str, body: str) -> None:
     path.write_text(f"{head}{begin}\n{body}\n{end}{tail}")
 
 
+DOCS_DIR = Path(__file__).resolve().parents[1] / "docs"
+
+
+def docs_page(begin: str) -> Path:
+    """The one page under docs/ (the lab record, docs/lab/, included) holding the marker line ``begin``: a block is
+    found where it lives, so a section moved between pages keeps its script (exit naming the marker if no page, or
+    more than one, holds it)."""
+    pages = [page for page in sorted(DOCS_DIR.rglob("*.md")) if begin in page.read_text()]
+    if len(pages) != 1:
+        sys.exit(f"{len(pages)} pages under {DOCS_DIR} hold {begin!r}; a block lives in exactly one")
+    return pages[0]
+
+
+def markers(block: str, script: str) -> tuple[str, str]:
+    """The marker lines of a measured block named ``block`` written by ``benchmarks/<script>`` (a path under
+    benchmarks/, e.g. ``studies/feature_clone.py``)."""
+    return (
+        f"<!-- measured: {block} (python benchmarks/{script}; machine-dependent, not checked in CI) -->",
+        f"<!-- end measured: {block} -->",
+    )
+
+
+def write_block(begin: str, end: str, body: str) -> Path:
+    """:func:`replace_block` in the page of docs/ that holds the block (:func:`docs_page`); that page."""
+    path = docs_page(begin)
+    replace_block(path, begin, end, body)
+    return path
+
+
 def children_cpu() -> float:
     """CPU seconds (user + system) of this process's finished children so far: the difference across a subprocess
     run is that run's CPU time (``resource.getrusage(RUSAGE_CHILDREN)``)."""

@@ -1,6 +1,6 @@
 """Why the strong recipe's fine-tuning takes two epochs at learning rate 2e-4 (issue 28): the settings compared.
 
-Where you are: a long benchmark, never run in CI; it writes the ``fine-tune-settings`` block of docs/training.md.
+Where you are: a long benchmark, never run in CI; it writes the ``fine-tune-settings`` block of docs/lab/training.md.
 :data:`tableenvs.training.recipe.FINE_TUNE` takes two PPO epochs per rollout at 2e-4; the update is most of a
 sample's CPU cost, so fewer epochs are what keep the recipe at 5x the default job's samples per CPU-second. This
 script makes one clone of the heuristic (the recipe's first stage, ``recipe.heuristic_clone``), then fine-tunes it
@@ -29,8 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import finished_on_this_machine, replace_block
-from feature_clone import markers
+from common import finished_on_this_machine, markers, write_block
 from recipe_reproduce import same_as_shipped
 
 from tableenvs.core.registry import make_raw
@@ -38,7 +37,6 @@ from tableenvs.evaluation import evaluate
 from tableenvs.paths import write_text_atomic
 from tableenvs.training import recipe
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "training.md"
 BLOCK = "fine-tune-settings"
 #: name -> the fields of FINE_TUNE it changes (the recipe's own setting is "2 epochs, 2e-4").
 SETTINGS: dict[str, dict[str, Any]] = {
@@ -120,7 +118,7 @@ def main() -> None:
     parser.add_argument("--full-steps", type=int, default=10_000_000, help="learner decisions of a whole run")
     parser.add_argument("--full-seats", type=int, default=3, help="learner seats of a whole run (Pili Pili's model)")
     parser.add_argument("--full-games", type=int, default=2000, help="games of a whole run's evaluation")
-    parser.add_argument("--write-docs", action="store_true", help=f"write the {BLOCK} block of docs/training.md")
+    parser.add_argument("--write-docs", action="store_true", help=f"write the {BLOCK} block of docs/lab/training.md")
     args = parser.parse_args()
     for name in ("steps", "games", "workers", "full_steps", "full_seats", "full_games"):
         if getattr(args, name) < 1:
@@ -139,9 +137,9 @@ def main() -> None:
               f"win {row['win_diff']:+.3f}  {row['cpu']:.0f} CPU s", flush=True)  # fmt: skip
     if args.write_docs:
         command = "python benchmarks/fine_tune_settings.py " + shlex.join(sys.argv[1:])
-        replace_block(DOCS, *markers(BLOCK, "fine_tune_settings.py"), block(rows, command,
+        docs = write_block(*markers(BLOCK, "fine_tune_settings.py"), block(rows, command,
                       finished_on_this_machine(load)))  # fmt: skip
-        print(f"wrote the {BLOCK} block of {DOCS}")
+        print(f"wrote the {BLOCK} block of {docs}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""A fresh clone reproduces a shipped model with the documented recipe command (issue 28), into docs/training.md.
+"""A fresh clone reproduces a shipped model with the documented recipe command (issue 28), into the docs.
 
 Where you are: a long benchmark (the recipe's whole budget: about half an hour of 2 cores per game), never run in
 CI. It clones this checkout's ``HEAD`` into a scratch directory, makes a venv there and installs the package as the
@@ -9,7 +9,7 @@ README says (``pip install torch==2.13.0 -e ".[train]"``), then, in the clone:
 2. ``python benchmarks/trained_vs_heuristic.py --game GAME --spec MODEL --games 2000`` (the test the shipped model
    passed: duplicate deals, every seating, the paired 95% intervals).
 
-It then rewrites the game's block of docs/training.md (named in :data:`RECIPES`) with the commit, the machine, the
+It then rewrites the game's block of the docs (named in :data:`RECIPES`) with the commit, the machine, the
 times, the run's learning curve (the strong recipe's: ``recipe_curve.table``, each exported model head to head
 against the heuristic; a cross-entropy recipe's: its ``progress.jsonl``),
 whether the model equals the shipped file, and the head-to-head row, and says whether the reproduced model passes
@@ -32,13 +32,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import children_cpu, replace_block
+from common import children_cpu, write_block
 from recipe_curve import table as curve_table
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = ROOT / "docs" / "training.md"
 #: The command that made each game's shipped model: its recipe, the flags beyond ``--out``, where the run writes the
-#: model (under ``runs/RECIPE``), and the docs/training.md block its reproduction is written into.
+#: model (under ``runs/RECIPE``), and the docs block (docs/training.md or docs/lab/training.md) its reproduction is
+#: written into.
 RECIPES = {
     "pilipili_v0": ("strong", ("--learner-seats", "3"), "fine-tune/model.npz", "recipe-reproduce-pilipili_v0-strong"),
     "llama_party_v0": ("strong", (), "fine-tune/model.npz", "recipe-reproduce-llama_party_v0-strong"),
@@ -47,7 +47,7 @@ RECIPES = {
 
 
 def markers(game: str) -> tuple[str, str]:
-    """The docs/training.md markers of ``game``'s block."""
+    """The markers of ``game``'s block."""
     block = RECIPES[game][3]
     return (
         f"<!-- measured: {block} (python benchmarks/recipe_reproduce.py; machine-dependent, not checked in CI) -->",
@@ -109,7 +109,7 @@ def main() -> int:
     parser.add_argument("--game", default="llama_party_v0", choices=sorted(RECIPES), help="whose shipped model")
     parser.add_argument("--games", type=int, default=2000, help="games of the head-to-head test (default 2000)")
     parser.add_argument("--keep", type=Path, help="clone into this new directory and keep it (default: a temp dir)")
-    parser.add_argument("--no-write", action="store_true", help="print the block, leave docs/training.md alone")
+    parser.add_argument("--no-write", action="store_true", help="print the block, leave the docs alone")
     args = parser.parse_args()
 
     revision = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
@@ -174,7 +174,7 @@ def main() -> int:
     )
     print(text)
     if not args.no_write:
-        replace_block(DOCS, *markers(args.game), text)
+        write_block(*markers(args.game), text)
     return 0
 
 

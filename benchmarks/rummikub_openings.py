@@ -1,7 +1,7 @@
 """A Rummikub cross-entropy recipe's model against the heuristic: its learning curve and the standard test on several
 sets of deals (issue 28, a record).
 
-Where you are: a long benchmark, never run in CI; it writes a block of docs/training.md per recipe. It runs (or
+Where you are: a long benchmark, never run in CI; it writes a block of the docs per recipe. It runs (or
 continues, or just reads) ``tableenvs train rummikub_v0 --recipe RECIPE --out RUN`` (``openings`` or ``holding``,
 :mod:`tableenvs.training.scorer_recipes`: deterministic, so a rerun makes the same model), then plays the model's
 standard evaluation against the heuristic (two seats against two, every seating, duplicate deals: what ``tableenvs eval
@@ -29,8 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import finished_on_this_machine, replace_block
-from feature_clone import markers
+from common import finished_on_this_machine, markers, write_block
 from rummikub_turn_rules import cells, pooled
 
 from tableenvs.evaluation import evaluate
@@ -40,7 +39,6 @@ from tableenvs.training.scorer_recipes import recipes, train_scorer
 ROOT = Path(__file__).resolve().parents[1]
 #: Games of the holding model's "when it holds" table.
 HOLD_GAMES = 400
-DOCS = ROOT / "docs" / "training.md"
 RESULTS = Path(__file__).resolve().parent / "results" / "rummikub_openings"
 
 
@@ -191,7 +189,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=6, help="seeds of the standard test, from 0")
     parser.add_argument("--games", type=int, default=2000)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--write-docs", action="store_true", help="write the recipe's block of docs/training.md")
+    parser.add_argument("--write-docs", action="store_true", help="write the recipe's block of the docs")
     args = parser.parse_args()
     for name in ("repeats", "games", "workers"):
         if getattr(args, name) < 1:
@@ -211,8 +209,8 @@ def main() -> None:
     if args.write_docs:
         records = [json.loads(path.read_text()) for path in sorted(RESULTS.glob(record_name(recipe, "*")))]
         name, finished = block_name(recipe), finished_on_this_machine(load)
-        replace_block(DOCS, *markers(name, "rummikub_openings.py"), block(recipe, records, finished))
-        print(f"wrote the {name} block of {DOCS}")
+        docs = write_block(*markers(name, "rummikub_openings.py"), block(recipe, records, finished))
+        print(f"wrote the {name} block of {docs}")
 
 
 if __name__ == "__main__":

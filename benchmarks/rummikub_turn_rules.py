@@ -1,8 +1,8 @@
 """Rummikub at 4 players: what hand-made changes to the heuristic's turn are worth against it (issue 28, a record).
 
-Where you are: a long benchmark, never run in CI; it writes a block of docs/training.md. The whole-turn search and
+Where you are: a long benchmark, never run in CI; it writes a block of docs/lab/training.md. The whole-turn search and
 the turn values learned from returns chose among the heuristic's own three plays and a draw and did not beat the
-heuristic at 4 players (docs/training.md). This script measures, with no learning, how much a different choice of
+heuristic at 4 players (docs/lab/training.md). This script measures, with no learning, how much a different choice of
 play could gain at all, so that the next attempt knows the size of what it looks for; its holding variants are what
 the holding recipe (the Rummikub model shipped as ``trained``) learnt to do better.
 
@@ -62,8 +62,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import finished_on_this_machine, replace_block
-from feature_clone import markers
+from common import finished_on_this_machine, markers, write_block
 
 import tableenvs
 from tableenvs.core.registry import make_raw
@@ -79,7 +78,6 @@ from tableenvs.rummikub.tiles import TILE_VALUES
 
 GAME = "rummikub_v0"
 PLAYERS = 4
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "training.md"
 RESULTS = Path(__file__).resolve().parent / "results" / "rummikub_turn_rules"
 REPEAT_STRIDE = 100_000  # first deals of the head-to-head's repeated sets: seed, seed + this, ...
 BLOCK = "rummikub-turn-rules"
@@ -357,7 +355,7 @@ def main() -> None:
     parser.add_argument(
         "--repeats", type=int, default=1, help="play each head-to-head on this many disjoint sets of deals, and pool"
     )
-    parser.add_argument("--write-docs", action="store_true", help=f"write the {BLOCK} block of docs/training.md")
+    parser.add_argument("--write-docs", action="store_true", help=f"write the {BLOCK} block of docs/lab/training.md")
     args = parser.parse_args()
     counts = {"deals": args.deals, "workers": args.workers, "games": args.games, "repeats": args.repeats}
     for name, value in counts.items():
@@ -383,9 +381,9 @@ def main() -> None:
         duels += sets + ([pooled(sets)] if len(sets) > 1 else [])
     if args.write_docs:
         command = "python benchmarks/rummikub_turn_rules.py " + " ".join(sys.argv[1:])
-        replace_block(DOCS, *markers(BLOCK, "rummikub_turn_rules.py"), block(rows, duels, command,
+        docs = write_block(*markers(BLOCK, "rummikub_turn_rules.py"), block(rows, duels, command,
                       finished_on_this_machine(load)))  # fmt: skip
-        print(f"wrote the {BLOCK} block of {DOCS}")
+        print(f"wrote the {BLOCK} block of {docs}")
 
 
 if __name__ == "__main__":

@@ -60,6 +60,8 @@ class NimGame:
 class NimEncoder:
     """The encoder (``tableenvs.core.layout.Encoder``): the observation's layout and the action ids."""
 
+    num_actions = MAX_TAKE
+
     def __init__(self, num_players: int):
         self.observation_layout = Layout(
             [
@@ -89,12 +91,10 @@ class NimEncoder:
         return f"take {action + 1}"
 
 
-class NimEnv(TableEnv):
+class NimEnv(TableEnv, name="nim_v0"):
     """The adapter: options, the reset, the rewards and the text; TableEnv's default hooks (the current seat,
     mask, observation, action text, ``over`` and ``winners``) read ``self.game`` and ``self.encoder``."""
 
-    metadata = {**TableEnv.metadata, "name": "nim_v0"}
-    num_actions = MAX_TAKE
     reset_option_keys = ("pile",)
 
     def __init__(self, num_players: int = 2, pile: int = 10, render_mode: str | None = None):

@@ -107,3 +107,52 @@ def test_the_engine_check_catches_a_missing_seen_by_and_rewards_not_one_per_seat
     else:
         with pytest.raises(AssertionError, match=said):
             check_engine("nim_check_v0", {})
+
+
+class _StaleReader:
+    """Reads every record as the first one it was given (a reader that ignores what it reads)."""
+
+    def __init__(self, inner):
+        self.inner, self.first = inner, None
+
+    def read(self, record, rng):
+        self.first = record if self.first is None else self.first
+        return self.inner.read(self.first, rng)
+
+
+class _OtherGeneratorReader:
+    """Reads the record right, but the engine draws from a generator of its own (not the one it was given)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def read(self, record, rng):
+        game = self.inner.read(record, rng)
+        game.rng = np.random.default_rng(0)
+        return game
+
+
+@pytest.mark.parametrize(
+    "reader, said",
+    [
+        (_StaleReader, r"the engine read back from its record writes another record"),
+        (_OtherGeneratorReader, r"does not draw from the generator it was given"),
+        (None, None),  # the game's own reader passes
+    ],
+)
+@pytest.mark.parametrize("name", testing.games("state"))
+def test_the_engine_check_holds_the_state_reader_to_its_records(name, reader, said, monkeypatch):
+    """The ``engine`` check reads sampled engine records back with the adapter's ``_state_reader()`` (a
+    ``StateReader``): a reader that ignores the record, or hands back an engine on another generator, fails."""
+    from tableenvs.core.engine import StateReader
+    from tableenvs.testing.engine_check import check_engine
+
+    cls = tableenvs.spec(name).raw_env_class()
+    own = cls._state_reader
+    assert isinstance(own(tableenvs.make_raw(name)), StateReader)
+    if reader is None:
+        check_engine(name, {})
+        return
+    monkeypatch.setattr(cls, "_state_reader", lambda self: reader(own(self)))
+    with pytest.raises(AssertionError, match=said):
+        check_engine(name, {})

@@ -1,6 +1,6 @@
-"""Every ```python block of README.md and docs/*.md runs as written (issue 13): each is written to its own file and
-run as a script (``__main__``) with small training and evaluation budgets (tests/doc_snippets.py). A block that is
-not meant to run is marked on the line before its fence with ``<!-- sketch: why -->`` and skipped.
+"""Every ```python block of README.md and docs/**/*.md (docs/lab/ too) runs as written (issue 13): each is written to
+its own file and run as a script (``__main__``) with small training and evaluation budgets (tests/doc_snippets.py).
+A block that is not meant to run is marked on the line before its fence with ``<!-- sketch: why -->`` and skipped.
 """
 
 import json
@@ -14,7 +14,7 @@ import pytest
 from load_bounds import HANG
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.S | re.M)
 SKETCH = re.compile(r"<!--\s*sketch:\s*\S")  # a sketch says why
 

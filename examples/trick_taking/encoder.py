@@ -14,6 +14,8 @@ from trick_taking.rules import DECK, TrickGame, card_name
 
 
 class TrickEncoder:
+    num_actions = DECK
+
     def __init__(self, num_players: int):
         self.num_players = num_players
         self.observation_layout = Layout(

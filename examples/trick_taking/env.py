@@ -17,13 +17,11 @@ from tableenvs.core.validation import check_int
 from tableenvs.core.wrappers import wrap
 from trick_taking.encoder import TrickEncoder
 from trick_taking.rules import DECK, TrickGame, card_name
-from trick_taking.state import game_from_record
+from trick_taking.state import TrickReader
 from trick_taking.worlds import deal_world
 
 
-class TrickTakingEnv(TableEnv):
-    metadata = {**TableEnv.metadata, "name": "trick_taking_v0"}
-    num_actions = DECK
+class TrickTakingEnv(TableEnv, name="trick_taking_v0"):
     score_name = "tricks"
     game: TrickGame
 
@@ -76,8 +74,8 @@ class TrickTakingEnv(TableEnv):
     def _state_options(self) -> dict[str, Any]:
         return {"num_players": self.num_players, "hand_size": self.hand_size}
 
-    def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
-        return {"game": game_from_record(rules, self.num_players, self.hand_size, rng)}
+    def _state_reader(self) -> TrickReader:
+        return TrickReader(self.num_players, self.hand_size)
 
     def _resample_hidden(self, world: TrickTakingEnv, seat: int, rng: np.random.Generator) -> None:
         deal_world(world.game, seat, rng)

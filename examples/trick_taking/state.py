@@ -8,10 +8,28 @@ played since) a card of a suit it showed it lacks. A world of ``sample_world`` m
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from tableenvs.core.state import as_int, distinct, field, int_list, int_lists, require
 from trick_taking.rules import DECK, TrickGame, card_name, suit, trick_winner
+
+
+@dataclass(frozen=True)
+class TrickReader:
+    """Reads the engine back from its record with an env's options (a ``tableenvs.core.engine.StateReader``)."""
+
+    num_players: int
+    hand_size: int
+
+    def read(self, record: Any, rng: Any) -> TrickGame:
+        return game_from_record(record, self.num_players, self.hand_size, rng)
+
+
+if TYPE_CHECKING:
+    from tableenvs.core.engine import StateReader
+
+    _reader: type[StateReader[TrickGame]] = TrickReader
 
 
 def game_from_record(rules: Any, num_players: int, hand_size: int, rng: Any) -> TrickGame:

@@ -55,9 +55,16 @@ class AECBase(AECEnv):
         "is_parallelizable": False,
         "render_fps": 1,
     }
+    #: The number of action ids; an adapter that passes an encoder takes it from the encoder's ``num_actions``.
     num_actions: int = 0
     #: Keys accepted in ``reset(options=...)``; unknown keys are warned about and ignored.
     reset_option_keys: tuple[str, ...] = ()
+
+    def __init_subclass__(cls, *, name: str | None = None, **kwargs: Any) -> None:
+        """``class MyGameEnv(TableEnv, name="mygame_v0")``: the env's name, added to the metadata it inherits."""
+        super().__init_subclass__(**kwargs)
+        if name is not None:
+            cls.metadata = {**cls.metadata, "name": name}
 
     def __init__(
         self,
@@ -70,11 +77,13 @@ class AECBase(AECEnv):
         encoder: Any = None,
     ):
         """``encoder`` (a :class:`tableenvs.core.layout.Encoder`), if given, becomes ``self.encoder`` and gives the
-        observation's size and bounds; otherwise pass ``observation_size`` (and the bounds)."""
+        observation's size and bounds and the number of actions; otherwise pass ``observation_size`` (and the
+        bounds) and set the class attribute ``num_actions``."""
         super().__init__()
         if encoder is not None:
             self.encoder = encoder
             observation_size, observation_low, observation_high = encoder.size, encoder.low, encoder.high
+            self.num_actions = encoder.num_actions
         if render_mode is not None:
             check_choice("render_mode", render_mode, (None, *RENDER_MODES))
         self.render_mode = render_mode

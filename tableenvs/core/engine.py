@@ -1,5 +1,5 @@
-"""The rules-engine contract: the protocols :class:`Engine`, :class:`RestorableEngine` and :class:`ViewedEngine`,
-the illegal-move error, the event log convention, a move's rewards and the win reward.
+"""The rules-engine contract: the protocols :class:`Engine`, :class:`RestorableEngine`, :class:`StateReader` and
+:class:`ViewedEngine`, the illegal-move error, the event log convention, a move's rewards and the win reward.
 
 Where you are: :mod:`tableenvs.core`, for the pure rules engines (``tableenvs/<game>/rules.py``), which know nothing
 of PettingZoo. Each engine keeps the same contract, so the base class (:class:`tableenvs.core.table_env.TableEnv`)
@@ -17,20 +17,23 @@ reads every game alike:
   game over, ...); the adapter moves the lines into its event log after each move (``TableEnv._drain_log``);
 * **state** (games with the ``state`` capability, :class:`RestorableEngine`): ``copy(rng)``, ``to_record()`` and
   one generator at ``rng``, which the state API re-points in a clone and in a sampled world. How a record is read
-  back needs the game's options (decks, missions), so each adapter's ``_rules_from_state`` calls its engine's reader;
+  back needs the game's options (decks, missions), so the reader is an object of the game's ``state`` module that
+  holds them (:class:`StateReader`: ``read(record, rng)``), which the adapter names (``_state_reader()``): the
+  engine module never imports its reader;
 * **visibility** (games with the ``views`` capability, :class:`ViewedEngine`): ``seen_by(seat)``, the game's one
   decision of what a seat may see, read alike by the text view, the picture, the world sampler and the public move
   text.
 
 The type checker holds each engine to its protocols (``_contract: type[RestorableEngine] = PiliPiliGame`` under
-``TYPE_CHECKING`` in each engine module), and ``tableenvs.testing.check_game``'s ``engine`` check holds a started
-game of any registered game to them at run time.
+``TYPE_CHECKING`` in each engine module; ``_reader: type[StateReader[PiliPiliGame]] = PiliPiliReader`` in each state
+module), and ``tableenvs.testing.check_game``'s ``engine`` check holds a started
+game of any registered game to them at run time (and a reader to reading back its engine's records exactly).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -101,6 +104,24 @@ class RestorableEngine(Engine, Protocol):
 
     def to_record(self) -> dict[str, Any]:
         """The engine's state as plain JSON values (``TableEnv.get_state``'s ``rules``)."""
+        ...
+
+
+EngineT_co = TypeVar("EngineT_co", bound=RestorableEngine, covariant=True)
+
+
+@runtime_checkable
+class StateReader(Protocol[EngineT_co]):
+    """Reads an engine back from its record (``RestorableEngine.to_record``'s dict, also one read back from JSON),
+    with the options of the env that wrote it (decks, missions, ...), which the reader holds.
+
+    A game's ``state`` module defines it (it imports the engine, never the other way round); the adapter returns one
+    from ``_state_reader()``, and the state API's default ``_rules_from_state`` calls it.
+    """
+
+    def read(self, record: Any, rng: np.random.Generator) -> EngineT_co:
+        """The engine in the state ``record`` gives, drawing from ``rng`` (its ``rng`` attribute); raises
+        :class:`tableenvs.core.state.StateError` naming the field for a record the rules could not have reached."""
         ...
 
 

@@ -123,7 +123,8 @@ class Encoder(Protocol):
     """What a game's encoder gives its adapter: the one place where the game meets vectors and action ids.
 
     ``size``, ``low`` and ``high`` are the observation's length and bounds (float32 arrays of ``size``);
-    ``observation_layout`` names its sections. The ``fill_*`` methods write into zeroed, contiguous arrays.
+    ``observation_layout`` names its sections; ``num_actions`` is the number of action ids
+    (``0..num_actions-1``). The ``fill_*`` methods write into zeroed, contiguous arrays.
 
     ``LAYOUT_VERSION`` (optional, a class attribute; 1 when absent) says what the observation's entries mean: raise
     it whenever an entry changes meaning, even at the same size, so a model saved for the old layout is refused
@@ -132,6 +133,7 @@ class Encoder(Protocol):
 
     LAYOUT_VERSION: ClassVar[int] = 1
     size: int
+    num_actions: int
     low: np.ndarray
     high: np.ndarray
     observation_layout: Layout

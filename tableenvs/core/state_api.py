@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tableenvs.core.aec_base import AECBase
+from tableenvs.core.engine import RestorableEngine, StateReader
 from tableenvs.core.registry import make_raw, names
 from tableenvs.core.state import (
     STATE_FORMAT,
@@ -310,9 +311,15 @@ class StateAPI(AECBase):
         """The engine's state as plain JSON values (default: ``self.game.to_record()``)."""
         return self._restorable_game("get_state()").to_record()
 
+    def _state_reader(self) -> StateReader[RestorableEngine]:
+        """The reader of this env's engine records (:class:`tableenvs.core.engine.StateReader`), holding the env's
+        options."""
+        raise NotImplementedError(f"{self.metadata['name']} has no set_state(): the adapter names no _state_reader()")
+
     def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
-        """Check ``rules`` and build the attributes (``game``, ...) to swap in; raise :class:`StateError`."""
-        raise NotImplementedError(f"{self.metadata['name']} has no set_state()")
+        """Check ``rules`` and build the attributes (``game``, ...) to swap in; raise :class:`StateError`. The
+        default reads the engine with :meth:`_state_reader` (``{"game": engine}``)."""
+        return {"game": self._state_reader().read(rules, rng)}
 
     def _resample_hidden(self, world: Self, seat: int, rng: np.random.Generator) -> None:
         """Resample in ``world`` (a clone with a new ``_rng``, its engine already drawing from it) everything

@@ -38,7 +38,9 @@ hook                               when         what it does
                                                 ``self.game.copy(rng)``
 ``_state_options()``               state        the constructor options but ``render_mode``, as JSON values
 ``_rules_state()``                 default      the engine's state as JSON values: ``self.game.to_record()``
-``_rules_from_state(rules, rng)``  state        check ``rules``; the attributes (``game``, ...) to swap in
+``_state_reader()``                state        the reader of the engine's records, holding the options
+                                                (``tableenvs.core.engine.StateReader``: ``read(record, rng)``)
+``_rules_from_state(rules, rng)``  default      the attributes to swap in: ``{"game": reader.read(rules, rng)}``
 ``_infos_state()``                 state        ``infos`` as JSON values (default: they already are)
 ``_infos_from_state(infos, a)``    state        ``infos`` back from JSON (default: a dict per agent)
 ``_resample_hidden(w, s, rng)``    worlds       resample in the clone ``w`` (its engine already re-pointed at its
@@ -50,11 +52,13 @@ The defaults serve an adapter that keeps its rules engine in ``self.game`` (the 
 state API, ``RestorableEngine`` of :mod:`tableenvs.core.engine`) and its encoder in ``self.encoder``;
 ``docs/adding-a-game.md`` walks through one, and ``tableenvs/toy_game.py`` is a whole game in that shape.
 
-Class attributes an adapter sets: ``metadata`` (with ``"name"``), ``num_actions``, ``score_name``,
+An adapter names itself in its class statement (``class MyGameEnv(TableEnv, name="mygame_v0")``: the base adds
+``"name"`` to the inherited ``metadata``) and sets the class attributes ``score_name``,
 ``higher_is_better`` and ``end_reasons`` (what :meth:`TableEnv.outcome` reports; the default reasons are "the rules
 ended it" and "cut short", :mod:`tableenvs.core.outcome`) and, if ``reset`` takes options, ``reset_option_keys``.
-``num_players`` and the encoder (or ``observation_size`` and the observation bounds) are passed to
-``TableEnv.__init__``.
+``num_players`` and the encoder (or ``observation_size`` and the observation bounds, with the class attribute
+``num_actions``) are passed to ``TableEnv.__init__``; the encoder gives the observation's size and bounds and
+``num_actions``.
 """
 
 from __future__ import annotations

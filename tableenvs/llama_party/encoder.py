@@ -102,6 +102,9 @@ class Encoder:
     #: Raise when an observation entry changes meaning (saved models record it; tableenvs.core.layout.layout_version).
     LAYOUT_VERSION = 1
 
+    #: The number of action ids (tableenvs.core.layout.Encoder).
+    num_actions = NUM_ACTIONS
+
     def __init__(self, deck: Deck, num_players: int):
         self.deck = deck
         self.num_players = num_players

@@ -45,22 +45,19 @@ from tableenvs.core.wrappers import wrap
 from tableenvs.llama_party.cards import DECK_SIZE, STANDARD_DECK, Deck, card_record, load_cards
 from tableenvs.llama_party.encoder import (
     MAX_START_TOTAL,
-    NUM_ACTIONS,
     Encoder,
 )
 from tableenvs.llama_party.picture import table_svg
 from tableenvs.llama_party.rules import DEAL_SIZE, END_SCORE, GOAL_STEP, NUM_ROUNDS, NUM_SLOTS, PASS_COUNTS, LlamaParty
-from tableenvs.llama_party.state import game_from_record
+from tableenvs.llama_party.state import LlamaPartyReader
 from tableenvs.llama_party.worlds import resample_hidden, world_event_log
 
 REWARDS = ("score", "win")
 
 
-class LlamaPartyEnv(TableEnv):
+class LlamaPartyEnv(TableEnv, name="llama_party_v0"):
     """PettingZoo AEC env of Llama Party; see the module docstring."""
 
-    metadata = {**TableEnv.metadata, "name": "llama_party_v0"}
-    num_actions = NUM_ACTIONS
     reset_option_keys = ("hands", "totals", "round", "dummy_feeds")
 
     def __init__(
@@ -212,9 +209,12 @@ class LlamaPartyEnv(TableEnv):
         deck = None if self.deck == STANDARD_DECK else [card_record(card) for card in self.deck]
         return {"num_players": self.num_players, "deck": deck, "reward": self.reward_mode}
 
+    def _state_reader(self) -> LlamaPartyReader:
+        return LlamaPartyReader(self.deck, self.num_players)
+
     def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
-        game = game_from_record(rules, self.deck, self.num_players, rng)
-        return {"game": game, "encoder": copy.copy(self.encoder)}  # __getstate__: an empty table cache
+        encoder = copy.copy(self.encoder)  # __getstate__: an empty table cache
+        return {**super()._rules_from_state(rules, rng), "encoder": encoder}  # __getstate__: an empty table cache
 
     def _picture_svg(self, seat: int | None) -> str:
         return table_svg(self, seat)

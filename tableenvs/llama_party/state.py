@@ -6,7 +6,8 @@ Where you are: the Llama Party package, beside the rules engine (``rules.py``), 
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +26,24 @@ from tableenvs.llama_party.rules import (
     score_bounds,
     winners,
 )
+
+
+@dataclass(frozen=True)
+class LlamaPartyReader:
+    """Reads a Llama Party engine back from its record with an env's deck and player count (a
+    :class:`~tableenvs.core.engine.StateReader`)."""
+
+    deck: Deck
+    num_players: int
+
+    def read(self, record: Any, rng: np.random.Generator) -> LlamaParty:
+        return game_from_record(record, self.deck, self.num_players, rng)
+
+
+if TYPE_CHECKING:
+    from tableenvs.core.engine import StateReader
+
+    _reader: type[StateReader[LlamaParty]] = LlamaPartyReader
 
 
 def game_from_record(record: dict[str, Any], deck: Deck, num_players: int, rng: np.random.Generator) -> LlamaParty:

@@ -46,21 +46,19 @@ from tableenvs.core.table_env import TableEnv
 from tableenvs.core.validation import check_bool, check_choice, check_int, check_int_list
 from tableenvs.core.wrappers import wrap
 from tableenvs.decks import DeckError
-from tableenvs.pilipili.encoder import NUM_ACTIONS, Encoder
+from tableenvs.pilipili.encoder import Encoder
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission, load_missions, standard_missions
 from tableenvs.pilipili.picture import table_svg
 from tableenvs.pilipili.rules import CHILI_LIMIT, NUM_CARDS, Phase, PiliPiliGame, card_name, mission_record
-from tableenvs.pilipili.state import game_from_record
+from tableenvs.pilipili.state import PiliPiliReader
 from tableenvs.pilipili.worlds import resample_hidden, world_event_log
 
 REWARDS = ("penalty", "win")
 
 
-class PiliPiliEnv(TableEnv):
+class PiliPiliEnv(TableEnv, name="pilipili_v0"):
     """Pili Pili for 2..8 players; see the module docstring."""
 
-    metadata = {**TableEnv.metadata, "name": "pilipili_v0"}
-    num_actions = NUM_ACTIONS
     reset_option_keys = ("dealer", "mission", "hands", "deck_order", "chilis")
 
     def __init__(
@@ -226,16 +224,11 @@ class PiliPiliEnv(TableEnv):
             "max_rounds": self.max_rounds,
         }
 
+    def _state_reader(self) -> PiliPiliReader:
+        return PiliPiliReader(self.num_players, self.missions, self.max_rounds)
+
     def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
-        game = game_from_record(
-            rules,
-            num_players=self.num_players,
-            missions=self.missions,
-            max_rounds=self.max_rounds,
-            rng=rng,
-            log=[],
-        )
-        return {"game": game, "encoder": self.encoder.copy()}
+        return {**super()._rules_from_state(rules, rng), "encoder": self.encoder.copy()}
 
     def _describe_action_public(self, action: int) -> str:
         """Bids, plays (face down under simultaneous play), names, declines and ready are public; which card is

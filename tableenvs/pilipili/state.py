@@ -7,7 +7,8 @@ nothing of this module); ``TableEnv.set_state`` and ``from_state`` reach it thro
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,6 +42,27 @@ _HISTORY_KEYS = (
     *("mission", "dealer", "hand_size", "bids", "tricks_won", "extras", "designations", "tricks", "discarded"),
     *("chilis_before", "chilis_after"),
 )
+
+
+@dataclass(frozen=True)
+class PiliPiliReader:
+    """Reads a Pili Pili engine back from its record with an env's options (a
+    :class:`~tableenvs.core.engine.StateReader`)."""
+
+    num_players: int
+    missions: list[Mission] | None
+    max_rounds: int | None
+
+    def read(self, record: Any, rng: np.random.Generator) -> PiliPiliGame:
+        return game_from_record(
+            record, num_players=self.num_players, missions=self.missions, max_rounds=self.max_rounds, rng=rng, log=[]
+        )
+
+
+if TYPE_CHECKING:
+    from tableenvs.core.engine import StateReader
+
+    _reader: type[StateReader[PiliPiliGame]] = PiliPiliReader
 
 
 def game_from_record(

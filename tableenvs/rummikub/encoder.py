@@ -75,6 +75,8 @@ class Encoder:
 
     #: Raise when an observation entry changes meaning (saved models record it; tableenvs.core.layout.layout_version).
     LAYOUT_VERSION = 1
+    #: The number of action ids (tableenvs.core.layout.Encoder).
+    num_actions = NUM_ACTIONS
 
     def __init__(self, num_players: int, games_per_episode: int = 1):
         self.num_players = num_players

@@ -44,19 +44,17 @@ from tableenvs.core.state import StateError
 from tableenvs.core.table_env import TableEnv
 from tableenvs.core.wrappers import wrap
 
-from .encoder import COMMIT, NUM_ACTIONS, Encoder
+from .encoder import COMMIT, Encoder
 from .picture import table_svg
 from .rules import Rummikub, melds_record, result_record
-from .state import game_from_record, melds_from_record, result_from_record
+from .state import RummikubReader, melds_from_record, result_from_record
 from .tiles import TILE_TYPES, tile_name
 from .worlds import resample_hidden, world_event_log
 
 
-class RummikubEnv(TableEnv):
+class RummikubEnv(TableEnv, name="rummikub_v0"):
     """PettingZoo AEC env of Rummikub; see the module docstring."""
 
-    metadata = {**TableEnv.metadata, "name": "rummikub_v0"}
-    num_actions = NUM_ACTIONS
     reset_option_keys = ("racks", "table", "pool", "first_player", "opened")
 
     def __init__(
@@ -199,8 +197,8 @@ class RummikubEnv(TableEnv):
             "end_on_empty_pool": game.end_on_empty_pool,
         }
 
-    def _rules_from_state(self, rules: Any, rng: np.random.Generator) -> dict[str, Any]:
-        return {"game": game_from_record(self.game, rules, rng)}
+    def _state_reader(self) -> RummikubReader:
+        return RummikubReader(self.game)
 
     def _resample_hidden(self, world: TableEnv, seat: int, rng: np.random.Generator) -> None:
         # What is dealt afresh and why it is uniform: tableenvs/rummikub/worlds.py.

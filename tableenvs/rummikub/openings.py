@@ -6,8 +6,8 @@ hand-made turn rules (``benchmarks/rummikub_turn_rules.py``). It reads only a se
 it adds no hidden information.
 
 Why the opening: at 4 players the heuristic's play once opened (the most tiles) is hard to improve on, but opening
-with a smaller meld than the heuristic's (the most points) gains, mostly late in the game (docs/training.md, "The
-opening meld is the lever").
+with a smaller meld than the heuristic's (the most points) gains, mostly late in the game (docs/lab/training.md,
+"The openings recipe").
 
 **Candidates** (:func:`smaller_openings`): the solver's two openings (the most points, the heuristic's; the most
 tiles) and every opening inside either: per meld, leave it out, keep it whole, or keep a smaller meld inside it (a

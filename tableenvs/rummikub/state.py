@@ -8,7 +8,8 @@ nothing of this module); ``TableEnv.set_state`` and ``from_state`` reach it thro
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +19,23 @@ from .melds import Meld
 from .rules import GameResult, Rummikub
 from .solver import is_valid_play
 from .tiles import ALL_POINTS, COLOURS, FULL_SET, JOKER, NUM_TILES, NUMBERS, TILE_TYPES
+
+
+@dataclass(frozen=True)
+class RummikubReader:
+    """Reads a Rummikub engine back from its record with the options of ``engine`` (an env's; only its options are
+    read; a :class:`~tableenvs.core.engine.StateReader`)."""
+
+    engine: Rummikub
+
+    def read(self, record: Any, rng: np.random.Generator) -> Rummikub:
+        return game_from_record(self.engine, record, rng)
+
+
+if TYPE_CHECKING:
+    from tableenvs.core.engine import StateReader
+
+    _reader: type[StateReader[Rummikub]] = RummikubReader
 
 
 def game_from_record(engine: Rummikub, record: dict[str, Any], rng: np.random.Generator) -> Rummikub:

@@ -31,7 +31,8 @@ check                       what it asserts
 ``heuristic``               the heuristic (``GameSpec.heuristic``) plays only masked actions to the end of games
 ``engine``                  the engine keeps the protocols of ``tableenvs.core.engine`` (``RestorableEngine`` with
                             ``state``, ``ViewedEngine``'s ``seen_by`` for every seat with ``views``, changing
-                            nothing); each move's rewards are None or one finite number per seat
+                            nothing); each move's rewards are None or one finite number per seat; with ``state``
+                            the adapter's ``StateReader`` reads engine records back to the same record
 ``docs``                    the docs page's observation table adds up to the encoder's layout (only with ``docs=``)
 ``cli_play``                ``tableenvs play NAME --quiet`` plays a whole game at the fewest and most players
 ``state``                   a ``get_state`` record, through JSON, restores by ``from_state`` and on a fresh env

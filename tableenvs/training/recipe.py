@@ -50,8 +50,8 @@ from tableenvs.training.single_agent import SingleAgentEnv
 #: Settings of the fine-tuning step (:class:`tableenvs.training.batched.BatchedConfig` fields; the learner's seats
 #: and the heuristic opponent are set by :func:`fine_tune`). Two epochs per rollout (the update is most of the cost) at
 #: twice the first recipe's learning rate, the settings the shipped models were made with. Compared on 3M-sample Pili
-#: Pili runs by ``benchmarks/fine_tune_settings.py`` (docs/training.md): level with two epochs at 1e-4, a little behind
-#: four at 1e-4, behind two at 4e-4; over a whole 10M run 4e-4 ends only a little ahead (intervals overlapping).
+#: Pili runs by ``benchmarks/fine_tune_settings.py`` (docs/lab/training.md): level with two epochs at 1e-4, a little
+#: behind four at 1e-4, behind two at 4e-4; over a whole 10M run 4e-4 ends only a little ahead (intervals overlapping).
 FINE_TUNE: dict[str, Any] = {
     "learning_rate": 2e-4,
     "clip_range": 0.1,

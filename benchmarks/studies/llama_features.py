@@ -1,9 +1,9 @@
 """Experiment (issue 28): does the strong recipe beat the Llama Party heuristic when the network also sees the
-heuristic's value of each card? Written into docs/training.md. (The inputs are
+heuristic's value of each card? Written into docs/lab/training.md. (The inputs are
 :class:`tableenvs.llama_party.features.CardValues`; the shipped Llama Party model came from this script.)
 
 Where you are: a long benchmark, never run in CI. The recipe's clone of the Llama Party heuristic agrees with it on
-only about three decisions in four, and its fine-tuning stays below the heuristic (docs/training.md). A player
+only about three decisions in four, and its fine-tuning stays below the heuristic (docs/lab/training.md). A player
 knows what the heuristic computes (the expected points of the hand left by each pick, over the goals that are
 known or could be), so this run appends, to each observation, for every card id ``c``:
 
@@ -14,11 +14,12 @@ Then the recipe's three steps with those inputs (:mod:`tableenvs.training.recipe
 a clone (:func:`tableenvs.training.distill.fit`), MaskablePPO fine-tuning against heuristic opponents
 (:func:`tableenvs.training.recipe.fine_tune_sb3` with ``features``), and the final model against the heuristic head to
 head (half the seats each, every seating, duplicate deals) with :func:`tableenvs.evaluation.evaluate`, the model
-played by a numpy forward pass on the observation and its features. The block written into docs/training.md gives
+played by a numpy forward pass on the observation and its features. The block written into docs/lab/training.md gives
 the clone's agreement, the curve and the head-to-head row. The features are not part of any shipped layout: a model
 made here plays only through this script's policy.
 
-    python benchmarks/llama_features.py --out runs/llama-features [--label-games 600] [--steps 600000] [--games 2000]
+    python benchmarks/studies/llama_features.py --out runs/llama-features [--label-games 600] [--steps 600000]
+        [--games 2000]
 """
 
 from __future__ import annotations
@@ -30,8 +31,11 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py, search_vs_heuristic.py
+
 import numpy as np
-from common import finished_on_this_machine, replace_block
+from common import finished_on_this_machine, write_block
+from common import markers as common_markers
 from search_vs_heuristic import cells, versus_heuristic
 
 import tableenvs
@@ -42,15 +46,11 @@ from tableenvs.training import distill, recipe
 
 GAME = "llama_party_v0"
 OPTIONS = {"num_players": 4}
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "training.md"
 
 
 def markers(block: str) -> tuple[str, str]:
-    """The docs/training.md markers of a block of this script's runs (one block per kind of run)."""
-    return (
-        f"<!-- measured: {block} (python benchmarks/llama_features.py; machine-dependent, not checked in CI) -->",
-        f"<!-- end measured: {block} -->",
-    )
+    """The docs/lab/training.md markers of a block of this script's runs (one block per kind of run)."""
+    return common_markers(block, "studies/llama_features.py")
 
 
 class FeaturePolicy:
@@ -84,8 +84,8 @@ def main() -> int:
     )
     parser.add_argument("--ent-coef", type=float, default=recipe.FINE_TUNE_SB3["ent_coef"], help="entropy bonus")
     parser.add_argument("--clip", type=float, default=recipe.FINE_TUNE_SB3["clip_range"], help="PPO clip range")
-    parser.add_argument("--block", default="llama-features", help="the docs/training.md block to write")
-    parser.add_argument("--no-write", action="store_true", help="print the block, leave docs/training.md alone")
+    parser.add_argument("--block", default="llama-features", help="the docs/lab/training.md block to write")
+    parser.add_argument("--no-write", action="store_true", help="print the block, leave docs/lab/training.md alone")
     args = parser.parse_args()
     began, load = time.perf_counter(), os.getloadavg()[0]
     features = CardValues(tableenvs.make_raw(GAME, **OPTIONS), choice=not args.no_choice)
@@ -119,8 +119,8 @@ def main() -> int:
         rows[name] = {**paired, "score_name": result.score_name, "higher_is_better": True, "games": result.games}
     base = recipe_reference() if args.steps > 0 else 0.0
     lines = [
-        f"Run by `python benchmarks/llama_features.py --out {args.out} --label-games {args.label_games} --epochs "
-        f"{args.epochs} --steps {args.steps} --games {args.games}"
+        f"Run by `python benchmarks/studies/llama_features.py --out {args.out} --label-games {args.label_games} "
+        f"--epochs {args.epochs} --steps {args.steps} --games {args.games}"
         + (" --no-choice" if args.no_choice else "")
         + (f" --labeller {args.labeller}" if args.labeller != "heuristic" else "")
         + f" --lr {args.lr:g} --ent-coef {args.ent_coef:g} --clip {args.clip:g}`, {finished_on_this_machine(load)}, "
@@ -142,7 +142,7 @@ def main() -> int:
     text = "\n".join(lines)
     print(text)
     if not args.no_write:
-        replace_block(DOCS, *markers(args.block), text)
+        write_block(*markers(args.block), text)
     return 0
 
 

@@ -1,5 +1,5 @@
 """Rummikub: learn which whole turn to play from Monte-Carlo returns, then clone that choice into a numpy model
-(issue 28). Written into docs/training.md; the shipped Rummikub model came from this script when it is shipped.
+(issue 28). Written into docs/lab/training.md; the shipped Rummikub model came from this script when it is shipped.
 
 Where you are: a long benchmark, never run in CI. The search over whole turns beats the heuristic at 2 players but
 not at 4 (docs/agents.md), so its labels are no teacher at the default 4 players. Here the candidate turns are the
@@ -19,7 +19,8 @@ the jokers, and a draw), and their values are learned from whole games, Deep Mon
    observation + ``rummikub_turn_plans_v1`` fitted to the choices and exported with its header naming the features
    (played by ``NumpyPolicy``, no torch); then the same head-to-head check.
 
-    python benchmarks/rummikub_turn_values.py --out runs/rk-values [--games 20000] [--eps 0.3] [--check-games 2000]
+    python benchmarks/studies/rummikub_turn_values.py --out runs/rk-values [--games 20000] [--eps 0.3]
+        [--check-games 2000]
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py, search_vs_heuristic.py
+
 import numpy as np
-from common import finished_on_this_machine, replace_block
-from feature_clone import markers
+from common import finished_on_this_machine, markers, write_block
 from search_vs_heuristic import cells, versus_heuristic
 
 import tableenvs
@@ -50,7 +52,6 @@ from tableenvs.training import distill
 
 GAME = "rummikub_v0"
 PLAYERS = 4
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "training.md"
 CANDIDATES = ("heuristic's play", "other objective's play", "play keeping the jokers", "draw")
 FEATURES = "rummikub_turn_plans_v1"  # the clone's derived inputs
 CHUNK = 100  # games per file
@@ -324,8 +325,8 @@ def main() -> int:
     parser.add_argument("--clone-epochs", type=int, default=20)
     parser.add_argument("--seed", type=int, default=2_000_000, help="first deal's seed (apart from the checks')")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--block", default="rummikub-turn-values", help="the docs/training.md block to write")
-    parser.add_argument("--no-write", action="store_true", help="print the block, leave docs/training.md alone")
+    parser.add_argument("--block", default="rummikub-turn-values", help="the docs/lab/training.md block to write")
+    parser.add_argument("--no-write", action="store_true", help="print the block, leave docs/lab/training.md alone")
     args = parser.parse_args()
     began, load = time.perf_counter(), os.getloadavg()[0]
     weights: list | None = None
@@ -354,7 +355,7 @@ def main() -> int:
         rounds.append(record)
         print(f"  greedy chooser − heuristic: {cells({**row})}", flush=True)
     lines = [
-        f"Run by `python benchmarks/rummikub_turn_values.py --out {args.out} --games {args.games} --rounds "
+        f"Run by `python benchmarks/studies/rummikub_turn_values.py --out {args.out} --games {args.games} --rounds "
         f"{args.rounds} --eps {args.eps:g} --epochs {args.epochs} --check-games {args.check_games} --seed "
         f"{args.seed} --clone-games {args.clone_games} --clone-epochs {args.clone_epochs}`, "
         f"{finished_on_this_machine(load)}, {(time.perf_counter() - began) / 60:.0f} min (a rerun in the same "
@@ -394,7 +395,7 @@ def main() -> int:
     text = "\n".join(lines)
     print(text)
     if not args.no_write:
-        replace_block(DOCS, *markers(args.block, "rummikub_turn_values.py"), text)
+        write_block(*markers(args.block, "studies/rummikub_turn_values.py"), text)
     return 0
 
 

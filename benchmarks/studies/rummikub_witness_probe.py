@@ -10,7 +10,7 @@ accepted completion are remembered across the types. A *yes* needs one path (a w
 exhaust. Every answer is asserted equal to the engine's mask (``solver.playable``), so the probe cannot drift from
 the kernel unnoticed.
 
-Two measurements (docs/benchmarks.md, Rummikub step speed, sixth pass):
+Two measurements (docs/lab/benchmark-history.md, Rummikub step speed, sixth pass):
 
 1. every turn-start position of a play onto the table in ``--games`` seeded random 4-player games: sweep states
    against search visits, for yes and no answers, and how many positions have every rack type playable;
@@ -18,13 +18,16 @@ Two measurements (docs/benchmarks.md, Rummikub step speed, sixth pass):
    commit check (a search with every cell fixed at table + staged), then the first partition in sweep order at a
    commit (the published arrangement), with a uniformly random legal action between questions.
 
-Run: ``python benchmarks/rummikub_witness_probe.py [--games 40] [--turns 34] [--seed 1]`` (a few minutes).
+Run: ``python benchmarks/studies/rummikub_witness_probe.py [--games 40] [--turns 34] [--seed 1]`` (a few minutes).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py, search_vs_heuristic.py
 
 import numpy as np
 from common import play_out

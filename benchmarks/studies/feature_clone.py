@@ -1,5 +1,5 @@
 """Clone a labeller (e.g. the game's default ``search``) into a numpy model that reads the observation plus named
-derived inputs (issue 28); written into docs/training.md. The shipped Rummikub model came from this script.
+derived inputs (issue 28); written into docs/lab/training.md. The shipped Rummikub model came from this script.
 
 Where you are: a long benchmark, never run in CI. The steps, each skipped when its output exists (a rerun in the
 same ``--out`` continues):
@@ -13,10 +13,11 @@ same ``--out`` continues):
 3. play it against the heuristic head to head (half the seats each, every seating, duplicate deals,
    :func:`tableenvs.evaluation.evaluate`; the model is a ``.npz`` path, played by ``NumpyPolicy``).
 
-The block written into docs/training.md gives the command, the clone's agreement with its labeller on held-out
-games and the head-to-head row. ``benchmarks/llama_features.py`` is the Llama Party variant with PPO fine-tuning.
+The block written into docs/lab/training.md gives the command, the clone's agreement with its labeller on held-out
+games and the head-to-head row. ``benchmarks/studies/llama_features.py`` is the Llama Party variant with PPO
+fine-tuning.
 
-    python benchmarks/feature_clone.py --game rummikub_v0 --players 4 --features rummikub_turn_plans_v1 \\
+    python benchmarks/studies/feature_clone.py --game rummikub_v0 --players 4 --features rummikub_turn_plans_v1 \\
         --labeller search:mode=turns:sims=40 --out runs/rk-search --label-games 600 --games 2000 --block NAME
 """
 
@@ -30,21 +31,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import finished_on_this_machine, replace_block
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py, search_vs_heuristic.py
+
+from common import finished_on_this_machine, markers, write_block
 from search_vs_heuristic import cells, versus_heuristic
 
 from tableenvs.evaluation import evaluate
 from tableenvs.training import recipe
-
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "training.md"
-
-
-def markers(block: str, script: str = "feature_clone.py") -> tuple[str, str]:
-    """The docs/training.md markers of a block of ``script``'s runs (one block per kind of run)."""
-    return (
-        f"<!-- measured: {block} (python benchmarks/{script}; machine-dependent, not checked in CI) -->",
-        f"<!-- end measured: {block} -->",
-    )
 
 
 def clone(args: argparse.Namespace, options: dict[str, Any]) -> Path:
@@ -67,8 +60,8 @@ def main() -> int:
     parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--games", type=int, default=2000, help="head-to-head games against the heuristic")
     parser.add_argument("--workers", type=int, default=2, help="labelling and playing processes, fitting threads")
-    parser.add_argument("--block", required=True, help="the docs/training.md block to write")
-    parser.add_argument("--no-write", action="store_true", help="print the block, leave docs/training.md alone")
+    parser.add_argument("--block", required=True, help="the docs/lab/training.md block to write")
+    parser.add_argument("--no-write", action="store_true", help="print the block, leave docs/lab/training.md alone")
     args = parser.parse_args()
     began, load = time.perf_counter(), os.getloadavg()[0]
     options = {"num_players": args.players}
@@ -84,8 +77,8 @@ def main() -> int:
     score, win = cells(row)
     text = "\n".join(
         [
-            f"Run by `python benchmarks/feature_clone.py --game {args.game} --players {args.players} --features "
-            f"{args.features} --labeller {args.labeller} --out {args.out} --label-games {args.label_games} "
+            f"Run by `python benchmarks/studies/feature_clone.py --game {args.game} --players {args.players} "
+            f"--features {args.features} --labeller {args.labeller} --out {args.out} --label-games {args.label_games} "
             f"--label-seed {args.label_seed} --epochs {args.epochs} --games {args.games} --block {args.block}`, "
             f"{finished_on_this_machine(load)}, {(time.perf_counter() - began) / 60:.0f} min (a rerun in the same "
             "directory skips the finished steps).",
@@ -100,7 +93,7 @@ def main() -> int:
     )
     print(text)
     if not args.no_write:
-        replace_block(DOCS, *markers(args.block), text)
+        write_block(*markers(args.block, "studies/feature_clone.py"), text)
     return 0
 
 

@@ -14,8 +14,8 @@ through the full wrapped API (as ``common.random_play``: ``last()``, the mask, `
 reports the steps. The same seeds give the same games in every checkout whose rules and seeding are unchanged (the
 step counts must agree: the script refuses to compare otherwise).
 
-Run: ``python benchmarks/bench_instructions.py --checkout /tmp/base --checkout . [--games 40 --players 4]`` (needs
-``valgrind``; about two minutes per checkout for 40 games, the two checkouts in parallel on two cores).
+Run: ``python benchmarks/studies/bench_instructions.py --checkout /tmp/base --checkout . [--games 40 --players 4]``
+(needs ``valgrind``; about two minutes per checkout for 40 games, the two checkouts in parallel on two cores).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from pathlib import Path
 CHILD = r"""
 import gc, os, subprocess, sys
 import numpy as np
-sys.path[:0] = [sys.argv[1], sys.argv[5]]  # the checkout's tableenvs; this script's common.py
+sys.path[:0] = [sys.argv[1], sys.argv[5]]  # the checkout's tableenvs; benchmarks/ (common.py)
 import tableenvs
 from common import play_out
 from tableenvs.rummikub import _solver_kernel as kernel
@@ -79,7 +79,7 @@ def count(checkout: Path, players: int, warm_up: int, games: int) -> tuple[int, 
                 str(players),
                 str(warm_up),
                 str(games),
-                str(Path(__file__).resolve().parent),
+                str(Path(__file__).resolve().parents[1]),  # benchmarks/, for common.py
             ],
             cwd=checkout,
             env={**os.environ, "PYTHONHASHSEED": "0"},
@@ -108,7 +108,7 @@ def main() -> None:
     for tool in ("valgrind", "callgrind_control"):
         if shutil.which(tool) is None:
             parser.error(f"{tool} not found: install valgrind (Debian: apt-get install valgrind)")
-    checkouts = [path.resolve() for path in (args.checkout or [Path(__file__).resolve().parent.parent])]
+    checkouts = [path.resolve() for path in (args.checkout or [Path(__file__).resolve().parents[2]])]
     for path in checkouts:
         if not (path / "tableenvs" / "__init__.py").is_file():
             parser.error(f"--checkout {path}: no tableenvs package there")
