@@ -26,25 +26,18 @@ from tableenvs.llama_party.encoder import NUM_ACTIONS, OBSERVATION_SIZE
 from tableenvs.llama_party.env import REWARDS
 from tableenvs.llama_party.rules import HAND_SIZE, NUM_SLOTS
 from tableenvs.vector.checks import env_index
-from tableenvs.vector.compile import compile_kernels
+from tableenvs.vector.compile import kernels_once
 from tableenvs.vector.draws import GENERATOR_WORDS, seeded, state_of
 from tableenvs.vector.engine import BatchedEngine, refuse_render_mode
 
 NAME = "llama_party_v0"
-_KERNELS: tuple[Any, ...] | None = None
 
 
 def kernels() -> tuple[Any, ...]:
     """``(step, reset, first_illegal)`` compiled (once per process; on disk across processes)."""
-    global _KERNELS
-    if _KERNELS is None:
-        _KERNELS = compile_kernels(
-            (k.step_kernel, k.reset_kernel, k.first_illegal),
-            "the Llama Party batched engine",
-            k.__file__,
-            "about 10 s",
-        )
-    return _KERNELS
+    return kernels_once(
+        (k.step_kernel, k.reset_kernel, k.first_illegal), "the Llama Party batched engine", k.__file__, "about 10 s"
+    )
 
 
 def deck_arrays(deck: Deck) -> tuple[np.ndarray, ...]:

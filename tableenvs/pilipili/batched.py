@@ -27,24 +27,18 @@ from tableenvs.pilipili.encoder import mission_vector
 from tableenvs.pilipili.env import PiliPiliEnv
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission
 from tableenvs.pilipili.table import effective_hand_size
-from tableenvs.vector.compile import compile_kernels
+from tableenvs.vector.compile import kernels_once
 from tableenvs.vector.draws import GENERATOR_WORDS, seeded, state_of
 from tableenvs.vector.engine import BatchedEngine, refuse_render_mode
 
 NAME = "pilipili_v0"
-_KERNELS: tuple[Any, ...] | None = None
 
 
 def kernels() -> tuple[Any, ...]:
     """``(step_envs, reset_envs)`` compiled (once per process; on disk across processes)."""
-    global _KERNELS
-    if _KERNELS is None:
-        from tableenvs.pilipili import batched_kernels as k
+    from tableenvs.pilipili import batched_kernels as k
 
-        _KERNELS = compile_kernels(
-            (k.step_envs, k.reset_envs), "the Pili Pili batched engine", k.__file__, "about 20 CPU-seconds"
-        )
-    return _KERNELS
+    return kernels_once((k.step_envs, k.reset_envs), "the Pili Pili batched engine", k.__file__, "about 20 CPU-seconds")
 
 
 def _mission_table(missions: list[Mission] | None, n: int, k: Any) -> tuple[np.ndarray, np.ndarray]:
