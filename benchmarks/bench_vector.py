@@ -1,6 +1,7 @@
 """Batched engines (``tableenvs.vector``) against the wrapped AEC env and OpenSpiel's C++ games, in one run.
 
-For every game with a batched engine (at its benchmark player count): agent-steps per CPU-second (``time.process_time``)
+For every game with a batched engine (at its benchmark player count: Pili Pili 5p with the standard missions, Llama
+Party 4p): agent-steps per CPU-second (``time.process_time``)
 with the observation and the mask of every step, random legal actions picked by a jitted function from the mask
 (uniform numbers drawn by numpy for the whole batch), at 256, 1,024 and 4,096 envs, checked and trusted
 (``trusted=True`` skips the legality check); the wrapped AEC env (``tableenvs.make``) through its API with random

@@ -5,12 +5,14 @@ and as many raw AEC envs (``tableenvs.make_raw``) reset with the same seeds, dri
 actions, must agree on the seat to act, the observation, the mask and every seat's reward at every step; an AEC
 env whose game ended is reset without a seed (its generator continues, as the batched env's does) and play goes on
 until every env has finished ``games`` games and played ``extra`` steps of the next. Every ``state_every`` steps the
-batched ``get_state(i)`` of a few envs must equal the AEC record (its event log aside: the batched engine keeps
-none).
+batched ``get_state(i)`` of a few envs must equal the AEC record (its event log aside, unless ``event_log``: an
+engine that replays its games keeps one). ``watch(env)`` sees every AEC env before each step (to count what was
+played) and ``finish(batched, envs)`` both sides at the end (for checks of the final positions).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,6 +32,9 @@ def play_both(
     state_every: int = 23,
     state_envs: int = 4,
     action_seed: int = 1,
+    event_log: bool = False,
+    watch: Callable[[Any], None] | None = None,
+    finish: Callable[[Any, list[Any]], None] | None = None,
 ) -> dict[str, int]:
     """Play both sides in lockstep and assert they agree; returns counts (steps, games ended, states compared)."""
     batched = tableenvs.vector.make(name, num_envs, **options)
@@ -53,6 +58,8 @@ def play_both(
             differs = np.flatnonzero(seen["observation"] != obs[i])
             assert differs.size == 0, f"env {i} step {steps}: observation entries {differs.tolist()} differ"
             assert np.array_equal(seen["action_mask"], mask[i]), f"env {i} step {steps}: mask"
+            if watch is not None:
+                watch(env)
             actions[i] = rng.choice(np.flatnonzero(mask[i]))
         obs, mask, rewards, terminated, truncated = batched.step(actions)
         assert rewards.dtype == np.float32 and rewards.shape == (num_envs, batched.num_players)
@@ -70,7 +77,10 @@ def play_both(
                 after[i] += 1
             if i < state_envs and steps % state_every == 0:
                 record = env.get_state()
-                record["event_log"] = []
+                if not event_log:
+                    record["event_log"] = []
                 assert batched.get_state(i) == record, f"env {i} step {steps}: get_state"
                 states += 1
+    if finish is not None:
+        finish(batched, raws)
     return {"steps": steps, "games": int(ended.sum()), "states": states}

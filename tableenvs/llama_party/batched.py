@@ -13,38 +13,31 @@ Options: the AEC env's ``num_players`` (2..4), ``deck`` and ``reward`` ("score"/
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from tableenvs.core.state import STATE_FORMAT, STATE_VERSION, plain
-from tableenvs.core.validation import check_bool, check_choice, check_int
+from tableenvs.core.validation import check_choice, check_int
 from tableenvs.llama_party import batched_kernels as k
 from tableenvs.llama_party.cards import DECK_SIZE, MAX_RULES, NUM_LETTERS, STANDARD_DECK, Deck, card_record, load_cards
 from tableenvs.llama_party.encoder import NUM_ACTIONS, OBSERVATION_SIZE
 from tableenvs.llama_party.env import REWARDS
 from tableenvs.llama_party.rules import HAND_SIZE, NUM_SLOTS
-from tableenvs.vector.checks import actions_array, env_index, illegal_action, seeds_for
-from tableenvs.vector.compile import compile_kernels
-from tableenvs.vector.draws import Streams
+from tableenvs.vector.checks import env_index
+from tableenvs.vector.compile import kernels_once
+from tableenvs.vector.draws import GENERATOR_WORDS, seeded, state_of
+from tableenvs.vector.engine import BatchedEngine, refuse_render_mode
 
 NAME = "llama_party_v0"
-_KERNELS: tuple[Any, ...] | None = None
 
 
 def kernels() -> tuple[Any, ...]:
     """``(step, reset, first_illegal)`` compiled (once per process; on disk across processes)."""
-    global _KERNELS
-    if _KERNELS is None:
-        _KERNELS = compile_kernels(
-            (k.step_kernel, k.reset_kernel, k.first_illegal),
-            "the Llama Party batched engine",
-            k.__file__,
-            "about 10 s",
-        )
-    return _KERNELS
+    return kernels_once(
+        (k.step_kernel, k.reset_kernel, k.first_illegal), "the Llama Party batched engine", k.__file__, "about 10 s"
+    )
 
 
 def deck_arrays(deck: Deck) -> tuple[np.ndarray, ...]:
@@ -61,8 +54,10 @@ def deck_arrays(deck: Deck) -> tuple[np.ndarray, ...]:
     return letter, letter_points, need, bottom_points, num_bottoms
 
 
-class LlamaPartyBatched:
+class LlamaPartyBatched(BatchedEngine):
     """``num_envs`` games of Llama Party (see :class:`tableenvs.vector.BatchedGame` for the contract)."""
+
+    name = NAME
 
     def __init__(
         self,
@@ -72,54 +67,37 @@ class LlamaPartyBatched:
         reward: str = "score",
         trusted: bool = False,
     ):
-        self.num_envs = num_envs
-        self.num_players = check_int("num_players", num_players, 2, 4)
+        num_players = check_int("num_players", num_players, 2, 4)
         self.reward_mode = check_choice("reward", reward, REWARDS)
-        self.trusted = check_bool("trusted", trusted)
+        super().__init__(num_envs, num_players, OBSERVATION_SIZE, NUM_ACTIONS, trusted)
         self.deck = load_cards(deck)
-        self.obs_size = OBSERVATION_SIZE
-        self.num_actions = NUM_ACTIONS
         self._deck_arrays = deck_arrays(self.deck)
         self._step, self._reset, self._first_illegal = kernels()
         self._board = np.zeros((num_envs, k.BOARD_WIDTH), np.int32)
         self._money = np.zeros((num_envs, 3, self.num_players), np.float64)
-        self._streams = Streams(num_envs)
-        self._obs = np.zeros((num_envs, OBSERVATION_SIZE), np.float32)
-        self._mask = np.zeros((num_envs, NUM_ACTIONS), np.int8)
-        self._rewards = np.zeros((num_envs, self.num_players), np.float32)
-        self._terminated = np.zeros(num_envs, bool)
-        self._truncated = np.zeros(num_envs, bool)  # Llama Party games are never cut short
-        self._started = False
+        self._generators = np.zeros((num_envs, GENERATOR_WORDS), np.uint64)
 
     @property
-    def to_act(self) -> np.ndarray:
+    def to_act(self) -> np.ndarray:  # type: ignore[override]
         """int64 ``(num_envs,)``: the seat to act in each env."""
         return self._board[:, k.TO_ACT].astype(np.int64)
 
-    def reset(self, seed: int | Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        seeds = seeds_for(seed, self.num_envs)
-        self._streams.seed(seeds)
+    def _start_games(self, seeds: list[int]) -> None:
+        self._generators = seeded(seeds)
         self._reset(
-            self._board, self._money, self.num_players, self._deck_arrays[0], self._streams.function,
-            self._streams.states, self._obs, self._mask,
+            self._board, self._money, self.num_players, self._deck_arrays[0], self._generators, self.obs, self.mask,
         )  # fmt: skip
-        self._started = True
-        return self._obs, self._mask
 
-    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        if not self._started:
-            raise RuntimeError(f"{NAME}: step() before the first reset(seed); call reset first")
-        actions = actions_array(actions, self.num_envs, NUM_ACTIONS)  # shape, kind and range: even when trusted
-        if not self.trusted:
-            bad = self._first_illegal(self._board, actions)
+    def _play(self, actions: np.ndarray, check: bool) -> int:
+        if check:
+            bad = int(self._first_illegal(self._board, actions))
             if bad >= 0:
-                raise illegal_action(NAME, bad, int(actions[bad]), int(self.to_act[bad]), self.legal_actions(bad))
+                return bad
         self._step(
             self._board, self._money, self.num_players, self.reward_mode == "win", self._deck_arrays,
-            self._streams.function, self._streams.states, actions, self._obs, self._mask, self._rewards,
-            self._terminated,
+            self._generators, actions, self.obs, self.mask, self.rewards, self.terminated,
         )  # fmt: skip
-        return self._obs, self._mask, self._rewards, self._terminated, self._truncated
+        return -1
 
     def legal_actions(self, index: int) -> list[int]:
         """The legal actions of env ``index``'s seat to act (the cards in its hand), sorted."""
@@ -129,12 +107,9 @@ class LlamaPartyBatched:
         at = k.HANDS + seat * k.SLOT_CAP
         return sorted(int(card) for card in row[at : at + row[k.HAND_LEN + seat]])
 
-    def get_state(self, index: int) -> dict[str, Any]:
-        """Env ``index``'s game as ``llama_party_v0``'s state record (``TableEnv.from_state`` opens it). The
-        batched engine writes no event log: the record's ``event_log`` is empty."""
-        if not self._started:
-            raise RuntimeError(f"{NAME}: get_state() before the first reset(seed); call reset first")
-        index = env_index(index, self.num_envs)
+    def _state_record(self, index: int) -> dict[str, Any]:
+        """``llama_party_v0``'s state record of env ``index``. The batched engine writes no event log: the record's
+        ``event_log`` is empty."""
         row = [int(x) for x in self._board[index]]
         money = self._money[index]
         n = self.num_players
@@ -145,7 +120,7 @@ class LlamaPartyBatched:
             "version": STATE_VERSION,
             "game": NAME,
             "options": {"num_players": n, "deck": deck, "reward": self.reward_mode},
-            "rng": plain(self._streams.generators[index].bit_generator.state),
+            "rng": plain(state_of(self._generators[index])),
             "agents": agents,
             "agent_selection": agents[row[k.TO_ACT]],
             "skip_agent_selection": None,
@@ -191,10 +166,5 @@ def _rules_record(row: list[int], n: int) -> dict[str, Any]:
 
 def batched_game(num_envs: int, **options: Any) -> LlamaPartyBatched:
     """The factory ``GameSpec.batched`` names: the AEC env's options, ``trusted``; ``render_mode`` refused."""
-    render_mode = options.pop("render_mode", None)
-    if render_mode is not None:
-        raise ValueError(
-            f"{NAME}: the batched engine does not render (render_mode={render_mode!r}); open one env's game with "
-            "get_state(i) and TableEnv.from_state to look at it"
-        )
+    refuse_render_mode(NAME, options)
     return LlamaPartyBatched(num_envs, **options)

@@ -18,11 +18,10 @@ from tableenvs.llama_party.batched import deck_arrays
 from tableenvs.llama_party.cards import DECK_SIZE, NUM_LETTERS, load_cards
 from tableenvs.llama_party.encoder import LAYOUT, NUM_ACTIONS, OBSERVATION_SIZE
 from tableenvs.llama_party.rules import NUM_SLOTS
-from tableenvs.vector.compile import compile_kernels
+from tableenvs.vector.compile import kernels_once
 
 _HAND, _STAGED, _GOAL, _REVEALED = LAYOUT.HAND, LAYOUT.STAGED, LAYOUT.OWN_GOAL, LAYOUT.REVEALED
 _PASSED, _RECEIVED, _STEP = LAYOUT.PASSED, LAYOUT.RECEIVED, LAYOUT.STEP
-_KERNEL: Any = None
 
 
 def heuristic_kernel(obs, mask, letter, letter_points, need, combo_points, num_bottoms, out):
@@ -113,11 +112,7 @@ class BatchedHeuristic:
     """``HeuristicPolicy``'s choice for a batch of Llama Party observations and masks (any deck)."""
 
     def __init__(self, deck: str | Path | list[dict[str, Any]] | None = None):
-        global _KERNEL
-        if _KERNEL is None:
-            (_KERNEL,) = compile_kernels(
-                (heuristic_kernel,), "the Llama Party batched heuristic", __file__, "about 5 s"
-            )
+        (self._kernel,) = kernels_once((heuristic_kernel,), "the Llama Party batched heuristic", __file__, "about 5 s")
         self._deck = deck_arrays(load_cards(deck))
 
     def act(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -133,5 +128,5 @@ class BatchedHeuristic:
         if empty.size:
             raise ValueError(f"row {int(empty[0])} of the mask has no legal action")
         out = np.empty(obs.shape[0], np.int64)
-        _KERNEL(obs, mask, *self._deck, out)
+        self._kernel(obs, mask, *self._deck, out)
         return out

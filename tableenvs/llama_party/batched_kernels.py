@@ -94,9 +94,9 @@ def _append(board, at, length_at, card):
 
 
 @register_jitable
-def deal(board, n, function, state, work):
+def deal(board, n, gen, work):
     """``LlamaParty._deal`` (no scripted hands)."""
-    permutation(function, state, DECK_SIZE, work)
+    permutation(gen, DECK_SIZE, work)
     for slot in range(NUM_SLOTS):
         for k in range(DEAL_SIZE):
             board[HANDS + slot * SLOT_CAP + k] = work[W_PERM + slot * DEAL_SIZE + k]
@@ -104,18 +104,18 @@ def deal(board, n, function, state, work):
         board[GOAL + slot] = -1
         board[DISPLAY + slot] = -1
     for slot in range(n, NUM_SLOTS):
-        index = integers(function, state, DEAL_SIZE)
+        index = integers(gen, DEAL_SIZE)
         board[GOAL + slot] = _pop(board, HANDS + slot * SLOT_CAP, HAND_LEN + slot, index)
     if n == 3:
         if board[ROUND] == 1:
-            feeds = integers(function, state, 3)
+            feeds = integers(gen, 3)
         else:  # rules.lowest_total_seat: one draw, tie or not
             low = min(board[TOTALS], board[TOTALS + 1], board[TOTALS + 2])
             tied = 0
             for seat in range(3):
                 if board[TOTALS + seat] == low:
                     tied += 1
-            pick = integers(function, state, LOWEST_TIE_DRAW) % tied
+            pick = integers(gen, LOWEST_TIE_DRAW) % tied
             feeds = -1
             for seat in range(3):
                 if board[TOTALS + seat] == low:
@@ -142,25 +142,25 @@ def deal(board, n, function, state, work):
 
 
 @register_jitable
-def start(board, n, function, state, work):
+def start(board, n, gen, work):
     """``LlamaParty.start`` with no scripted options: totals 0, round 1, nothing shown, then the deal."""
     for seat in range(NUM_SLOTS):
         board[TOTALS + seat] = 0
     board[SCORED] = 0
     board[ROUND] = 1
-    deal(board, n, function, state, work)
+    deal(board, n, gen, work)
 
 
 @register_jitable
-def _place_goals(board, n, function, state, work):
+def _place_goals(board, n, gen, work):
     """``rules.place_goals``: the display by position."""
     order = work[W_PERM:]
     if board[ROUND] == 1:
-        permutation(function, state, NUM_SLOTS, order)
+        permutation(gen, NUM_SLOTS, order)
         for p in range(NUM_SLOTS):
             board[DISPLAY + p] = board[GOAL + order[p]]
     else:
-        permutation(function, state, n, order)
+        permutation(gen, n, order)
         for i in range(1, n):  # stable insertion sort, highest total first
             seat = order[i]
             j = i - 1
@@ -170,13 +170,13 @@ def _place_goals(board, n, function, state, work):
             order[j + 1] = seat
         for p in range(n):
             board[DISPLAY + p] = board[GOAL + order[p]]
-        permutation(function, state, NUM_SLOTS - n, order)
+        permutation(gen, NUM_SLOTS - n, order)
         for d in range(NUM_SLOTS - n):
             board[DISPLAY + n + d] = board[GOAL + n + order[d]]
 
 
 @register_jitable
-def _resolve_pass(board, n, function, state, work):
+def _resolve_pass(board, n, gen, work):
     """``LlamaParty._resolve_pass``: every seat's picks move left; a dummy fed cards gives as many at random."""
     count = _PASS_COUNTS[board[STEP] - 1]
     for seat in range(n):
@@ -189,7 +189,7 @@ def _resolve_pass(board, n, function, state, work):
                 _append(board, HANDS + target * SLOT_CAP, HAND_LEN + target, card)
     for dummy in range(n, NUM_SLOTS):
         at = HANDS + dummy * SLOT_CAP
-        permutation(function, state, board[HAND_LEN + dummy], work)
+        permutation(gen, board[HAND_LEN + dummy], work)
         for i in range(count):  # the first `count` positions, highest first (sorted(..., reverse=True))
             position = work[W_PERM + i]
             j = i - 1
@@ -238,7 +238,7 @@ def hand_score(board, seat, letter, letter_points, need, bottom_points, num_bott
 
 
 @register_jitable
-def _end_round(board, n, win, deck, function, state, work, rewards):
+def _end_round(board, n, win, deck, gen, work, rewards):
     """``LlamaParty.end_round`` plus the env's rewards for it; True when the game is over."""
     letter, letter_points, need, bottom_points, num_bottoms = deck
     row = board[SCORED]
@@ -280,7 +280,7 @@ def _end_round(board, n, win, deck, function, state, work, rewards):
             rewards[seat] = 1.0 / count if won else -1.0
     if not over:
         board[ROUND] += 1
-        deal(board, n, function, state, work)
+        deal(board, n, gen, work)
     return over
 
 
@@ -310,17 +310,17 @@ def take(board, e, card):
 
 
 @register_jitable
-def advance(board, n, win, deck, function, state, work, rewards):
+def advance(board, n, win, deck, gen, work, rewards):
     """The second half of ``LlamaParty.act`` once the last seat has made its picks of the step: the goals placed,
     or the pass resolved (and the round scored: ``rewards`` gets the step's); True when the game is over."""
     board[TO_ACT] = 0
     step = board[STEP]
     if step == 0:
-        _place_goals(board, n, function, state, work)
+        _place_goals(board, n, gen, work)
     else:
-        _resolve_pass(board, n, function, state, work)
+        _resolve_pass(board, n, gen, work)
         if step == len(_PASS_COUNTS):
-            return _end_round(board, n, win, deck, function, state, work, rewards)
+            return _end_round(board, n, win, deck, gen, work, rewards)
     board[STEP] = step + 1
     return False
 
@@ -387,16 +387,16 @@ def observe(board, e, n, letter, obs, mask, work):
 # ---------------------------------------------------------------------------------------------- the batch kernels
 
 
-def reset_kernel(board, money, n, letter, function, states, obs, mask):
+def reset_kernel(board, money, n, letter, rng, obs, mask):
     """Start a new game in every env (generators freshly seeded) and write its first observation and mask."""
     work = np.empty(WORK_SIZE, np.int64)
     for e in range(board.shape[0]):
-        start(board[e], n, function, states[e], work)
+        start(board[e], n, rng[e], work)
         money[e, :, :] = 0.0
         observe(board, e, n, letter, obs, mask, work)
 
 
-def step_kernel(board, money, n, win, deck, function, states, actions, obs, mask, rewards, terminated):
+def step_kernel(board, money, n, win, deck, rng, actions, obs, mask, rewards, terminated):
     """Play ``actions[e]`` (legal) in every env: rewards, PettingZoo's reward bookkeeping, an ended game replaced
     by the next one from the env's stream, and the new observation and mask. The common step (a pick that does not
     end the step) touches only whole arrays by index; the rest, once every few steps, goes through ``advance``."""
@@ -414,12 +414,12 @@ def step_kernel(board, money, n, win, deck, function, states, actions, obs, mask
             else:
                 advanced = True
                 step_rewards[:] = 0.0
-                over = advance(board[e], n, win, deck, function, states[e], work, step_rewards)
+                over = advance(board[e], n, win, deck, rng[e], work, step_rewards)
                 for s in range(n):
                     rewards[e, s] = step_rewards[s]
         terminated[e] = over
         if over:  # the AEC env's reset() without a seed: the next game from the same generator
-            start(board[e], n, function, states[e], work)
+            start(board[e], n, rng[e], work)
             for row in range(3):
                 for s in range(n):
                     money[e, row, s] = 0.0

@@ -10,7 +10,7 @@ scoring) or of ``encoder.py`` (mask and observation), over struct-of-arrays stat
 * ``posc`` ``(num_envs, 8, 28)``: the hand positions seen at a memorise look; ``deck`` ``(num_envs, 56)``: the
   round's shuffled deck (the stock is its tail from ``G_STOCK``); ``pile`` ``(num_envs, missions)``: the shuffled
   mission pile (drawn from ``G_PILE_POS``); ``rng`` / ``rng0``: the generator now and at the game's start
-  (``batched_rng``); ``log``: the game's actions (what ``get_state`` replays);
+  (:mod:`tableenvs.vector.draws`); ``log``: the game's actions (what ``get_state`` replays);
 * ``mp`` int64 ``(missions, NM)``: each mission's parameters (``M_*`` columns, hand size already capped for the
   player count) and ``mvec`` float32: its observation section (``encoder.mission_vector``).
 
@@ -20,11 +20,11 @@ Every decision where the rules write-up is silent is the AEC engine's, line for 
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
+from numba.extending import register_jitable
 
-from tableenvs.pilipili.batched_rng import below, permutation
+from tableenvs.vector.draws import integers, permutation
 
 # phases (table.Phase)
 LOOK, BID, DESIGNATE, PASS, PLAY, DECLARE, SWAP_NAME, SWAP_GIVE, GAME_OVER = range(9)
@@ -85,7 +85,7 @@ def offsets(n: int) -> dict[str, int]:
     }
 
 
-@numba.njit(cache=True, inline="always")
+@register_jitable
 def _popcount(x):
     """Set bits of ``x`` (a card bitmask: bits 0..55, so the SWAR product's top byte never reaches the sign)."""
     x = x - ((x >> 1) & 0x5555555555555555)
@@ -94,13 +94,13 @@ def _popcount(x):
     return (x * 0x0101010101010101) >> 56
 
 
-@numba.njit(cache=True, inline="always")
+@register_jitable
 def _lowest(x):
     """Index of the lowest set bit of a nonzero ``x``."""
     return trailing_zeros(x)
 
 
-@numba.njit(cache=True, inline="always")
+@register_jitable
 def _highest(x):
     """Index of the highest set bit of a nonzero ``x``."""
     return 63 - leading_zeros(x)
@@ -109,19 +109,19 @@ def _highest(x):
 # ---------------------------------------------------------------------- the deal
 
 
-@numba.njit(cache=True)
+@register_jitable
 def start_round(e, n, nm, g, ps, deck, pile, rng, mp):
     """``PiliPiliTable.start_round`` with no script: draw a mission (refilling the pile), shuffle, deal."""
     if nm == 0:
         mi = 0
     else:
         if g[e, G_PILE_POS] >= nm:
-            permutation(rng, e, pile[e], nm)
+            permutation(rng[e], nm, pile[e])
             g[e, G_PILE_POS] = 0
         mi = pile[e, g[e, G_PILE_POS]]
         g[e, G_PILE_POS] += 1
     h = mp[mi, M_HAND]
-    permutation(rng, e, deck[e], NUM_CARDS)
+    permutation(rng[e], NUM_CARDS, deck[e])
     for s in range(n):
         hand = 0
         for j in range(h):
@@ -159,7 +159,7 @@ def start_round(e, n, nm, g, ps, deck, pile, rng, mp):
         g[e, G_TO_ACT] = (dealer + mp[mi, M_BID_START] + n) % n
 
 
-@numba.njit(cache=True)
+@register_jitable
 def new_game(e, n, nm, g, ps, deck, pile, rng, rng0, mp):
     """``PiliPiliGame(...).start()`` drawing from row ``e``'s generator (kept in ``rng0`` for ``get_state``)."""
     for k in range(rng.shape[1]):
@@ -173,14 +173,14 @@ def new_game(e, n, nm, g, ps, deck, pile, rng, rng0, mp):
     for s in range(n):
         ps[e, P_CHILIS, s] = 0
         ps[e, P_CHANGE, s] = 0
-    g[e, G_DEALER] = below(rng, e, n)
+    g[e, G_DEALER] = integers(rng[e], n)
     start_round(e, n, nm, g, ps, deck, pile, rng, mp)
 
 
 # ---------------------------------------------------------------------- what is legal
 
 
-@numba.njit(cache=True)
+@register_jitable
 def legal_bids(e, n, g, ps, mp):
     """``legal_bids`` as a bitmask of bids 0..28 (restrictions lifted in order: hook, no-copy, forbidden)."""
     mi = g[e, G_MIS]
@@ -210,7 +210,7 @@ def legal_bids(e, n, g, ps, mp):
     return 0
 
 
-@numba.njit(cache=True)
+@register_jitable
 def legal_play_cards(e, g, ps, mp):
     """``legal_play_cards`` as a card bitmask (the highest-or-lowest rule keeps the extremes and the wild)."""
     hand = ps[e, P_HAND, g[e, G_TO_ACT]]
@@ -223,7 +223,7 @@ def legal_play_cards(e, g, ps, mp):
     return legal
 
 
-@numba.njit(cache=True)
+@register_jitable
 def fill_mask(e, n, g, ps, mp, mask):
     """``Encoder.fill_mask`` into row ``e`` of ``mask`` (2-D indexing throughout: a row view costs a reference
     count in numba)."""
@@ -273,7 +273,7 @@ def fill_mask(e, n, g, ps, mp, mask):
 # ---------------------------------------------------------------------- the moves
 
 
-@numba.njit(cache=True)
+@register_jitable
 def _after_pass(e, n, g, ps, deck, mp):
     mi = g[e, G_MIS]
     extra = mp[mi, M_EXTRA]
@@ -292,7 +292,7 @@ def _after_pass(e, n, g, ps, deck, mp):
     g[e, G_TO_ACT] = dealer
 
 
-@numba.njit(cache=True)
+@register_jitable
 def _after_designation(e, n, g, ps, deck, mp):
     mi = g[e, G_MIS]
     if mp[mi, M_PASS_COUNT]:
@@ -307,7 +307,7 @@ def _after_designation(e, n, g, ps, deck, mp):
     _after_pass(e, n, g, ps, deck, mp)
 
 
-@numba.njit(cache=True)
+@register_jitable
 def _score_round(e, n, max_rounds, g, ps, deck, pile, rng, mp, nm):
     mi = g[e, G_MIS]
     designate = mp[mi, M_DESIG]
@@ -345,7 +345,7 @@ def _score_round(e, n, max_rounds, g, ps, deck, pile, rng, mp, nm):
         start_round(e, n, nm, g, ps, deck, pile, rng, mp)
 
 
-@numba.njit(cache=True)
+@register_jitable
 def _add_to_trick(e, n, nm, max_rounds, card, value, g, ps, deck, pile, rng, mp):
     """``_add_to_trick``: 1 if the move scored the round, else 0."""
     seat = g[e, G_TO_ACT]
@@ -398,7 +398,7 @@ def _add_to_trick(e, n, nm, max_rounds, card, value, g, ps, deck, pile, rng, mp)
     return 0
 
 
-@numba.njit(cache=True)
+@register_jitable
 def apply(e, n, nm, max_rounds, a, g, ps, posc, deck, pile, rng, mp):
     """``Encoder.apply`` of the legal action id ``a``: 1 if it scored a round, else 0."""
     seat = g[e, G_TO_ACT]
@@ -516,14 +516,14 @@ def apply(e, n, nm, max_rounds, a, g, ps, posc, deck, pile, rng, mp):
 # ---------------------------------------------------------------------- the observation
 
 
-@numba.njit(cache=True, inline="always")
+@register_jitable
 def _rel(s, seat, n):
     """The relative seat of ``s`` seen from ``seat`` (``(s - seat) % n`` without a division)."""
     r = s - seat
     return r + n if r < 0 else r
 
 
-@numba.njit(cache=True)
+@register_jitable
 def fill_observation(e, n, seat, g, ps, mp, mnz, mvec, obs):
     """``Encoder.fill_observation`` of ``seat`` into row ``e`` of ``obs`` (the visibility rules of ``seen_by``)."""
     size = obs.shape[1]
@@ -653,7 +653,6 @@ def fill_observation(e, n, seat, g, ps, mp, mnz, mvec, obs):
 # ---------------------------------------------------------------------- the batch
 
 
-@numba.njit(cache=True)
 def reset_envs(envs, n, nm, g, ps, deck, pile, rng, rng0, mp, mnz, mvec, obs, mask, to_act):
     """Start a new game in each env of ``envs`` (its generator row already set) and write its first view."""
     for k in range(envs.shape[0]):
@@ -664,7 +663,7 @@ def reset_envs(envs, n, nm, g, ps, deck, pile, rng, rng0, mp, mnz, mvec, obs, ma
         fill_mask(e, n, g, ps, mp, mask)
 
 
-@numba.njit(cache=True)
+@register_jitable
 def first_illegal(actions, mask):
     """The first env whose action is out of range or not in its mask, else -1."""
     for e in range(actions.shape[0]):
@@ -674,7 +673,6 @@ def first_illegal(actions, mask):
     return -1
 
 
-@numba.njit(cache=True)
 def step_envs(actions, check, n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mnz, mvec,
               obs, mask, rewards, terminated, truncated, to_act):  # fmt: skip
     """Apply each env's (legal) action; an env whose game ended starts its next one. Returns the longest action

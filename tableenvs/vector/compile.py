@@ -36,3 +36,14 @@ def compile_kernels(functions: Sequence[Callable[..., Any]], what: str, source_f
         where = f" (cached in {index.rpartition('/')[0]})" if index else ""
         print(f"tableenvs: compiling {what}, once: {cost}{where}", file=sys.stderr, flush=True)
     return tuple(compiled)
+
+
+_COMPILED: dict[tuple[Callable[..., Any], ...], tuple[Any, ...]] = {}
+
+
+def kernels_once(functions: Sequence[Callable[..., Any]], what: str, source_file: str, cost: str) -> tuple[Any, ...]:
+    """:func:`compile_kernels` once per process for the same ``functions`` (later calls return the same kernels)."""
+    key = tuple(functions)
+    if key not in _COMPILED:
+        _COMPILED[key] = compile_kernels(functions, what, source_file, cost)
+    return _COMPILED[key]

@@ -1,64 +1,89 @@
-"""Draws from many ``numpy.random.Generator`` objects inside compiled code, exactly as numpy draws them.
+"""numpy's default generator (PCG64) compiled: the draws every batched engine makes, exactly as numpy makes them.
 
-Where you are: shared plumbing of :mod:`tableenvs.vector` (no game here). A batched engine keeps one
-``numpy.random.Generator`` per env, the very object the AEC env would hold, so env ``i`` deals the same cards as
-``tableenvs.make_raw(name).reset(seed=s)`` and its ``bit_generator.state`` is the AEC record's ``rng``. Numba
-accepts one Generator as an argument, not an array of them; so the compiled kernels get, per env, the address of
-the bit generator's C state (``bit_generator.ctypes.state``) and one ``next_uint32`` function pointer, and call it
-through :func:`next_uint32`. The bounded draws below are numpy's own algorithms (``Generator.integers`` with one
-bound below 2**32: Lemire's rejection on 32-bit draws; ``Generator.shuffle``/``permutation``: Fisher-Yates with
-masked rejection, ``random_interval``), checked draw for draw against numpy by ``tests/test_vector_draws.py``.
+Where you are: shared plumbing of :mod:`tableenvs.vector` (no game here). A batched engine keeps each env's
+generator as one row of a ``uint64`` array ``(num_envs, GENERATOR_WORDS)`` (:func:`seeded`): the 128-bit LCG state
+(high, low), the 128-bit increment (high, low) and numpy's buffered half-word (``has_uint32``, ``uinteger``). The
+functions below take one such row (``rows[e]``) and advance it as numpy does (``pcg64.h``: step, then the XSL-RR
+output; ``distributions.c``: Lemire's bounded draw for ``Generator.integers``, ``random_interval`` for
+``shuffle``/``permutation``), so env ``i`` seeded ``s`` draws the very numbers ``numpy.random.default_rng(s)``
+draws, and its row turned back into a state (:func:`state_of`) is the AEC record's ``rng``
+(``tests/test_vector_draws.py`` checks both, draw for draw). A row is plain data: an engine copies it in compiled
+code (a game's starting generator, to replay it) as it copies any other field.
 
-The generators must stay alive while their addresses are used (:class:`Streams` holds them).
+The functions are ``register_jitable``: each engine's kernels compile them in (``tableenvs.vector.compile``).
 """
 
 from __future__ import annotations
 
-import ctypes
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from llvmlite import ir  # type: ignore[import-untyped]
 from numba import types
 from numba.extending import intrinsic, register_jitable
 
+#: The words of one generator row: state high, state low, increment high, increment low, has_uint32, uinteger.
+STATE_HIGH, STATE_LOW, INC_HIGH, INC_LOW, HAS_UINT32, UINTEGER = range(6)
+GENERATOR_WORDS = 6
+
+_M32 = np.uint64(0xFFFFFFFF)
+_M64 = (1 << 64) - 1
+_MULT_HIGH = np.uint64(0x2360ED051FC65DA4)
+_MULT_LOW = np.uint64(0x4385DF649FCCF645)
+_S32 = np.uint64(32)
+_S58 = np.uint64(58)
+_S63 = np.uint64(63)
+_S64 = np.uint64(64)
+_ONE = np.uint64(1)
+_ZERO = np.uint64(0)
+
 
 @intrinsic
-def next_uint32(typingctx, function, state):
-    """``function(state)`` for a bit generator's ``next_uint32`` address and its C state's address (both uintp)."""
-    signature = types.uint32(types.uintp, types.uintp)
+def _multiply_high(typingctx, a, b):
+    """The high 64 bits of the 128-bit product ``a * b`` (two uint64), as numpy's C does it: one 128-bit multiply."""
+    signature = types.uint64(types.uint64, types.uint64)
 
     def codegen(context, builder, sig, args):
-        address, state_address = args
-        function_type = ir.FunctionType(ir.IntType(32), (context.get_value_type(types.uintp),))
-        pointer = builder.inttoptr(address, function_type.as_pointer())
-        return builder.call(pointer, (state_address,))
+        wide = ir.IntType(128)
+        product = builder.mul(builder.zext(args[0], wide), builder.zext(args[1], wide))
+        return builder.trunc(builder.lshr(product, ir.Constant(wide, 64)), ir.IntType(64))
 
     return signature, codegen
 
 
 @register_jitable
-def integers(function, state, high):
-    """``Generator.integers(high)`` for ``1 <= high <= 2**32``: numpy's ``random_bounded_uint64`` (Lemire)."""
-    rng = np.uint64(high - 1)
-    if rng == 0:
-        return 0
-    if rng == np.uint64(0xFFFFFFFF):
-        return np.int64(next_uint32(function, state))
-    rng_excl = np.uint64(rng + np.uint64(1))
-    m = np.uint64(next_uint32(function, state)) * rng_excl
-    leftover = m & np.uint64(0xFFFFFFFF)
-    if leftover < rng_excl:
-        threshold = (np.uint64(0xFFFFFFFF) - rng) % rng_excl
-        while leftover < threshold:
-            m = np.uint64(next_uint32(function, state)) * rng_excl
-            leftover = m & np.uint64(0xFFFFFFFF)
-    return np.int64(m >> np.uint64(32))
+def next64(gen):
+    """The next 64-bit output of generator row ``gen`` (state = state * MULT + inc, then XSL-RR of the new state)."""
+    high = gen[STATE_HIGH]
+    low = gen[STATE_LOW]
+    new_low = low * _MULT_LOW
+    new_high = high * _MULT_LOW + low * _MULT_HIGH + _multiply_high(low, _MULT_LOW)
+    low2 = new_low + gen[INC_LOW]
+    carry = _ONE if low2 < new_low else _ZERO
+    high2 = new_high + gen[INC_HIGH] + carry
+    gen[STATE_HIGH] = high2
+    gen[STATE_LOW] = low2
+    x = high2 ^ low2
+    rot = high2 >> _S58
+    return (x >> rot) | (x << ((_S64 - rot) & _S63))
 
 
 @register_jitable
-def interval(function, state, max_value):
-    """numpy's ``random_interval(max_value)`` for ``max_value < 2**32``: a uniform draw in ``0..max_value``."""
+def next32(gen):
+    """The next 32-bit output (numpy's ``next_uint32``: half of a 64-bit output, the other half buffered)."""
+    if gen[HAS_UINT32] != _ZERO:
+        gen[HAS_UINT32] = _ZERO
+        return gen[UINTEGER]
+    value = next64(gen)
+    gen[HAS_UINT32] = _ONE
+    gen[UINTEGER] = value >> _S32
+    return value & _M32
+
+
+@register_jitable
+def interval(gen, max_value):
+    """numpy's ``random_interval(max_value)`` for ``max_value < 2**32``: uniform in ``0..max_value``."""
     if max_value == 0:
         return 0
     top = np.uint64(max_value)
@@ -68,46 +93,73 @@ def interval(function, state, max_value):
     mask |= mask >> np.uint64(4)
     mask |= mask >> np.uint64(8)
     mask |= mask >> np.uint64(16)
-    value = np.uint64(next_uint32(function, state)) & mask
+    value = next32(gen) & mask
     while value > top:
-        value = np.uint64(next_uint32(function, state)) & mask
+        value = next32(gen) & mask
     return np.int64(value)
 
 
 @register_jitable
-def permutation(function, state, n, out):
-    """``Generator.permutation(n)`` written into ``out[:n]``."""
+def integers(gen, high):
+    """``Generator.integers(high)`` for ``1 <= high <= 2**32``: numpy's ``random_bounded_uint64`` (Lemire)."""
+    rng = np.uint64(high - 1)
+    if rng == 0:
+        return 0
+    if rng == _M32:
+        return np.int64(next32(gen))
+    rng_excl = np.uint64(rng + _ONE)
+    m = next32(gen) * rng_excl
+    leftover = m & _M32
+    if leftover < rng_excl:
+        threshold = (_M32 - rng) % rng_excl
+        while leftover < threshold:
+            m = next32(gen) * rng_excl
+            leftover = m & _M32
+    return np.int64(m >> _S32)
+
+
+@register_jitable
+def permutation(gen, n, out):
+    """``Generator.permutation(n)`` written into ``out[:n]`` (numpy's shuffle: Fisher-Yates from the last position)."""
     for i in range(n):
         out[i] = i
     for i in range(n - 1, 0, -1):
-        j = interval(function, state, i)
+        j = interval(gen, i)
         if j != i:
             held = out[j]
             out[j] = out[i]
             out[i] = held
 
 
-class Streams:
-    """One ``numpy.random.Generator`` per env and the addresses the kernels draw through.
+def load_state(gen: np.ndarray, generator: np.random.Generator) -> None:
+    """Copy ``generator``'s PCG64 state into row ``gen`` (``ValueError`` for another bit generator)."""
+    state = generator.bit_generator.state
+    if state.get("bit_generator") != "PCG64":
+        raise ValueError(f"the batched engines draw as numpy's PCG64, not {state.get('bit_generator')!r}")
+    words = state["state"]
+    gen[STATE_HIGH] = words["state"] >> 64
+    gen[STATE_LOW] = words["state"] & _M64
+    gen[INC_HIGH] = words["inc"] >> 64
+    gen[INC_LOW] = words["inc"] & _M64
+    gen[HAS_UINT32] = int(state["has_uint32"])
+    gen[UINTEGER] = int(state["uinteger"])
 
-    ``generators[i]`` is env ``i``'s generator (PCG64, as ``numpy.random.default_rng`` makes it); ``states`` holds
-    the address of each one's C state and ``function`` the address of PCG64's ``next_uint32``.
-    """
 
-    def __init__(self, num_envs: int):
-        self.generators: list[np.random.Generator] = []
-        self.states = np.zeros(num_envs, np.uintp)
-        self.function = 0
-        self.num_envs = num_envs
+def state_of(gen: np.ndarray) -> dict[str, Any]:
+    """Row ``gen`` as a ``bit_generator.state`` dict (what ``Generator.bit_generator.state = ...`` takes)."""
+    row = [int(x) for x in gen]
+    return {
+        "bit_generator": "PCG64",
+        "state": {"state": (row[STATE_HIGH] << 64) | row[STATE_LOW], "inc": (row[INC_HIGH] << 64) | row[INC_LOW]},
+        "has_uint32": row[HAS_UINT32],
+        "uinteger": row[UINTEGER],
+    }
 
-    def seed(self, seeds: Sequence[int]) -> None:
-        """Fresh generators, ``default_rng(seeds[i])`` for env ``i`` (as an AEC env's ``reset(seed)`` makes one)."""
-        generators = [np.random.default_rng(seed) for seed in seeds]
-        functions = {
-            int(ctypes.cast(g.bit_generator.ctypes.next_uint32, ctypes.c_void_p).value or 0) for g in generators
-        }
-        if len(functions) != 1 or 0 in functions:
-            raise RuntimeError("tableenvs.vector: the generators' next_uint32 functions differ; expected PCG64 only")
-        self.generators = generators
-        self.function = functions.pop()
-        self.states[:] = [int(g.bit_generator.ctypes.state_address) for g in generators]
+
+def seeded(seeds: Sequence[int]) -> np.ndarray:
+    """One row per seed: ``numpy.random.default_rng(seeds[i])``'s state in row ``i`` (as an AEC env's
+    ``reset(seed)`` makes its generator)."""
+    rows = np.zeros((len(seeds), GENERATOR_WORDS), np.uint64)
+    for i, seed in enumerate(seeds):
+        load_state(rows[i], np.random.default_rng(seed))
+    return rows

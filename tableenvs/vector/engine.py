@@ -1,0 +1,98 @@
+"""The Python half every batched engine shares: the output buffers, ``reset``/``step``/``get_state`` with their
+argument checks, the illegal-action error and the refusal to render.
+
+Where you are: :mod:`tableenvs.vector` (no game here). A game's engine subclasses :class:`BatchedEngine` and supplies
+its compiled part through three methods: :meth:`~BatchedEngine._start_games` (new games from seeded generator rows),
+:meth:`~BatchedEngine._play` (one action per env, or the first illegal env with nothing changed) and
+:meth:`~BatchedEngine._state_record` (one env's game as the AEC state record), plus ``to_act``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tableenvs.core.validation import check_at_least, check_bool
+from tableenvs.vector.checks import actions_array, env_index, illegal_action, seeds_for
+
+
+def refuse_render_mode(name: str, options: dict[str, Any]) -> None:
+    """Take ``render_mode`` out of ``options``: ``None`` is accepted, any other value refused (``ValueError``): a
+    batched engine draws nothing."""
+    render_mode = options.pop("render_mode", None)
+    if render_mode is not None:
+        raise ValueError(
+            f"{name}: the batched engine does not render (render_mode={render_mode!r}); open one env's game with "
+            "get_state(i) and TableEnv.from_state to look at it"
+        )
+
+
+class BatchedEngine:
+    """``num_envs`` games of one kind (the contract: :class:`tableenvs.vector.BatchedGame`).
+
+    ``obs``, ``mask``, ``rewards``, ``terminated`` and ``truncated`` are the buffers ``reset``/``step`` fill and
+    return (the engine's own: copy what you keep).
+    """
+
+    #: The registered game's name, the first word of every error.
+    name: str = ""
+    to_act: np.ndarray
+
+    def __init__(self, num_envs: int, num_players: int, obs_size: int, num_actions: int, trusted: bool):
+        self.num_envs = check_at_least("num_envs", num_envs, 1)
+        self.num_players = num_players
+        self.obs_size = obs_size
+        self.num_actions = num_actions
+        self.trusted = check_bool("trusted", trusted)
+        self.obs = np.zeros((self.num_envs, obs_size), np.float32)
+        self.mask = np.zeros((self.num_envs, num_actions), np.int8)
+        self.rewards = np.zeros((self.num_envs, num_players), np.float32)
+        self.terminated = np.zeros(self.num_envs, np.bool_)
+        self.truncated = np.zeros(self.num_envs, np.bool_)
+        self._started = False
+
+    def reset(self, seed: int | Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """New games: env ``i`` gets ``seed + i`` (an int) or ``seed[i]``; returns ``(obs, mask)``."""
+        self._start_games(seeds_for(seed, self.num_envs))
+        self._started = True
+        return self.obs, self.mask
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Play one action per env; returns ``(obs, mask, rewards, terminated, truncated)``. An illegal action
+        raises ``ValueError`` (env, action, seat, legal actions) having changed nothing, unless ``trusted``."""
+        self._require_started("step")
+        actions = actions_array(actions, self.num_envs, self.num_actions)  # shape, kind, range: even when trusted
+        bad = self._play(actions, not self.trusted)
+        if bad >= 0:
+            raise illegal_action(self.name, bad, int(actions[bad]), int(self.to_act[bad]), self.legal_actions(bad))
+        return self.obs, self.mask, self.rewards, self.terminated, self.truncated
+
+    def legal_actions(self, index: int) -> list[int]:
+        """The legal actions of env ``index``'s seat to act, sorted."""
+        index = env_index(index, self.num_envs)
+        return [int(a) for a in np.flatnonzero(self.mask[index])]
+
+    def get_state(self, index: int) -> dict[str, Any]:
+        """Env ``index``'s game as the AEC env's state record (``TableEnv.from_state`` opens it)."""
+        self._require_started("get_state")
+        return self._state_record(env_index(index, self.num_envs))
+
+    def _require_started(self, what: str) -> None:
+        if not self._started:
+            raise RuntimeError(f"{self.name}: {what}() before the first reset(seed); call reset first")
+
+    # ------------------------------------------------------------------ the game's compiled part
+
+    def _start_games(self, seeds: list[int]) -> None:
+        """Start env ``i``'s game from ``numpy.random.default_rng(seeds[i])``; fill ``obs``, ``mask``, ``to_act``."""
+        raise NotImplementedError
+
+    def _play(self, actions: np.ndarray, check: bool) -> int:
+        """Apply ``actions`` (in range); with ``check``, the first env whose action is illegal (nothing changed),
+        else ``-1`` after the step has filled every buffer."""
+        raise NotImplementedError
+
+    def _state_record(self, index: int) -> dict[str, Any]:
+        raise NotImplementedError
