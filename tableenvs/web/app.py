@@ -14,6 +14,7 @@ Where you are: part of :mod:`tableenvs.web`; :func:`create_app` returns a Starle
 * ``POST /api/games/{id}/actions`` — ``{"token", "action"}`` -> the new view.
 * ``GET /api/games/{id}/record`` and ``/replay`` — once over: the game record (JSON) and its replay page (HTML), as
   downloads.
+* ``POST /api/games/{id}/take-back`` and ``GET /rules/{game}``: :mod:`tableenvs.web.table_routes`.
 
 Every refusal is JSON ``{"error": text, "field": name or null, ...}`` with a 4xx status; a refused request changes
 nothing. Bodies are read up to ``max_body`` bytes (413 past it, whatever Content-Length says); no request names a
@@ -39,6 +40,7 @@ from tableenvs.core.registry import names
 from tableenvs.core.registry import spec as game_spec
 from tableenvs.web.runner import AgentRunner
 from tableenvs.web.seats import seat_choices
+from tableenvs.web.table_routes import table_routes
 from tableenvs.web.tables import ACTION_FIELDS, ApiError, ServerConfig, TableManager, _is_int, _show
 
 log = logging.getLogger("tableenvs.web")
@@ -190,6 +192,7 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
         Route("/api/games/{game_id}/actions", play, methods=["POST"]),
         Route("/api/games/{game_id}/record", download_record),
         Route("/api/games/{game_id}/replay", download_replay),
+        *table_routes(config),  # take-back, rules pages (tableenvs.web.table_routes)
     ]
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={ApiError: on_api_error})
 

@@ -29,7 +29,9 @@ from tableenvs.core.registry import make_raw, names
 from tableenvs.core.registry import spec as game_spec
 from tableenvs.play.records import GameRecord, Recorder
 from tableenvs.policies import check_trusted
+from tableenvs.web.rules_page import rules_link
 from tableenvs.web.seats import Seat, SeatError, build_policy, parse_seat
+from tableenvs.web.turns import TurnDraft, news
 
 #: Fields of ``POST /api/games``.
 CREATE_FIELDS = ("game", "options", "seats", "seed", "pause")
@@ -113,7 +115,9 @@ class GameTable:
         streams = np.random.SeedSequence([seed, 32]).spawn(len(seats))
         self.rngs = {agent: np.random.default_rng(stream) for agent, stream in zip(self.agents, streams, strict=True)}
         self.recorder = Recorder(game, options, seed, [seat.spec for seat in seats])
-        self.moves: list[tuple[str, str, str]] = []  # (agent, as the mover made it, as the others learned it)
+        # (agent, as the mover made it, as the others learned it, {"events": the rules' lines, "tentative": bool})
+        self.moves: list[tuple[str, str, str, dict[str, Any]]] = []
+        self.draft = TurnDraft(game_spec(game).declares("state"))  # tentative moves a seat may take back
         self.version = 0
         self.last_active = clock()
         self.error: str | None = None  # an agent that failed stops the game
@@ -162,9 +166,41 @@ class GameTable:
         env = self.env
         public = env.describe_action_public(action)
         private = env.describe_action(action)
+        self.draft.before_move(env, agent, action, len(self.moves), len(self.recorder.record.steps))
         self.recorder.add(env, action)
+        logged = len(env.event_log)
         env.step(action)
-        self.moves.append((agent, private, public))
+        extra = {"events": news(env, logged), "tentative": env.is_tentative(action)}
+        self.moves.append((agent, private, public, extra))
+        self.touch()
+        self.changed()
+
+    def take_back(self, agent: str, action: int | None, then: int | None = None) -> None:
+        """Take back ``agent``'s last tentative move ``action`` of this turn (``None``: all of them), then play
+        ``then`` if given (a move legal once they are taken back, e.g. a draw). Refused (409, 422) changing nothing.
+        """
+        draft = self.draft
+        if self.to_act() != agent or draft.agent != agent or not draft.actions:
+            raise ApiError(409, "you have no tentative move to take back now", legal=[])
+        try:
+            env, keep = draft.replay(action)
+        except ValueError as error:
+            raise ApiError(422, str(error), "take_back") from None
+        if then is not None:
+            probe = draft.start.clone()
+            for move in keep:
+                probe.step(move)
+            if not _is_int(then) or then not in probe.legal_actions():
+                texts = "; ".join(f"{a} ({probe.describe_action(a)})" for a in probe.legal_actions()[:20])
+                raise ApiError(422, f"then: {_show(then)} is not a legal move after the take-back: {texts}", "then")
+        del self.moves[draft.moves_before :]
+        del self.recorder.record.steps[draft.steps_before :]
+        self.env = env
+        draft.clear()
+        for move in keep:
+            self.apply(agent, move)
+        if then is not None:
+            self.apply(agent, then)
         self.touch()
         self.changed()
 
@@ -229,10 +265,14 @@ class GameTable:
         elif agent is not None:
             svg, shown = env.render_svg(agent), "seat"
         else:
-            svg, shown = None, "public"
+            try:
+                svg = env.render_public_svg()
+            except NotImplementedError:  # a game without a public picture
+                svg = None
+            shown = "public"
         moves = [
-            {"agent": mover, "text": private if mover == agent else public}
-            for mover, private, public in self.moves[-self.moves_shown :]
+            {"agent": mover, "text": private if mover == agent else public, **extra}
+            for mover, private, public, extra in self.moves[-self.moves_shown :]
         ]
         view: dict[str, Any] = {
             "id": self.id,
@@ -247,6 +287,8 @@ class GameTable:
             "to_act": to_act,
             "thinking": to_act is not None and not self.seat(to_act).human,
             "legal": self.legal_moves() if agent is not None and to_act == agent else [],
+            "draft": self.draft.offers(agent) if agent is not None and to_act == agent else None,
+            "rules": rules_link(self.game),
             "svg": svg,
             "moves": moves,
             "move_count": len(self.moves),

@@ -1,0 +1,66 @@
+"""The routes of the card table beyond the core API: taking back tentative moves, and each game's rules page.
+
+Where you are: part of :mod:`tableenvs.web`; :func:`table_routes` gives the routes :func:`tableenvs.web.app.create_app`
+adds. docs/web.md describes them:
+
+* ``POST /api/games/{id}/take-back`` — ``{"token", "action": id or null, "then": id or null}`` -> the seat's new
+  view: its last tentative move ``action`` of this turn taken back (null: all of them), then the move ``then``
+  played if given (e.g. drawing instead of the staged tiles). :meth:`tableenvs.web.tables.GameTable.take_back`.
+* ``GET /rules/{game}`` — the game's rules page (Markdown, as plain text).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.routing import Route
+
+from tableenvs.web.rules_page import rules_text
+from tableenvs.web.tables import ApiError, ServerConfig, TableManager, _is_int, _show
+
+#: Fields of ``POST /api/games/{id}/take-back``.
+TAKE_BACK_FIELDS = ("token", "action", "then")
+HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+
+
+def table_routes(config: ServerConfig) -> list[Route]:
+    from tableenvs.web.app import read_json  # the app module imports this one
+
+    async def take_back(request: Request) -> JSONResponse:
+        tables: TableManager = request.app.state.tables
+        table = tables.get(request.path_params["game_id"])
+        body: Any = await read_json(request, config.max_body)
+        if not isinstance(body, dict):
+            raise ApiError(400, 'the body must be a JSON object {"token": text, "action": integer or null}')
+        unknown = sorted(set(body) - set(TAKE_BACK_FIELDS))
+        if unknown:
+            raise ApiError(
+                400, f"unknown field(s) {', '.join(map(repr, unknown))}; fields: {', '.join(TAKE_BACK_FIELDS)}",
+                unknown[0],
+            )  # fmt: skip
+        if not isinstance(body.get("token"), str):
+            raise ApiError(400, f"token must be the seat's token (text), got {_show(body.get('token'))}", "token")
+        agent = table.seat_of_token(body["token"])
+        table.touch()
+        for key in ("action", "then"):
+            value = body.get(key)
+            if value is not None and not _is_int(value):
+                raise ApiError(400, f"{key} must be an action id (integer) or null, got {_show(value)}", key)
+        table.take_back(agent, body.get("action"), body.get("then"))
+        request.app.state.runner.kick(table)
+        return JSONResponse(table.view(agent, config.idle_seconds), headers=HEADERS)
+
+    async def show_rules(request: Request) -> PlainTextResponse:
+        game = request.path_params["game"]
+        text = rules_text(game)
+        if text is None:
+            raise ApiError(404, f"no rules page for {_show(game)} on this server")
+        headers = {"Content-Security-Policy": "default-src 'none'; sandbox", **HEADERS}
+        return PlainTextResponse(text, headers=headers)
+
+    return [
+        Route("/api/games/{game_id}/take-back", take_back, methods=["POST"]),
+        Route("/rules/{game}", show_rules),
+    ]
