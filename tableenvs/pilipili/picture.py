@@ -25,6 +25,10 @@ CHILI_RED = "#d63a22"
 CARD_STEP = 33  # card width 30 plus a gap
 ROW = 52  # height of one seat's row
 HAND_X = 330  # where the hands start
+LEGEND = (
+    "reading the table: a card shows its value (1-55); W is the wild (=12: played as a 12); D marks the dealer;",
+    "a red dot is a chili: once a player holds 6, the game ends and the fewest chilis win",
+)
 
 
 def _card(picture: Svg, x: float, y: float, card: int, value: int | None = None, action: int | None = None) -> None:
@@ -106,7 +110,7 @@ def table_svg(env, seat: int | None = None, public: bool = False) -> str:
         others_visible = others_visible and all(game.sees_own_hand(s) for s in range(game.n))
     top = 80
     for s in range(game.n):
-        y = top + s * ROW
+        y = top + s * ROW + 0.0
         acting = s == game.to_act and not game.over
         name = f"player_{s}" + (" (you)" if s == seat else "") + (" D" if s == game.dealer else "")
         picture.text(12, y + 20, name, 14, GOLD if acting else LIGHT, bold=acting)
@@ -124,7 +128,7 @@ def table_svg(env, seat: int | None = None, public: bool = False) -> str:
                 _card(picture, x, y + 4, card, action=_card_action(game, card, legal) if mine else None)
             else:
                 picture.card_back(x, y + 4)
-    y = top + game.n * ROW + 8
+    y = top + game.n * ROW + 8.0
     for title, trick in (("trick", game.trick), ("last trick", game.last_trick)):
         picture.text(12, y + 26, title, 14, bold=True)
         for k, (s, card, value) in enumerate(trick):
@@ -141,17 +145,22 @@ def table_svg(env, seat: int | None = None, public: bool = False) -> str:
     summary = game.last_scored
     if summary is not None:  # public: how the last round ended (the next one is dealt at once)
         parts = [
-            f"p{s} bid {summary.bids[s]} won {summary.tricks_won[s]} "
-            + (f"+{summary.taken[s] - summary.discarded[s]}" if summary.taken[s] >= summary.discarded[s] else
-               f"-{summary.discarded[s] - summary.taken[s]}")
+            f"p{s}: bid {summary.bids[s]}, won {summary.tricks_won[s]}, "
+            f"{summary.taken[s] - summary.discarded[s]:+d} chili"
             for s in range(game.n)
-        ]  # fmt: skip
-        picture.text(12, y + 16, "last round (bid, tricks won, chilis): " + "; ".join(parts), 12)
-        y += 24
+        ]
+        picture.text(12, y + 16, "last round:", 13, bold=True)
+        for start in range(0, game.n, 3):  # three seats a line
+            picture.text(110, y + 16, "; ".join(parts[start : start + 3]), 12)
+            y += 18
+        y += 6
     y = _move_buttons(picture, game, legal, own_visible, y, picture.width)
     if game.over:
         ending = "cut short" if game.truncated else "winner(s): " + ", ".join(f"player_{s}" for s in game.winners)
         picture.text(12, y + 20, ending, 15, GOLD, bold=True)
+        y += 30
+    for k, line in enumerate(LEGEND):
+        picture.text(12, y + 16 + 15 * k, line, 11)
     return picture.text_of()
 
 

@@ -29,6 +29,10 @@ JOKER_INK = "#8a2be2"
 TILE_W, TILE_H, STEP = 26, 38, 28
 WIDTH = 1000
 PER_ROW = (WIDTH - 120) // STEP  # tiles in one rack row
+LEGEND = (
+    "reading the table: a tile shows its number in its colour (black, red, blue, orange); J is a joker, with the tile"
+    " it stands for under it (r7: red 7)"
+)
 assert len(INKS) == len(COLOURS)
 
 
@@ -117,8 +121,8 @@ def table_svg(env, seat: int | None = None, public: bool = False) -> str:
         picture.text(12, y + 16, title, 14, GOLD, bold=True)
         y = _tiles(picture, 12, y + 24, staged, stroke=GOLD, data_undo=(staged > 0) & acting)
     if acting:
-        x = 12
-        if can_commit:
+        x: float = 12
+        if can_commit and staged is not None:
             x = picture.button(x, y + 6, f"commit: place {int(staged.sum())} tile(s)", COMMIT) + 10
         if can_draw:
             x = picture.button(x, y + 6, "pass (pool empty)" if game.pool_size == 0 else "draw a tile", DRAW) + 10
@@ -131,4 +135,5 @@ def table_svg(env, seat: int | None = None, public: bool = False) -> str:
             else:
                 picture.text(12, y + 16, f"the table after the commit: {len(after)} melds", 14, GOLD, bold=True)
                 y = _melds(picture, y + 26, after)
+    picture.text(12, y + 16, LEGEND, 11)
     return picture.text_of()

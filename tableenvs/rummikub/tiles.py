@@ -70,7 +70,7 @@ def number_of(t: int) -> int:
     return t % NUMBERS + 1
 
 
-def tiles_played_text(counts) -> str:
+def tiles_played_text(counts: np.ndarray) -> str:
     """Tiles of a count vector in short, by colour, consecutive numbers joined: ``"red 4-5-6 9, blue 9, joker"``."""
     words = []
     for colour, name in enumerate(COLOURS):

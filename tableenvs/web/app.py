@@ -192,7 +192,7 @@ def create_app(config: ServerConfig | None = None) -> Starlette:
         Route("/api/games/{game_id}/actions", play, methods=["POST"]),
         Route("/api/games/{game_id}/record", download_record),
         Route("/api/games/{game_id}/replay", download_replay),
-        *table_routes(config),  # take-back, rules pages (tableenvs.web.table_routes)
+        *table_routes(config, read_json),  # take-back, rules pages (tableenvs.web.table_routes)
     ]
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={ApiError: on_api_error})
 

@@ -11,6 +11,7 @@ adds. docs/web.md describes them:
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -25,8 +26,8 @@ TAKE_BACK_FIELDS = ("token", "action", "then")
 HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 
 
-def table_routes(config: ServerConfig) -> list[Route]:
-    from tableenvs.web.app import read_json  # the app module imports this one
+def table_routes(config: ServerConfig, read_json: Callable[[Request, int], Awaitable[Any]]) -> list[Route]:
+    """The routes, reading request bodies with the app's ``read_json`` (its limits and errors)."""
 
     async def take_back(request: Request) -> JSONResponse:
         tables: TableManager = request.app.state.tables

@@ -2,12 +2,14 @@
 
 Where you are: part of :mod:`tableenvs.web`, below the routes (:mod:`tableenvs.web.app`) and free of Starlette. Every
 method here runs on the server's event-loop thread, one at a time, so a live env is never touched by two threads;
-the agents' thinking works on copies (:func:`tableenvs.web.seats.think`).
+the agents' thinking works on copies (:func:`tableenvs.web.seats.think`). A seat's tentative moves (Rummikub's staged
+tiles) may be taken back (:meth:`GameTable.take_back`, :mod:`tableenvs.web.turns`).
 
 What a seat is shown (:meth:`GameTable.view`) is built only from what that seat may see: the env's own per-seat
 picture (``render_svg(agent)``), its own legal moves in words (``describe_action``) when it is to act, its own past
 moves as it made them and the others' as the table learned them (``describe_action_public``, taken just before the
-move). A spectator gets the public part only (whose turn, the public move log, no picture) while the game runs.
+move), with the rules' public lines each move caused (a trick won, a round scored). A spectator gets the public part
+only (whose turn, the public move log, the public picture ``render_public_svg()``) while the game runs.
 Once the game is over everyone gets the god view (``render_svg()``), the returns and the outcome, and the game
 record may be downloaded. The seed is never shown before the end (it would reveal the deal).
 """
@@ -170,7 +172,8 @@ class GameTable:
         self.recorder.add(env, action)
         logged = len(env.event_log)
         env.step(action)
-        extra = {"events": news(env, logged), "tentative": env.is_tentative(action)}
+        events, tentative = news(env, logged), env.is_tentative(action)
+        extra = {**({"events": events} if events else {}), **({"tentative": True} if tentative else {})}
         self.moves.append((agent, private, public, extra))
         self.touch()
         self.changed()
