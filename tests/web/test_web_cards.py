@@ -28,9 +28,9 @@ from tests.web.helpers_web import api, served
 #: (options, the agent played against) of each game: whole games, the fastest built-in agents
 OPPONENTS = per_game(
     {
-        "pilipili_v0": ({"max_rounds": 6}, "heuristic"),
+        "pilipili_v0": ({}, "heuristic"),
         "llama_party_v0": ({}, "random"),
-        "rummikub_v0": ({"max_turns": 60}, "heuristic"),
+        "rummikub_v0": ({}, "heuristic"),
     },
     "builtin",
     "views",
@@ -170,6 +170,7 @@ def test_a_whole_game_by_clicking_the_picture(server, page, game):
     clicks = click_until_over(page, np.random.default_rng(0))
     status, view = api(server, "GET", f"/api/games/{game_id}?token={token}")
     assert status == 200 and view["over"] and clicks > 0
+    assert not view["outcome"]["truncated"]  # the game ended by its rules
     assert page.locator("#table [data-action]").count() == 0  # the god view at the end: nothing to click
     assert page.text_content("#winners").startswith("winner(s): " + ", ".join(view["outcome"]["winners"]))
     used = server_cpu(pid) - cpu
