@@ -168,7 +168,10 @@ class GameTable:
         env = self.env
         public = env.describe_action_public(action)
         private = env.describe_action(action)
-        self.draft.before_move(env, agent, action, len(self.moves), len(self.recorder.record.steps))
+        if self.seat(agent).human:  # an agent's moves are never taken back: no copy of the env for them
+            self.draft.before_move(env, agent, action, len(self.moves), len(self.recorder.record.steps))
+        else:
+            self.draft.clear()
         self.recorder.add(env, action)
         logged = len(env.event_log)
         env.step(action)

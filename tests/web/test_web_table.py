@@ -197,3 +197,16 @@ def test_rules_pages():
             assert answer.headers["content-type"].startswith("text/plain")
         answer = test_client.get("/rules/nonesuch")
         assert answer.status_code == 404 and "no rules page" in answer.json()["error"]
+
+
+def test_a_game_without_the_hooks_has_no_public_picture_and_nothing_tentative():
+    from tableenvs.toy_game import NimEnv
+
+    env = NimEnv()
+    env.reset(seed=0)
+    assert not any(env.is_tentative(action) for action in env.legal_actions())
+    with pytest.raises(NotImplementedError, match="no public picture"):
+        env.render_public_svg()
+    rummikub = tableenvs.make_raw("rummikub_v0", num_players=2)
+    rummikub.reset(seed=0)
+    assert [rummikub.is_tentative(a) for a in (0, 52, 53, 54)] == [True, True, False, False]
