@@ -129,7 +129,10 @@ def table_svg(env, seat: int | None = None, public: bool = False) -> str:
             else:
                 picture.card_back(x, y + 4)
     y = top + game.n * ROW + 8.0
-    for title, trick in (("trick", game.trick), ("last trick", game.last_trick)):
+    last, winner = game.last_trick, game.last_winner
+    if not last and game.last_scored is not None:  # a new round: the last trick is the previous round's (public)
+        last, winner = game.last_scored.last_trick, game.last_scored.last_winner
+    for title, trick in (("trick", game.trick), ("last trick", last)):
         picture.text(12, y + 26, title, 14, bold=True)
         for k, (s, card, value) in enumerate(trick):
             x = 110 + k * 70
@@ -140,7 +143,7 @@ def table_svg(env, seat: int | None = None, public: bool = False) -> str:
                 _card(picture, x, y + 4, card, value)
             picture.text(x + 34, y + 30, f"p{s}", 12)
         if title == "last trick" and trick:
-            picture.text(110 + len(trick) * 70, y + 30, f"won by player_{game.last_winner}", 12)
+            picture.text(110 + len(trick) * 70, y + 30, f"won by player_{winner}", 12)
         y += 52
     summary = game.last_scored
     if summary is not None:  # public: how the last round ended (the next one is dealt at once)
