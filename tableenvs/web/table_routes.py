@@ -7,7 +7,7 @@ adds. docs/web.md describes them:
   ``Authorization: Bearer TOKEN`` (a token in the URL or the body is refused, :mod:`tableenvs.web.bearer`) -> the
   seat's new view: its last tentative move ``action`` of this turn taken back (null: all of them), then the move
   ``then`` played if given (e.g. drawing instead of the staged tiles).
-  :meth:`tableenvs.web.tables.GameTable.take_back`.
+  :meth:`tableenvs.web.tables.GameTable.take_back`; with a data folder the store keeps it before it is made.
 * ``GET /rules/{game}`` — the game's rules page (Markdown, as plain text).
 """
 

@@ -139,6 +139,8 @@ class GameTable:
         self.agent_task: asyncio.Task | None = None
         self.on_move: Callable[[GameTable, str, int], None] | None = None  # keeps the move (before it is played)
         self.on_error: Callable[[GameTable], None] | None = None
+        # keeps a take-back: the moves from number n on replaced by the given (agent, action) list
+        self.on_take_back: Callable[[GameTable, int, list[tuple[str, int]]], None] | None = None
         self._changed: asyncio.Event | None = None
         self._record: GameRecord | None = None
 
@@ -224,14 +226,15 @@ class GameTable:
             if not _is_int(then) or then not in probe.legal_actions():
                 texts = "; ".join(f"{a} ({probe.describe_action(a)})" for a in probe.legal_actions()[:20])
                 raise ApiError(422, f"then: {_show(then)} is not a legal move after the take-back: {texts}", "then")
+        replayed = [*keep, *([] if then is None else [then])]
+        if self.on_take_back is not None:  # kept first (if that raises, nothing changes), in one step
+            self.on_take_back(self, draft.moves_before, [(agent, move) for move in replayed])
         del self.moves[draft.moves_before :]
         del self.recorder.record.steps[draft.steps_before :]
         self.env = env
         draft.clear()
-        for move in keep:
-            self.apply(agent, move)
-        if then is not None:
-            self.apply(agent, then)
+        for move in replayed:
+            self.apply(agent, move, keep=False)  # already kept by on_take_back
         self.touch()
         self.changed()
 

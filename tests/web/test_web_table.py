@@ -17,7 +17,7 @@ import pytest
 
 import tableenvs
 from tableenvs.testing import per_game
-from tests.web.helpers_web import auth, client, table_of
+from tests.web.helpers_web import auth, client, table_of, wait_for_turn
 
 SHORT = per_game(
     {"pilipili_v0": {"max_rounds": 1}, "llama_party_v0": {}, "rummikub_v0": {"max_turns": 16}},
@@ -165,6 +165,40 @@ def test_refused_take_backs_change_nothing():
         assert answer.status_code == 415, answer.text
         after = (json.dumps(table.env.get_state(), sort_keys=True), table.version, len(table.moves))
         assert after == before
+
+
+def test_a_take_back_is_kept_across_a_restart(tmp_path):
+    """With a data folder, a take-back deletes the moves taken back from the store: a server restarted on the same
+    folder rebuilds the game at the same position (the taken-back tile is not replayed), with the same view, and the
+    seat may still take back the tiles it staged before the restart."""
+    data = str(tmp_path / "data")
+
+    def shown(view: dict) -> dict:
+        return {key: view[key] for key in ("svg", "legal", "draft", "moves", "move_count", "to_act")}
+
+    with client(data=data) as test_client:
+        game_id, token, table = staged_game(test_client)
+        staged = stage(test_client, game_id, token, 3)
+        answer = post(test_client, game_id, "take-back", token, {"action": staged[1], "then": None})
+        assert answer.status_code == 200, answer.text
+        kept = [staged[0], staged[2]]
+        before = shown(view_of(test_client, game_id, token))
+        assert before["move_count"] == 2
+    with client(data=data) as test_client:
+        table = table_of(test_client, game_id)
+        assert table.env.get_state() == shadow_state(kept)
+        assert [step["action"] for step in table.recorder.record.steps] == kept
+        assert shown(view_of(test_client, game_id, token)) == before
+        # the rebuilt turn can still be taken back: all of it, then a draw
+        answer = post(test_client, game_id, "take-back", token, {"action": None, "then": 54})
+        assert answer.status_code == 200, answer.text
+        view = wait_for_turn(test_client, game_id, token)  # the agent has moved
+        after = shown(view)
+        assert after["moves"][0]["text"] == "draw"
+    with client(data=data) as test_client:
+        table = table_of(test_client, game_id)
+        assert [step["action"] for step in table.recorder.record.steps][:1] == [54]
+        assert shown(view_of(test_client, game_id, token)) == after
 
 
 def test_the_move_list_carries_the_rules_news():
