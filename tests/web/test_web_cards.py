@@ -23,7 +23,8 @@ import pytest
 
 from tableenvs.testing import per_game
 from tests.browser import page_or_skip
-from tests.web.helpers_web import api, served
+from tests.web.helpers_web import Served, api
+from tests.web.helpers_web import start as start_server
 
 #: (options, the agent played against) of each game: whole games, the fastest built-in agents
 OPPONENTS = per_game(
@@ -97,9 +98,18 @@ def server_cpu(pid: int) -> float:
 
 
 @pytest.fixture(scope="module")
-def server():
-    with served("--agent-threads", "2") as base:
-        yield base
+def serving(tmp_path_factory):
+    """The served subprocess (its own data folder, never the user's)."""
+    server = start_server("--agent-threads", "2", "--data", str(tmp_path_factory.mktemp("data")))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def server(serving: Served) -> str:
+    return serving.base
 
 
 @pytest.fixture()
@@ -111,22 +121,6 @@ def page():
         page.on("console", lambda message: message.type == "error" and errors.append(f"console: {message.text}"))
         yield page
         assert errors == [], errors
-
-
-def server_pid(base: str) -> int:
-    """The pid of the server listening at ``base`` (the ``served`` subprocess: the one listening on its port)."""
-    import os
-
-    port = int(base.rsplit(":", 1)[1])
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-                words = cmdline.read().split(b"\0")
-        except OSError:
-            continue
-        if b"tableenvs.web.command" in words and str(port).encode() in words:
-            return int(pid)
-    raise AssertionError(f"no server process for {base}")
 
 
 def start(server: str, page, game: str, seats: list[str], options: dict, seed: int) -> tuple[str, str]:
@@ -161,9 +155,9 @@ def click_until_over(page, rng, most: int | None = None) -> int:
 
 
 @pytest.mark.parametrize("game", sorted(OPPONENTS))
-def test_a_whole_game_by_clicking_the_picture(server, page, game):
+def test_a_whole_game_by_clicking_the_picture(serving, server, page, game):
     options, agent = OPPONENTS[game]
-    pid = server_pid(server)
+    pid = serving.process.pid
     cpu = server_cpu(pid)
     game_id, token = start(server, page, game, ["human", agent], options, seed=7)
     assert page.text_content("#rules-link") == f"the rules of {game}"
