@@ -265,6 +265,18 @@ class AECBase(AECEnv):
         self._require_reset("render_svg()")
         return self._picture_svg(seat)
 
+    def is_tentative(self, action: int) -> bool:
+        """Whether ``action`` only prepares the agent's move (e.g. a Rummikub tile staged): nothing is revealed to
+        the others and nothing is drawn until the turn's closing move, so a front end may let a player take it
+        back by replaying the turn without it (``tableenvs serve`` does)."""
+        return self._is_tentative(int(action))
+
+    def render_public_svg(self) -> str:
+        """The table as an SVG picture as everyone sees it (a spectator's view): no seat's hidden cards, no moves.
+        ``NotImplementedError`` for a game without one."""
+        self._require_reset("render_public_svg()")
+        return self._public_picture_svg()
+
     def describe_action_public(self, action: int) -> str:
         """What the other seats learn when the agent to act takes ``action`` now (hidden cards left out), e.g.
         ``"pass a card"`` where :meth:`describe_action` says ``"pass 37"``. Shown to human tables."""
@@ -278,6 +290,14 @@ class AECBase(AECEnv):
     def _picture_svg(self, seat: int | None) -> str:
         """Hook: the table as SVG text, the god view (``seat`` None) or as ``seat`` may see it."""
         raise NotImplementedError(f"{self.metadata['name']} has no picture")
+
+    def _is_tentative(self, action: int) -> bool:
+        """Hook: :meth:`is_tentative`; the default: no action is."""
+        return False
+
+    def _public_picture_svg(self) -> str:
+        """Hook: the table as SVG text as everyone sees it (:meth:`render_public_svg`)."""
+        raise NotImplementedError(f"{self.metadata['name']} has no public picture")
 
     def _describe_action_public(self, action: int) -> str:
         """Hook: :meth:`describe_action_public`; the default says only that the agent moved."""

@@ -109,6 +109,34 @@ class Svg:
         self.rect(x, y, w, h, CARD_BACK, LIGHT, rx=4)
         self.rect(x + 4, y + 4, w - 8, h - 8, "none", LIGHT, rx=2)
 
+    def begin(self, **attributes: object) -> None:
+        """Open a group ``<g>`` with ``attributes`` (``data_action=7`` writes ``data-action="7"``); :meth:`end`
+        closes it. A seat's picture wraps each element that makes a move in a group carrying its action id."""
+        self.parts.append(f"<g{_attrs(**attributes)}>")
+
+    def end(self) -> None:
+        self.parts.append("</g>")
+
+    def button(self, x: float, y: float, label: str, action: int, *, w: float | None = None, h: float = 26) -> float:
+        """A clickable move drawn as a labelled button (gold, rounded) carrying ``data-action``; returns its right
+        edge. For the moves no card or tile in the picture stands for (a bid, a wild's value, "draw")."""
+        width = w if w is not None else max(30.0, 8.0 * len(label) + 14)
+        self.begin(data_action=action, class_="move")
+        self.rect(x, y, width, h, GOLD, INK, rx=6)
+        self.text(x + width / 2, y + h / 2 + 5, label, 13, INK, "middle", bold=True)
+        self.end()
+        return x + width
+
+    def buttons(self, x: float, y: float, moves: list[tuple[int, str]], right: float, gap: float = 6) -> float:
+        """:meth:`button` for each ``(action, label)`` in rows between ``x`` and ``right``; returns the y below."""
+        left, h = x, 26
+        for action, label in moves:
+            width = max(30.0, 8.0 * len(label) + 14)
+            if x > left and x + width > right:
+                x, y = left, y + h + gap
+            x = self.button(x, y, label, action, w=width) + gap
+        return y + h + gap
+
     def text_of(self) -> str:
         """The SVG document as text."""
         height = int(np.ceil(self.bottom + self.margin))

@@ -34,6 +34,10 @@ hook                               when         what it does
 ``_render_view_text(s)``           views        the table as text as seat ``s`` may see it (``render_view``)
 ``_describe_action_public(a)``     views        what the others learn of action ``a`` (default: ``"moves"``)
 ``_picture_svg(s)``                picture      SVG text, god view (``s`` None) or seat ``s``'s (``render_svg``)
+``_is_tentative(a)``               default      action ``a`` only prepares the move, private and deterministic until
+                                                the turn's closing move (``is_tentative``): False
+``_public_picture_svg()``          default      SVG text as everyone sees it (``render_public_svg``; a spectator's):
+                                                ``NotImplementedError``
 ``_clone_game(new)``               default      give ``new`` (a shallow copy with its own ``_rng``) its own game:
                                                 ``self.game.copy(rng)``
 ``_state_options()``               state        the constructor options but ``render_mode``, as JSON values

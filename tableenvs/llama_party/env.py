@@ -219,6 +219,9 @@ class LlamaPartyEnv(TableEnv, name="llama_party_v0"):
     def _picture_svg(self, seat: int | None) -> str:
         return table_svg(self, seat)
 
+    def _public_picture_svg(self) -> str:
+        return table_svg(self, None, public=True)
+
     def _render_view_text(self, seat: int) -> str:
         """The table as ``seat`` sees it (``LlamaParty.seen_by``): its own hand, picks and goal, the goals revealed
         so far (the others' goals and the face-down display stay hidden), the cards it passed and received, every

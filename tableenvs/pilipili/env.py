@@ -246,6 +246,9 @@ class PiliPiliEnv(TableEnv, name="pilipili_v0"):
     def _picture_svg(self, seat: int | None) -> str:
         return table_svg(self, seat)
 
+    def _public_picture_svg(self) -> str:
+        return table_svg(self, None, public=True)
+
     def _public_ending_lines(self) -> list[str]:
         """The previous round's summary and the result: public, the same in the god view and every seat's view."""
         game, lines = self._started_game(), []

@@ -233,6 +233,13 @@ class RummikubEnv(TableEnv, name="rummikub_v0"):
     def _picture_svg(self, seat: int | None) -> str:
         return table_svg(self, seat)
 
+    def _is_tentative(self, action: int) -> bool:
+        """A staged tile: private until the commit (``Rummikub.sees_staged``) and drawing nothing."""
+        return action < COMMIT
+
+    def _public_picture_svg(self) -> str:
+        return table_svg(self, None, public=True)
+
     def _render_view_text(self, seat: int) -> str:
         """The table as ``seat`` sees it (``Rummikub.seen_by``): the melds on the table, its own rack (and its
         staged tiles on its turn), the tile counts, opened flags and scores of every rack, the pool size; never the

@@ -33,7 +33,7 @@ from tableenvs.core.validation import check_bool, check_choice, check_int
 
 from .melds import Meld, opening_bound
 from .solver import TurnSweep, _arranged, arrange, is_valid_play
-from .tiles import FULL_SET, NUM_TILES, TILE_TYPES, parse_tiles, rack_total, tile_ids, tile_name
+from .tiles import FULL_SET, NUM_TILES, TILE_TYPES, parse_tiles, rack_total, tile_ids, tile_name, tiles_played_text
 
 RACK_SIZE = 14  # tiles dealt to each player
 PENALTY_TILES = 3  # tiles drawn after a failed play (strict_commit=False)
@@ -316,6 +316,7 @@ class Rummikub:
         if self.strict_commit or self._staged_valid(rack, opening):
             # the decision's sweep already holds the arrangement of the table after the play (not for an opening)
             melds = self._sweeps.played_arrangement(self.table, rack, staged, opening, self.min_initial)
+            self.log.append(f"player_{seat} played {tiles_played_text(staged)}")  # public: the table shows them
             self.table += staged
             rack -= staged
             self.last_placed[:] = staged

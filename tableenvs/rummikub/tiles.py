@@ -70,6 +70,23 @@ def number_of(t: int) -> int:
     return t % NUMBERS + 1
 
 
+def tiles_played_text(counts: np.ndarray) -> str:
+    """Tiles of a count vector in short, by colour, consecutive numbers joined: ``"red 4-5-6 9, blue 9, joker"``."""
+    words = []
+    for colour, name in enumerate(COLOURS):
+        runs: list[list[int]] = []
+        for n in range(1, 14):
+            for _ in range(int(counts[colour * 13 + n - 1])):
+                if runs and runs[-1][-1] == n - 1:
+                    runs[-1].append(n)
+                else:
+                    runs.append([n])
+        if runs:
+            words.append(f"{name} " + " ".join("-".join(map(str, run)) for run in runs))
+    words += ["joker"] * int(counts[JOKER])
+    return ", ".join(words)
+
+
 def tile_name(t: int) -> str:
     """Readable name of tile type ``t``: ``"red 7"``, ``"joker"``."""
     if not 0 <= t < TILE_TYPES:

@@ -15,6 +15,8 @@ Where you are: part of :mod:`tableenvs.web`; :func:`create_app` returns a Starle
 * ``POST /api/games/{id}/actions`` — ``{"action"}`` with the seat's ``Authorization: Bearer TOKEN`` -> the new view.
 * ``GET /api/games/{id}/record`` and ``/replay`` — once over: the game record (JSON) and its replay page (HTML), as
   downloads.
+* ``POST /api/games/{id}/take-back`` (the seat's token in the same header) and ``GET /rules/{game}``:
+  :mod:`tableenvs.web.table_routes`.
 
 Every refusal is JSON ``{"error": text, "field": name or null, ...}`` with a 4xx status; a refused request changes
 nothing. Before any route, :class:`~tableenvs.web.origin.OriginGuard` refuses foreign hosts and origins and
@@ -43,11 +45,13 @@ from starlette.routing import Route
 
 from tableenvs.core.registry import make_raw, names
 from tableenvs.core.registry import spec as game_spec
+from tableenvs.web.bearer import bearer_token, refuse_token_in_body, refuse_token_in_url, required_token
 from tableenvs.web.manager import TableManager
 from tableenvs.web.origin import OriginGuard
 from tableenvs.web.runner import AgentRunner
 from tableenvs.web.seats import seat_choices
 from tableenvs.web.store import GameStore
+from tableenvs.web.table_routes import table_routes
 from tableenvs.web.tables import ACTION_FIELDS, ApiError, GameTable, ServerConfig, _is_int, _show
 
 log = logging.getLogger("tableenvs.web")
@@ -181,16 +185,11 @@ def create_app(
         body = await read_json(request, config.max_body, config.header_seconds)
         if not isinstance(body, dict):
             raise ApiError(400, 'the body must be a JSON object {"action": integer}')
-        if "token" in body:
-            raise ApiError(
-                400, "the seat's token goes in the Authorization header (Bearer TOKEN), not in the body", "token"
-            )
+        refuse_token_in_body(body)
         unknown = sorted(set(body) - set(ACTION_FIELDS))
         if unknown:
             raise ApiError(400, f"unknown field(s) {', '.join(map(repr, unknown))}; fields: action", unknown[0])
-        if token is None:
-            raise ApiError(401, "a move needs the seat's token: send the header Authorization: Bearer TOKEN", "token")
-        agent = table.seat_of_token(token)
+        agent = table.seat_of_token(required_token(token, "a move"))
         table.touch()
         if "action" not in body:
             raise ApiError(400, "the field 'action' is required (an integer from your legal moves)", "action")
@@ -236,31 +235,10 @@ def create_app(
         Route("/api/games/{game_id}/actions", play, methods=["POST"]),
         Route("/api/games/{game_id}/record", download_record),
         Route("/api/games/{game_id}/replay", download_replay),
+        *table_routes(config, read_json),  # take-back, rules pages (tableenvs.web.table_routes)
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={ApiError: on_api_error})
     return OriginGuard(app, config.allowed_hosts)
-
-
-def bearer_token(request: Request) -> str | None:
-    """The seat token of ``Authorization: Bearer TOKEN`` (None without the header); 400 for another form."""
-    header = request.headers.get("authorization")
-    if header is None:
-        return None
-    scheme, _, token = header.strip().partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise ApiError(400, "the Authorization header must be 'Bearer TOKEN' (the seat's token)", "token")
-    return token.strip()
-
-
-def refuse_token_in_url(request: Request) -> None:
-    """400 for a ``token`` in the query string: a URL ends up in logs and histories, so it may not carry one."""
-    if "token" in request.query_params:
-        raise ApiError(
-            400,
-            "a seat token in the URL is refused (URLs end up in logs and histories): send the header "
-            "Authorization: Bearer TOKEN",
-            "token",
-        )
 
 
 def warm_up(moves: int = 4) -> float:

@@ -150,10 +150,16 @@ class TableManager:
             except Exception as error:  # not kept: the move is not played (a seat's request gets 503)
                 raise ApiError(503, f"the move could not be saved, so it was not played: {error}") from None
 
+        def keep_take_back(table: GameTable, start: int, moves: list[tuple[str, int]]) -> None:
+            try:
+                store.replace_moves(table.id, start, moves)
+            except Exception as error:  # not kept: nothing is taken back (the seat's request gets 503)
+                raise ApiError(503, f"the take-back could not be saved, so it was not made: {error}") from None
+
         def keep_error(table: GameTable) -> None:
             store.set_error(table.id, table.error)
 
-        table.on_move, table.on_error = keep_move, keep_error
+        table.on_move, table.on_error, table.on_take_back = keep_move, keep_error, keep_take_back
 
     @staticmethod
     def _saved(table: GameTable) -> SavedGame:

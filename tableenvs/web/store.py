@@ -3,7 +3,8 @@
 Where you are: part of :mod:`tableenvs.web`, used by :class:`tableenvs.web.manager.TableManager` on the event-loop
 thread only. What is kept of each game is what rebuilds it exactly: the game, its options, its seats, its seed, its
 pause, its seat tokens, when it started, and every move (seat and action), in order, and an agent's failure if one
-stopped it. A game is written when it is created and each move is committed before it is acknowledged (before the
+stopped it. A take-back (a seat's tentative moves withdrawn) deletes the moves taken back, so a rebuilt game never
+replays them. A game is written when it is created and each move is committed before it is acknowledged (before the
 answer to the move's request, and before any waiting page is woken), so after a crash of the server (``kill -9``)
 a restart replays every game from its seed to the same move, with the same tokens. Expired games are deleted.
 
@@ -125,6 +126,16 @@ class GameStore:
             self.db.execute(
                 "INSERT INTO moves (game_id, number, agent, action) VALUES (?, ?, ?, ?)",
                 (game_id, number, agent, int(action)),
+            )
+
+    def replace_moves(self, game_id: str, start: int, moves: list[tuple[str, int]]) -> None:
+        """Replace the game's moves from number ``start`` (0-based) on by ``moves`` (a take-back: the moves taken
+        back are deleted, the ones replayed in their place written), in one transaction."""
+        with self._transaction():
+            self.db.execute("DELETE FROM moves WHERE game_id = ? AND number >= ?", (game_id, start))
+            self.db.executemany(
+                "INSERT INTO moves (game_id, number, agent, action) VALUES (?, ?, ?, ?)",
+                [(game_id, start + offset, agent, int(action)) for offset, (agent, action) in enumerate(moves)],
             )
 
     def set_error(self, game_id: str, error: str | None) -> None:

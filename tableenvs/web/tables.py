@@ -4,12 +4,14 @@ limits (:class:`ServerConfig`) and its refusals (:class:`ApiError`); the games b
 
 Where you are: part of :mod:`tableenvs.web`, below the routes (:mod:`tableenvs.web.app`) and free of Starlette. Every
 method here runs on the server's event-loop thread, one at a time, so a live env is never touched by two threads;
-the agents' thinking works on copies (:func:`tableenvs.web.seats.think`).
+the agents' thinking works on copies (:func:`tableenvs.web.seats.think`). A seat's tentative moves (Rummikub's staged
+tiles) may be taken back (:meth:`GameTable.take_back`, :mod:`tableenvs.web.turns`).
 
 What a seat is shown (:meth:`GameTable.view`) is built only from what that seat may see: the env's own per-seat
 picture (``render_svg(agent)``), its own legal moves in words (``describe_action``) when it is to act, its own past
 moves as it made them and the others' as the table learned them (``describe_action_public``, taken just before the
-move). A spectator gets the public part only (whose turn, the public move log, no picture) while the game runs.
+move), with the rules' public lines each move caused (a trick won, a round scored). A spectator gets the public part
+only (whose turn, the public move log, the public picture ``render_public_svg()``) while the game runs.
 Once the game is over everyone gets the god view (``render_svg()``), the returns and the outcome, and the game
 record may be downloaded. The seed is never shown before the end (it would reveal the deal).
 """
@@ -27,9 +29,12 @@ from typing import Any
 import numpy as np
 
 from tableenvs.core.registry import make_raw
+from tableenvs.core.registry import spec as game_spec
 from tableenvs.play.records import GameRecord, Recorder
 from tableenvs.policies import check_trusted
+from tableenvs.web.rules_page import rules_link
 from tableenvs.web.seats import Seat, build_policy
+from tableenvs.web.turns import TurnDraft, news
 
 #: Fields of ``POST /api/games/{id}/actions``.
 ACTION_FIELDS = ("action",)
@@ -123,7 +128,9 @@ class GameTable:
             raise ValueError(f"the tokens are for {sorted(self.tokens)}, the human seats are {humans}")
         self.policies = {agent: build_policy(seat, self.env) for agent, seat in zip(self.agents, seats, strict=True)}
         self.recorder = Recorder(game, options, seed, [seat.spec for seat in seats])
-        self.moves: list[tuple[str, str, str]] = []  # (agent, as the mover made it, as the others learned it)
+        # (agent, as the mover made it, as the others learned it, {"events": the rules' lines, "tentative": bool})
+        self.moves: list[tuple[str, str, str, dict[str, Any]]] = []
+        self.draft = TurnDraft(game_spec(game).declares("state"))  # tentative moves a seat may take back
         self.version = 0
         self.created = clock() if created is None else created
         self.last_active = clock()
@@ -132,6 +139,8 @@ class GameTable:
         self.agent_task: asyncio.Task | None = None
         self.on_move: Callable[[GameTable, str, int], None] | None = None  # keeps the move (before it is played)
         self.on_error: Callable[[GameTable], None] | None = None
+        # keeps a take-back: the moves from number n on replaced by the given (agent, action) list
+        self.on_take_back: Callable[[GameTable, int, list[tuple[str, int]]], None] | None = None
         self._changed: asyncio.Event | None = None
         self._record: GameRecord | None = None
 
@@ -184,12 +193,49 @@ class GameTable:
             self.on_move(self, agent, action)
         public = env.describe_action_public(action)
         private = env.describe_action(action)
+        if self.seat(agent).human:  # an agent's moves are never taken back: no copy of the env for them
+            self.draft.before_move(env, agent, action, len(self.moves), len(self.recorder.record.steps))
+        else:
+            self.draft.clear()
         self.recorder.add(env, action)
+        logged = len(env.event_log)
         env.step(action)
-        self.moves.append((agent, private, public))
+        events, tentative = news(env, logged), env.is_tentative(action)
+        extra = {**({"events": events} if events else {}), **({"tentative": True} if tentative else {})}
+        self.moves.append((agent, private, public, extra))
         self.touch()
         if len(self.moves) >= self.max_moves and not self.over and not self.error:
             self.fail(f"the game reached this server's cap of {self.max_moves} moves per game", keep=keep)
+        self.changed()
+
+    def take_back(self, agent: str, action: int | None, then: int | None = None) -> None:
+        """Take back ``agent``'s last tentative move ``action`` of this turn (``None``: all of them), then play
+        ``then`` if given (a move legal once they are taken back, e.g. a draw). Refused (409, 422) changing nothing.
+        """
+        draft = self.draft
+        if self.to_act() != agent or draft.agent != agent or not draft.actions:
+            raise ApiError(409, "you have no tentative move to take back now", legal=[])
+        try:
+            env, keep = draft.replay(action)
+        except ValueError as error:
+            raise ApiError(422, str(error), "take_back") from None
+        if then is not None:
+            probe = draft.start.clone()
+            for move in keep:
+                probe.step(move)
+            if not _is_int(then) or then not in probe.legal_actions():
+                texts = "; ".join(f"{a} ({probe.describe_action(a)})" for a in probe.legal_actions()[:20])
+                raise ApiError(422, f"then: {_show(then)} is not a legal move after the take-back: {texts}", "then")
+        replayed = [*keep, *([] if then is None else [then])]
+        if self.on_take_back is not None:  # kept first (if that raises, nothing changes), in one step
+            self.on_take_back(self, draft.moves_before, [(agent, move) for move in replayed])
+        del self.moves[draft.moves_before :]
+        del self.recorder.record.steps[draft.steps_before :]
+        self.env = env
+        draft.clear()
+        for move in replayed:
+            self.apply(agent, move, keep=False)  # already kept by on_take_back
+        self.touch()
         self.changed()
 
     def fail(self, message: str, keep: bool = True) -> None:
@@ -262,10 +308,14 @@ class GameTable:
         elif agent is not None:
             svg, shown = env.render_svg(agent), "seat"
         else:
-            svg, shown = None, "public"
+            try:
+                svg = env.render_public_svg()
+            except NotImplementedError:  # a game without a public picture
+                svg = None
+            shown = "public"
         moves = [
-            {"agent": mover, "text": private if mover == agent else public}
-            for mover, private, public in self.moves[-self.moves_shown :]
+            {"agent": mover, "text": private if mover == agent else public, **extra}
+            for mover, private, public, extra in self.moves[-self.moves_shown :]
         ]
         view: dict[str, Any] = {
             "id": self.id,
@@ -280,6 +330,8 @@ class GameTable:
             "to_act": to_act,
             "thinking": to_act is not None and not self.seat(to_act).human,
             "legal": self.legal_moves() if agent is not None and to_act == agent else [],
+            "draft": self.draft.offers(agent) if agent is not None and to_act == agent else None,
+            "rules": rules_link(self.game),
             "svg": svg,
             "moves": moves,
             "move_count": len(self.moves),
