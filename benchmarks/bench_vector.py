@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
-from common import CLOCK, commit_label, finished_on_this_machine, random_play, replace_block
+from common import CLOCK, commit_label, finished_on_this_machine, openspiel_random_play, random_play, replace_block
 
 import tableenvs
 import tableenvs.vector
@@ -80,21 +80,7 @@ def openspiel_rate(game_name: str, seconds: float) -> float:
     """Decisions per CPU-second of random play of an OpenSpiel game through ``legal_actions``, no tensor."""
     import pyspiel
 
-    game = pyspiel.load_game(game_name)
-    rng = np.random.default_rng(0)
-    decisions = 0
-    start = CLOCK()
-    while CLOCK() - start < seconds:
-        state = game.new_initial_state()
-        while not state.is_terminal():
-            if state.is_chance_node():
-                outcomes = state.chance_outcomes()
-                state.apply_action(outcomes[rng.integers(len(outcomes))][0])
-                continue
-            legal = state.legal_actions()
-            state.apply_action(legal[rng.integers(len(legal))])
-            decisions += 1
-    return decisions / (CLOCK() - start)
+    return openspiel_random_play(pyspiel.load_game(game_name), seconds, None)
 
 
 def buffers_mb(name: str, players: int, num_envs: int) -> float:

@@ -122,13 +122,14 @@ def random_play(env: Any, seconds: float, *, seed: int = 0) -> PlayRate:
     return PlayRate(steps / elapsed, steps / (elapsed - in_reset), games, steps)
 
 
-def openspiel_random_play(game: Any, seconds: float, tensor: str, *, seed: int = 0) -> float:
+def openspiel_random_play(game: Any, seconds: float, tensor: str | None, *, seed: int = 0) -> float:
     """Decisions per CPU-second of uniformly random play of an OpenSpiel ``game`` for about ``seconds``.
 
     Chance outcomes are drawn uniformly by index (deals); at every decision the state builds its ``tensor``
-    (``"observation"`` or ``"information_state"``), as an agent's input would be, before the legal actions.
+    (``"observation"`` or ``"information_state"``), as an agent's input would be, before the legal actions; with
+    ``tensor=None`` it builds none (the engine alone).
     """
-    observe = f"{tensor}_tensor"
+    observe = f"{tensor}_tensor" if tensor is not None else None
     rng = np.random.default_rng(seed)
     decisions = 0
     start = CLOCK()
@@ -139,7 +140,8 @@ def openspiel_random_play(game: Any, seconds: float, tensor: str, *, seed: int =
                 outcomes = state.chance_outcomes()
                 state.apply_action(outcomes[rng.integers(len(outcomes))][0])
                 continue
-            getattr(state, observe)()
+            if observe is not None:
+                getattr(state, observe)()
             legal = state.legal_actions()
             state.apply_action(legal[rng.integers(len(legal))])
             decisions += 1
