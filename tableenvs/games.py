@@ -47,6 +47,7 @@ for _game in (
         input_features={"llama_party_card_values_v1": "tableenvs.llama_party.features:CardValues"},
         clone_features="llama_party_card_values_v1",
         batched="tableenvs.llama_party.batched:batched_game",
+        batched_heuristic="tableenvs.llama_party.batched_heuristic:batched_heuristic",
     ),
     GameSpec(
         "rummikub_v0",

@@ -55,3 +55,20 @@ def test_the_batched_heuristic_refuses_malformed_batches():
     mask[1] = 0
     with pytest.raises(ValueError, match="row 1 of the mask has no legal action"):
         heuristic.act(obs, mask)
+
+
+def test_front_door_heuristic_matches_the_class_and_refuses_games_without_one():
+    import pytest
+
+    import tableenvs.vector
+
+    games = tableenvs.vector.make("llama_party_v0", 16, num_players=3)
+    obs, mask = games.reset(seed=5)
+    player = tableenvs.vector.batched_heuristic(games)
+    assert isinstance(player, tableenvs.vector.BatchedPolicy)
+    envs = np.arange(16, dtype=np.int64)
+    assert np.array_equal(player.act(obs, mask, envs), BatchedHeuristic().act(obs, mask))
+    other = tableenvs.vector.make("pilipili_v0", 2)
+    if tableenvs.spec("pilipili_v0").batched_heuristic is None:
+        with pytest.raises(ValueError, match="pilipili_v0 has no batched heuristic.*llama_party_v0"):
+            tableenvs.vector.batched_heuristic(other)

@@ -77,6 +77,9 @@ class GameSpec:
     recipes: Mapping[str, str] = field(default_factory=dict, hash=False)
     # "module:factory" of its compiled batched engine (tableenvs.vector.make), imported on first use; None: it has none
     batched: str | None = None
+    # "module:factory" of its heuristic for a whole batch (tableenvs.vector.batched_heuristic): factory(game) takes
+    # the BatchedGame and returns a tableenvs.vector.BatchedPolicy choosing as the Python heuristic; None: it has none
+    batched_heuristic: str | None = None
 
     def declares(self, capability: str) -> bool:
         """Whether the spec declares ``capability`` (one of :data:`CAPABILITIES`; ``ValueError`` naming them if not)."""

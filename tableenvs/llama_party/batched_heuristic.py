@@ -111,12 +111,13 @@ def heuristic_kernel(obs, mask, letter, letter_points, need, combo_points, num_b
 class BatchedHeuristic:
     """``HeuristicPolicy``'s choice for a batch of Llama Party observations and masks (any deck)."""
 
-    def __init__(self, deck: str | Path | list[dict[str, Any]] | None = None):
+    def __init__(self, deck: str | Path | list[dict[str, Any]] | None = None, deck_tables: Any = None):
         (self._kernel,) = kernels_once((heuristic_kernel,), "the Llama Party batched heuristic", __file__, "about 5 s")
-        self._deck = deck_arrays(load_cards(deck))
+        self._deck = deck_arrays(load_cards(deck)) if deck_tables is None else deck_tables
 
-    def act(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The card (action) each row's seat picks: int64 ``(rows,)``. Every row needs a legal action."""
+    def act(self, obs: np.ndarray, mask: np.ndarray, envs: np.ndarray | None = None) -> np.ndarray:
+        """The card (action) each row's seat picks: int64 ``(rows,)``. Every row needs a legal action. ``envs``
+        (the rows' env indices, :class:`tableenvs.vector.BatchedPolicy`) is not needed: the observation says all."""
         obs = np.ascontiguousarray(obs, np.float32)
         mask = np.ascontiguousarray(mask, np.int8)
         if obs.ndim != 2 or obs.shape[1] != OBSERVATION_SIZE or mask.shape != (obs.shape[0], NUM_ACTIONS):
@@ -130,3 +131,9 @@ class BatchedHeuristic:
         out = np.empty(obs.shape[0], np.int64)
         self._kernel(obs, mask, *self._deck, out)
         return out
+
+
+def batched_heuristic(games: Any) -> BatchedHeuristic:
+    """The factory ``GameSpec.batched_heuristic`` names: the heuristic for the deck ``games`` (a Llama Party batched
+    engine) plays with."""
+    return BatchedHeuristic(deck_tables=deck_arrays(games.deck))

@@ -21,9 +21,9 @@ from typing import Any
 
 from tableenvs.core.registry import check_option_names, names, spec
 from tableenvs.core.validation import check_at_least
-from tableenvs.vector.contract import BatchedGame
+from tableenvs.vector.contract import BatchedGame, BatchedPolicy
 
-__all__ = ["BatchedGame", "batched_names", "make"]
+__all__ = ["BatchedGame", "BatchedPolicy", "batched_heuristic", "batched_names", "make"]
 
 #: Options every batched engine takes besides the game's own.
 ENGINE_OPTIONS = ("trusted",)
@@ -50,3 +50,18 @@ def make(name: str, num_envs: int, **options: Any) -> BatchedGame:
     check_option_names(game, options, ENGINE_OPTIONS)
     module, _, factory = game.batched.partition(":")
     return getattr(importlib.import_module(module), factory)(num_envs=num_envs, **options)
+
+
+def batched_heuristic(games: BatchedGame) -> BatchedPolicy:
+    """The game's heuristic for a whole batch of ``games`` (a :class:`BatchedGame` from :func:`make`): the same
+    choice as the game's Python heuristic for every row. A game whose spec names none (``GameSpec.batched_heuristic``)
+    is a one-line ``ValueError`` naming the games that have one."""
+    game = spec(games.name)
+    if game.batched_heuristic is None:
+        have = ", ".join(n for n in names() if spec(n).batched_heuristic is not None) or "none"
+        raise ValueError(
+            f"{games.name} has no batched heuristic (its GameSpec names none in 'batched_heuristic'); games that have "
+            f"one: {have}"
+        )
+    module, _, factory = game.batched_heuristic.partition(":")
+    return getattr(importlib.import_module(module), factory)(games)

@@ -25,6 +25,8 @@ class BatchedGame(Protocol):
     The arrays returned are the engine's own buffers, overwritten by the next ``reset``/``step``: copy what you keep.
     """
 
+    #: The registered game's name.
+    name: str
     num_envs: int
     num_players: int
     obs_size: int
@@ -49,3 +51,16 @@ class BatchedGame(Protocol):
     def get_state(self, index: int) -> dict[str, Any]:
         """Env ``index``'s game as the AEC env's state record (``TableEnv.from_state`` opens it)."""
         ...
+
+
+@runtime_checkable
+class BatchedPolicy(Protocol):
+    """A player for many rows of one batched game at once, inside the compiled engine's loop.
+
+    ``act(obs, mask, envs)``: ``obs`` float32 ``(k, obs_size)`` and ``mask`` int8 ``(k, num_actions)`` are rows
+    the engine returned (the seat to act in each), ``envs`` int64 ``(k,)`` the engine's env index of each row (for a
+    player that reads more than the observation); returns int64 ``(k,)``, a legal action per row. The same rows give
+    the same actions (no hidden state between calls unless the player documents it).
+    """
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, envs: np.ndarray) -> np.ndarray: ...
