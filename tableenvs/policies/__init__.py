@@ -170,9 +170,10 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True, trust
                 module, function = entry_point.split(":")
                 return getattr(importlib.import_module(module), function)(text, raw)
         if text == "trained" or text.startswith("trained:"):
+            from tableenvs.policies.model_env import model_options
             from tableenvs.policies.numpy_policy import NumpyPolicy, check_trained_fits, resolve_trained
 
-            path = resolve_trained(text, raw.metadata["name"])
+            path = resolve_trained(text, raw.metadata["name"], model_options(raw))
             if text == "trained":
                 check_trained_fits(path, raw)
             return NumpyPolicy(path, raw, deterministic=deterministic)

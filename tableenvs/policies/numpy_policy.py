@@ -75,6 +75,7 @@ __all__ = [
     "save_for_env",
     "save_numpy_policy",
     "shipped_models",
+    "model_files",
     "trained_model_path",
 ]
 
@@ -223,16 +224,38 @@ def models_dir() -> Path:
 
 
 def shipped_models() -> list[str]:
-    """The games with a model in :func:`models_dir`."""
+    """The games with a model in :func:`models_dir` (``<game>.npz`` or ``<game>-<setting>.npz``)."""
     directory = models_dir()
-    return sorted(path.stem for path in directory.glob("*.npz")) if directory.is_dir() else []
+    if not directory.is_dir():
+        return []
+    return sorted({path.stem.partition("-")[0] for path in directory.glob("*.npz")})
 
 
-def trained_model_path(game: str) -> Path:
-    """The model ``make_policy("trained", env)`` plays for ``game``; a one-line ``ValueError`` when there is none."""
-    path = models_dir() / f"{game}.npz"
-    if path.is_file():
-        return path
+def model_files(game: str) -> list[Path]:
+    """The model files of ``game`` in :func:`models_dir`: ``<game>.npz`` (its default setting) first, then every
+    ``<game>-<setting>.npz`` (e.g. ``llama_party_v0-2p.npz``), sorted."""
+    directory = models_dir()
+    default = directory / f"{game}.npz"
+    others = sorted(directory.glob(f"{game}-*.npz")) if directory.is_dir() else []
+    return ([default] if default.is_file() else []) + others
+
+
+def trained_model_path(game: str, options: Mapping[str, Any] | None = None) -> Path:
+    """The model ``make_policy("trained", env)`` plays for ``game``: with ``options`` (the env's
+    :func:`~tableenvs.policies.model_env.model_options`), the file among :func:`model_files` whose header was made
+    for exactly them (else the default file, whose own check then refuses the setting in one line); without, the
+    default file. A one-line ``ValueError`` when the game has none."""
+    files = model_files(game)
+    if options is not None:
+        for path in files:
+            try:
+                header = read_header(path)
+            except (OSError, ValueError):
+                continue
+            if header["game"] == game and header["options"] == dict(options):
+                return path
+    if files:
+        return files[0]
     where = f" in {models_dir()} (${MODELS_ENV})" if os.environ.get(MODELS_ENV) else ""
     raise ValueError(
         f"no trained model is shipped for {game}{where} (shipped: {', '.join(shipped_models()) or 'none'}); play "
@@ -255,7 +278,7 @@ def check_trained_fits(path: Path, raw: Any) -> None:
     made_for = header["options"]
     keys = sorted(key for key in set(options) | set(made_for) if options.get(key) != made_for.get(key))
     shipped = []
-    for other in sorted(path.parent.glob("*.npz")):
+    for other in model_files(game):
         try:
             found = read_header(other)
         except (OSError, ValueError):
@@ -275,10 +298,11 @@ def is_trained_spec(spec: Any) -> bool:
     return isinstance(spec, str) and (spec == "trained" or spec.startswith("trained:"))
 
 
-def resolve_trained(spec: str, game: str) -> Path:
-    """The file of a ``"trained"`` spec for ``game``: the shipped model, or ``trained:path=FILE.npz``'s file."""
+def resolve_trained(spec: str, game: str, options: Mapping[str, Any] | None = None) -> Path:
+    """The file of a ``"trained"`` spec for ``game``: the shipped model (for ``options``, the env's model options,
+    when given: :func:`trained_model_path`), or ``trained:path=FILE.npz``'s file."""
     if spec == "trained":
-        return trained_model_path(game)
+        return trained_model_path(game, options)
     key, sep, value = spec[len("trained:") :].partition("=")
     if key != "path" or not sep or not value:
         raise ValueError(f"policy {spec!r}: 'trained' takes only path=FILE.npz (e.g. trained:path=runs/x/model.npz)")
