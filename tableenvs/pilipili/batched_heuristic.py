@@ -57,7 +57,8 @@ def heuristic_kernel(obs, mask, n, where, generators, streams, out, legal):
     """``out[e]``: ``HeuristicPolicy.act(obs[e], mask[e], rng)`` for every row, ``rng`` being
     ``generators[streams[e]]`` (advanced as numpy advances it). ``where`` holds the observation offsets: phase, own
     hand, seats, seat block size, round, reversed flag. ``legal`` is scratch (``NUM_ACTIONS`` int64)."""
-    o_phase, o_hand, o_seats, seat_size, o_round, o_reversed = where[0], where[1], where[2], where[3], where[4], where[5]
+    o_phase, o_hand, o_seats, seat_size = where[0], where[1], where[2], where[3]
+    o_round, o_reversed = where[4], where[5]
     exponent = np.float64(n - 1)
     for e in range(obs.shape[0]):
         row = obs[e]
