@@ -56,20 +56,27 @@ _TOP = MAX_WILD_VALUE  # the strongest wild value (0 the weakest), reversed unde
 def heuristic_kernel(obs, mask, n, where, generators, streams, out, legal):
     """``out[e]``: ``HeuristicPolicy.act(obs[e], mask[e], rng)`` for every row, ``rng`` being
     ``generators[streams[e]]`` (advanced as numpy advances it). ``where`` holds the observation offsets: phase, own
-    hand, seats, seat block size, round, reversed flag. ``legal`` is scratch (``NUM_ACTIONS`` int64)."""
+    hand, seats, seat block size, round, reversed flag. ``legal`` is scratch (``NUM_ACTIONS`` int64). Returns -1, or
+    the first row without a legal action, every generator then as it was."""
+    drawn = 0  # the generators drawn from so far, each as it was before (undone if a row has no legal action)
+    undo = np.empty((obs.shape[0], GENERATOR_WORDS), np.uint64)
+    undo_stream = np.empty(obs.shape[0], np.int64)
     o_phase, o_hand, o_seats, seat_size = where[0], where[1], where[2], where[3]
     o_round, o_reversed = where[4], where[5]
     exponent = np.float64(n - 1)
     for e in range(obs.shape[0]):
         row = obs[e]
         count = 0
-        for a in range(mask.shape[1]):
-            if mask[e, a] != 0:
-                legal[count] = a
-                count += 1
+        for a in range(mask.shape[1]):  # np.flatnonzero(mask[e]), without a branch per entry
+            legal[count] = a
+            count += mask[e, a] != 0
         if count == 1:
             out[e] = legal[0]
             continue
+        if count == 0:
+            for d in range(drawn - 1, -1, -1):
+                generators[undo_stream[d]] = undo[d]
+            return e
         phase = 0  # np.argmax: the first largest entry
         for p in range(1, NUM_PHASES):
             if row[o_phase + p] > row[o_phase + phase]:
@@ -169,7 +176,11 @@ def heuristic_kernel(obs, mask, n, where, generators, streams, out, legal):
             else:
                 out[e] = PLAY - 1 + weakest
             continue
+        undo[drawn] = generators[streams[e]]
+        undo_stream[drawn] = streams[e]
+        drawn += 1
         out[e] = legal[integers(generators[streams[e]], count)]  # designation, memorised positions: rng.choice
+    return -1
 
 
 class BatchedHeuristic:
@@ -248,7 +259,8 @@ class BatchedHeuristic:
 
     def act(self, obs: np.ndarray, mask: np.ndarray, envs: np.ndarray | None = None) -> np.ndarray:
         """The action each row's seat picks: int64 ``(rows,)``. ``envs`` (int64 ``(rows,)``) is each row's env
-        index, whose generator it draws from (default: row ``i`` is env ``i``); every row needs a legal action."""
+        index, whose generator it draws from (default: row ``i`` is env ``i``). Every row needs a legal action: a row
+        without one is a ``ValueError`` naming it, every generator left as it was."""
         obs = np.ascontiguousarray(obs, np.float32)
         mask = np.ascontiguousarray(mask, np.int8)
         if obs.ndim != 2 or obs.shape[1] != self.obs_size or mask.shape != (obs.shape[0], NUM_ACTIONS):
@@ -262,15 +274,14 @@ class BatchedHeuristic:
         if rows and (envs.min() < 0 or envs.max() >= self.num_envs):
             bad = int(envs[(envs < 0) | (envs >= self.num_envs)][0])
             raise ValueError(f"env index {bad} out of range 0..{self.num_envs - 1}")
-        empty = np.flatnonzero(~mask.any(axis=1))
-        if empty.size:
-            raise ValueError(f"row {int(empty[0])} of the mask has no legal action")
         streams = envs * self.num_players
         if self._per_seat:
             assert self._to_act is not None
             streams = streams + np.asarray(self._to_act, np.int64)[envs]
         out = np.empty(rows, np.int64)
-        self._kernel(obs, mask, self.num_players, self._where, self._generators, streams, out, self._legal)
+        empty = self._kernel(obs, mask, self.num_players, self._where, self._generators, streams, out, self._legal)
+        if empty >= 0:
+            raise ValueError(f"row {empty} of the mask has no legal action")
         return out
 
 

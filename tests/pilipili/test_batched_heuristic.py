@@ -155,3 +155,26 @@ def test_front_door_and_malformed_input():
         BatchedHeuristic(3, 1).use_generators([[np.random.default_rng()] * 3])
     with pytest.raises(ValueError, match="num_players must be an int in 2..8"):
         BatchedHeuristic(9, 1)
+
+
+def test_a_row_without_a_legal_action_changes_no_generator():
+    obs, mask = recorded_positions({"num_players": 5}, 48, 120, seed=5)
+    python = HeuristicPolicy(tableenvs.make_raw(NAME, num_players=5))
+    draws = [i for i in range(len(obs)) if _draws(python, obs[i], mask[i])]
+    assert draws  # a designate or memorise position, where the heuristic draws
+    heuristic = BatchedHeuristic(5, 2)
+    rows = [draws[0], draws[0]]
+    batch_mask = mask[rows].copy()
+    batch_mask[1] = 0
+    before = heuristic.generator(0).bit_generator.state
+    with pytest.raises(ValueError, match="row 1 of the mask has no legal action"):
+        heuristic.act(obs[rows], batch_mask, np.array([0, 0]))
+    assert heuristic.generator(0).bit_generator.state == before
+    heuristic.act(obs[rows[:1]], mask[rows[:1]], np.array([0]))
+    assert heuristic.generator(0).bit_generator.state != before  # the row does draw when the batch is well formed
+
+
+def _draws(python, observation, action_mask) -> bool:
+    rng = np.random.default_rng(0)
+    python.act(observation, action_mask, rng)
+    return rng.bit_generator.state != np.random.default_rng(0).bit_generator.state
