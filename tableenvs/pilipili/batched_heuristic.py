@@ -8,16 +8,19 @@ operations (float64; ``pow`` for the trick chances, the bid's ``|b - expected| +
 card strengths are small integers, compared exactly), so it picks the same action under every option the engine
 takes (missions or none, expert, reward modes, 2-8 players).
 
-Random draws. ``HeuristicPolicy`` draws from its ``rng`` in exactly two situations, and only when more than one
-action is legal: naming a player under the designate mission (``DESIGNATE``) and playing a hand position under
-the memorise mission; there it returns ``rng.choice(legal)``, one ``Generator.integers(len(legal))`` draw. Everywhere
-else it draws nothing (also when a single action is legal). :class:`BatchedHeuristic` reproduces those draws: it
-keeps numpy's generator compiled (:mod:`tableenvs.vector.draws`) as one row per env, or one per env and seat, and
-draws the same number from it in the same situations, so a row whose generator holds the state of the ``rng`` the
-Python policy is given picks the same action and leaves that generator in the same state. By default env ``e``'s
-seats share ``numpy.random.default_rng(e)`` (:meth:`BatchedHeuristic.seed` to change it, :meth:`use_generators`
-to copy the generators a Python game loop uses: one per game as ``tableenvs.policies.play_game``'s ``rng``, or one
-per seat as ``tableenvs eval``'s seats). The draws are the only state kept between calls.
+Random draws. In the positions a game reaches, ``HeuristicPolicy`` draws from its ``rng`` in exactly two
+situations, and only when more than one action is legal: naming a player under the designate mission (``DESIGNATE``)
+and playing a hand position under the memorise mission (expert missions of the standard deck); there it returns
+``rng.choice(legal)``, one ``Generator.integers(len(legal))`` draw. Everywhere else it draws nothing (also when a
+single action is legal). :class:`BatchedHeuristic` reproduces those draws (the kernel draws wherever the Python
+policy would, in any phase it has no rule for): it keeps numpy's generator compiled (:mod:`tableenvs.vector.draws`)
+as one row per env, or one per env and seat, and draws the same number from it in the same situations, so a row
+whose generator holds the state of the ``rng`` the Python policy is given picks the same action and leaves that
+generator in the same state. By default env ``e``'s seats share ``numpy.random.default_rng(e)``
+(:meth:`BatchedHeuristic.seed` to change it; :meth:`~BatchedHeuristic.use_generators` and
+:meth:`~BatchedHeuristic.set_generators` copy the generators a Python game loop uses: one per game as
+``tableenvs.policies.play_game``'s ``rng``, or one per seat as ``tableenvs eval``'s seats). The draws are the only
+state kept between calls.
 ``tests/pilipili/test_batched_heuristic.py`` checks it on thousands of positions and on whole games.
 """
 
@@ -187,8 +190,8 @@ class BatchedHeuristic:
     """``HeuristicPolicy``'s choice for batches of Pili Pili observations and masks at ``num_players`` seats, with a
     generator per env (or per env and seat) for its few random choices (see the module docstring).
 
-    ``to_act``, when given, is the engine's array of the seat to act in each env (``BatchedGame.to_act``): it is read
-    only when :meth:`use_generators` gave each seat its own generator.
+    ``to_act``, when given, is the engine's array of the seat to act in each env (``BatchedGame.to_act``), read at
+    each :meth:`act`: it says whose generator a row draws from in an env whose seats each have their own.
     """
 
     def __init__(self, num_players: int, num_envs: int, to_act: np.ndarray | None = None):
@@ -208,7 +211,7 @@ class BatchedHeuristic:
         self._to_act = to_act
         self._legal = np.zeros(NUM_ACTIONS, np.int64)
         self._generators = np.zeros((self.num_envs * n, GENERATOR_WORDS), np.uint64)  # row env * n + seat
-        self._per_seat = False
+        self._per_seat = np.zeros(self.num_envs, np.bool_)  # env e's seats each draw from their own row
         self.seed(0)
 
     def seed(self, seed: int | Sequence[int]) -> None:
@@ -222,38 +225,54 @@ class BatchedHeuristic:
             if len(seeds) != self.num_envs:
                 raise ValueError(f"seed: {len(seeds)} seeds for {self.num_envs} envs")
         self._generators[:: self.num_players] = seeded(seeds)
-        self._per_seat = False
+        self._per_seat[:] = False
 
     def use_generators(self, generators: Sequence[Any]) -> None:
-        """Draw from copies of the states of ``generators``: one entry per env, a ``numpy.random.Generator`` (every
-        seat of that env draws from it) or a sequence of ``num_players`` of them (one per seat; then ``to_act`` must
-        have been given). The Python generators themselves are not advanced: read the batched ones with
-        :meth:`generator`."""
+        """:meth:`set_generators` for every env: ``generators[e]`` for env ``e`` (all checked before any is used)."""
         if len(generators) != self.num_envs:
             raise ValueError(f"use_generators: {len(generators)} entries for {self.num_envs} envs")
-        per_seat = not isinstance(generators[0], np.random.Generator)
-        if per_seat and self._to_act is None:
-            raise ValueError("use_generators: one generator per seat needs to_act (the engine's seat to act)")
+        rows = [self._rows_of(e, entry) for e, entry in enumerate(generators)]
+        for e, entry in enumerate(rows):
+            self._store(e, entry)
+
+    def set_generators(self, env: int, generators: Any) -> None:
+        """From now on env ``env`` draws from a copy of the state of ``generators``: a ``numpy.random.Generator``
+        (every seat of the env draws from it, as the ``rng`` ``tableenvs.policies.play_game`` hands every seat) or a
+        sequence of ``num_players`` of them, one per seat (as ``tableenvs eval`` gives each seat its own; ``to_act``
+        must have been given). The Python generators are not advanced: read the batched ones with
+        :meth:`generator`."""
+        if not 0 <= env < self.num_envs:
+            raise ValueError(f"env index {env} out of range 0..{self.num_envs - 1}")
+        self._store(env, self._rows_of(env, generators))
+
+    def _rows_of(self, env: int, entry: Any) -> np.ndarray:
+        """The generator rows of ``entry`` (one, or one per seat), checked."""
+        if isinstance(entry, np.random.Generator):
+            rows = np.zeros((1, GENERATOR_WORDS), np.uint64)
+            load_state(rows[0], entry)
+            return rows
         n = self.num_players
-        table = np.zeros_like(self._generators)
-        for e, entry in enumerate(generators):
-            if isinstance(entry, np.random.Generator) == per_seat:
-                raise ValueError(f"use_generators: entry {e} is not like entry 0 (a Generator, or one per seat)")
-            if per_seat:
-                if len(entry) != n:
-                    raise ValueError(f"use_generators: entry {e} has {len(entry)} generators for {n} seats")
-                for s, generator in enumerate(entry):
-                    load_state(table[e * n + s], generator)
-            else:
-                load_state(table[e * n], entry)
-        self._generators[:] = table
-        self._per_seat = per_seat
+        if self._to_act is None:
+            raise ValueError("one generator per seat needs to_act (the engine's seat to act)")
+        if not isinstance(entry, Sequence) or len(entry) != n:
+            raise ValueError(f"env {env}: give a numpy Generator or a sequence of {n}, one per seat; got {entry!r}")
+        rows = np.zeros((n, GENERATOR_WORDS), np.uint64)
+        for s, generator in enumerate(entry):
+            if not isinstance(generator, np.random.Generator):
+                raise ValueError(f"env {env}: seat {s}'s generator is not a numpy Generator: {generator!r}")
+            load_state(rows[s], generator)
+        return rows
+
+    def _store(self, env: int, rows: np.ndarray) -> None:
+        n = self.num_players
+        self._generators[env * n : env * n + len(rows)] = rows
+        self._per_seat[env] = len(rows) > 1
 
     def generator(self, env: int, seat: int = 0) -> np.random.Generator:
         """A numpy generator in the state env ``env``'s generator (seat ``seat``'s, when each seat has one) is in
         now."""
         generator = np.random.default_rng(0)
-        row = env * self.num_players + (seat if self._per_seat else 0)
+        row = env * self.num_players + (seat if self._per_seat[env] else 0)
         generator.bit_generator.state = state_of(self._generators[row])
         return generator
 
@@ -275,9 +294,8 @@ class BatchedHeuristic:
             bad = int(envs[(envs < 0) | (envs >= self.num_envs)][0])
             raise ValueError(f"env index {bad} out of range 0..{self.num_envs - 1}")
         streams = envs * self.num_players
-        if self._per_seat:
-            assert self._to_act is not None
-            streams = streams + np.asarray(self._to_act, np.int64)[envs]
+        if self._to_act is not None and self._per_seat.any():
+            streams += np.where(self._per_seat[envs], np.asarray(self._to_act, np.int64)[envs], 0)
         out = np.empty(rows, np.int64)
         empty = self._kernel(obs, mask, self.num_players, self._where, self._generators, streams, out, self._legal)
         if empty >= 0:

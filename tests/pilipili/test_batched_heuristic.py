@@ -68,14 +68,18 @@ def test_the_batched_heuristic_chooses_and_draws_as_the_python_heuristic(num_pla
         assert len(drew) >= 20  # the draws were exercised, and matched
 
 
-def play_batched(options: dict, seeds: list[int], generators: list) -> tuple[np.ndarray, list]:
+def play_batched(options: dict, seeds: list[int], generators: list, one_by_one: bool) -> tuple[np.ndarray, list]:
     """Env ``i`` plays the first game of seed ``seeds[i]`` with the batched heuristic at every seat (generators
-    copied from ``generators``); returns each env's summed rewards and its generator states at that game's end."""
+    copied from ``generators``, all at once or env by env); returns each env's summed rewards and its generator
+    states at that game's end."""
     num_envs = len(seeds)
     games = tableenvs.vector.make(NAME, num_envs, **options)
     heuristic = tableenvs.vector.batched_heuristic(games)
-    heuristic.use_generators(generators)
-    per_seat = not isinstance(generators[0], np.random.Generator)
+    if one_by_one:
+        for e, entry in enumerate(generators):
+            heuristic.set_generators(e, entry)
+    else:
+        heuristic.use_generators(generators)
     envs = np.arange(num_envs, dtype=np.int64)
     totals = np.zeros((num_envs, games.num_players))
     ended: list = [None] * num_envs
@@ -86,7 +90,7 @@ def play_batched(options: dict, seeds: list[int], generators: list) -> tuple[np.
             if ended[e] is None:
                 totals[e] += rewards[e]
                 if terminated[e] or truncated[e]:
-                    seats = range(games.num_players) if per_seat else [0]
+                    seats = [0] if isinstance(generators[e], np.random.Generator) else range(games.num_players)
                     ended[e] = [heuristic.generator(e, s).bit_generator.state for s in seats]
     return totals, ended
 
@@ -102,17 +106,20 @@ class SeatRng:
 
 
 @pytest.mark.parametrize(
-    "num_players, options, per_seat",
-    [(2, {}, False), (5, {}, False), (8, {}, True), (5, {"expert": False, "reward": "win"}, True)],
-)
-def test_whole_games_end_with_the_same_rewards_as_the_python_heuristic(num_players, options, per_seat):
+    "num_players, options, mode",
+    [(2, {}, "shared"), (5, {}, "shared"), (8, {}, "per-seat"), (5, {"expert": False, "reward": "win"}, "per-seat"),
+     (4, {}, "mixed")],
+)  # fmt: skip
+def test_whole_games_end_with_the_same_rewards_as_the_python_heuristic(num_players, options, mode):
+    """One generator per game (``play_game``'s ``rng``), one per seat, or (mixed) per seat in odd envs only."""
     options = {"num_players": num_players, **options}
     seeds = [100 * num_players + i for i in range(12)]
+    per_seat = [mode == "per-seat" or (mode == "mixed" and e % 2 == 1) for e in range(len(seeds))]
     raw = tableenvs.make_raw(NAME, **options)
     python = HeuristicPolicy(raw)
     expected, expected_states = [], []
-    for seed in seeds:
-        if per_seat:
+    for seed, own in zip(seeds, per_seat, strict=True):
+        if own:
             rngs = [np.random.default_rng([seed, s]) for s in range(num_players)]
             totals, _ = play_game(raw, [SeatRng(python, r) for r in rngs], seed=seed, rng=rngs[0])
         else:
@@ -121,11 +128,11 @@ def test_whole_games_end_with_the_same_rewards_as_the_python_heuristic(num_playe
         assert not raw.outcome().truncated
         expected.append(totals)
         expected_states.append([r.bit_generator.state for r in rngs])
-    if per_seat:
-        generators: list = [[np.random.default_rng([seed, s]) for s in range(num_players)] for seed in seeds]
-    else:
-        generators = [np.random.default_rng(seed + 1) for seed in seeds]
-    totals, states = play_batched(options, seeds, generators)
+    generators = [
+        [np.random.default_rng([seed, s]) for s in range(num_players)] if own else np.random.default_rng(seed + 1)
+        for seed, own in zip(seeds, per_seat, strict=True)
+    ]
+    totals, states = play_batched(options, seeds, generators, one_by_one=mode == "mixed")
     # the batched rewards are float32 (the contract), the AEC env's Python floats: equal to float32 precision
     np.testing.assert_allclose(totals, np.array(expected), rtol=0, atol=1e-6)
     assert states == expected_states
@@ -149,8 +156,14 @@ def test_front_door_and_malformed_input():
         player.act(obs, empty, envs)
     with pytest.raises(ValueError, match="seed: 3 seeds for 4 envs"):
         player.seed([1, 2, 3])
-    with pytest.raises(ValueError, match="entry 1 has 2 generators for 3 seats"):
-        player.use_generators([[np.random.default_rng()] * 3, [np.random.default_rng()] * 2] + [[]] * 2)
+    before = [player.generator(e).bit_generator.state for e in range(4)]
+    with pytest.raises(ValueError, match="env 1: give a numpy Generator or a sequence of 3, one per seat"):
+        player.use_generators([[np.random.default_rng(9)] * 3, [np.random.default_rng()] * 2] + [[]] * 2)
+    assert [player.generator(e).bit_generator.state for e in range(4)] == before  # nothing used
+    with pytest.raises(ValueError, match="env 2: seat 1's generator is not a numpy Generator: 7"):
+        player.set_generators(2, [np.random.default_rng(), 7, np.random.default_rng()])
+    with pytest.raises(ValueError, match="env index 4 out of range 0..3"):
+        player.set_generators(4, np.random.default_rng())
     with pytest.raises(ValueError, match="needs to_act"):
         BatchedHeuristic(3, 1).use_generators([[np.random.default_rng()] * 3])
     with pytest.raises(ValueError, match="num_players must be an int in 2..8"):
