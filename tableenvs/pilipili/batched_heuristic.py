@@ -195,7 +195,8 @@ class BatchedHeuristic:
     """
 
     def __init__(self, num_players: int, num_envs: int, to_act: np.ndarray | None = None):
-        (self._kernel,) = kernels_once((heuristic_kernel,), "the Pili Pili batched heuristic", __file__, "about 3 s")
+        what = "the Pili Pili batched heuristic"
+        (self._kernel,) = kernels_once((heuristic_kernel,), what, __file__, "about 6 CPU-seconds")
         self.python = HeuristicPolicy(_Players(num_players))
         self.num_players = n = self.python.n
         self.num_envs = int(num_envs)
