@@ -102,7 +102,10 @@ def play_batched(batch: Batch) -> list[PlayedGame]:
         games.reset(0)
         by_entrant = players(batch.specs, games, raw_env, batch.deterministic, seed=batch.seed)
         _LAST = (key, raw_env, games, by_entrant)
-    return play_rows(batch, raw_env, games, by_entrant)
+    from tableenvs.vector.players import blas_threads
+
+    with blas_threads(batch.torch_threads):  # the models' products: one thread by default (torch_threads=1)
+        return play_rows(batch, raw_env, games, by_entrant)
 
 
 def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any]) -> list[PlayedGame]:
