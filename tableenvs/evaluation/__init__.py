@@ -92,7 +92,7 @@ __all__ = [
 MAX_BATCH = 60
 
 #: Games per batch on the batched engine (rows of one engine; whatever the worker count).
-BATCHED_GAMES = 256
+BATCHED_GAMES = 1024
 
 #: Where the games are played: ``"auto"`` (the batched engine when possible with the AEC path's results, else the
 #: AEC env), ``"aec"`` or ``"batched"`` (an error when not possible).

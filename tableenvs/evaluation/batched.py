@@ -117,15 +117,18 @@ def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any])
             distinct.append(player)
     which = np.array([next(i for i, seen in enumerate(distinct) if seen is p) for p in by_entrant], np.int64)
     entrants = np.array([plan.seating(g) for g in batch.games], np.int64).reshape(m, n)
+    drawing = [player for player in distinct if hasattr(player, "seat_generators")]
+    sampled = [player for player in distinct if not batch.deterministic and hasattr(player, "rng")]
     deal_seeds = []
     for row, game in enumerate(batch.games):
         deal_seed, policy_seed = game_seeds(batch.seed, game, plan.size, batch.duplicate)
         deal_seeds.append(deal_seed)
-        seat_rngs = [np.random.default_rng(child) for child in policy_seed.spawn(n)]
-        for player in distinct:
-            if hasattr(player, "seat_generators"):
+        if drawing:  # the seat generators of the AEC path (play_planned_game's)
+            seat_rngs = [np.random.default_rng(child) for child in policy_seed.spawn(n)]
+            for player in drawing:
                 player.seat_generators(row, seat_rngs)
-            elif not batch.deterministic and hasattr(player, "rng") and row == 0:
+        if row == 0:
+            for player in sampled:
                 player.rng = np.random.default_rng(policy_seed)  # a sampled model: its batch's first game's seed
     obs, mask = games.reset(deal_seeds)
     results = getattr(games, "last_results", None)
