@@ -218,7 +218,16 @@ def evaluate(
 
     def batch(games: Sequence[int]) -> Batch:
         return Batch(
-            env, options, tuple(specs), deterministic, torch_threads, seed, duplicate, plan, tuple(games), trust_models,
+            env,
+            options,
+            tuple(specs),
+            deterministic,
+            torch_threads,
+            seed,
+            duplicate,
+            plan,
+            tuple(games),
+            trust_models,
             engine,
         )
 

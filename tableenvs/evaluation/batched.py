@@ -139,7 +139,10 @@ def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any])
     records: list[PlayedGame | None] = [None] * m
     while active.any():
         holder = which[entrants[everyone, games.to_act]]
-        actions = mask.argmax(axis=1).astype(np.int64)  # an ended row plays on with its first legal action
+        actions = np.zeros(m, np.int64)
+        idle = np.flatnonzero(~active)
+        if idle.size:  # an ended row plays on with its first legal action
+            actions[idle] = mask[idle].argmax(axis=1)
         for index, player in enumerate(distinct):
             rows = np.flatnonzero(active & (holder == index))
             if rows.size:
@@ -154,13 +157,13 @@ def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any])
         active[ended] = False
         if results is not None:
             returns, scores, winners = results(ended)
-            for j, row in enumerate(ended):
+            for j, row in enumerate(ended.tolist()):
                 records[row] = _record(
                     batch, row, entrants[row], returns[j], scores[j], np.flatnonzero(winners[j]), bool(truncated[row]),
                     int(decisions[row]), raw_env.higher_is_better,
                 )  # fmt: skip
         else:
-            for row in ended:
+            for row in ended.tolist():
                 records[row] = _replayed(batch, row, entrants[row], deal_seeds[row], log, int(decisions[row]), raw_env)
     return [record for record in records if record is not None]
 

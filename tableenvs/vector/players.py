@@ -192,8 +192,8 @@ class BatchedNumpyPolicy:
         masked[rows, best] = -np.inf
         second = masked.max(axis=1)
         close = np.flatnonzero(~np.isfinite(top) | (top - second <= TIE_MARGIN * (1.0 + np.abs(top))))
-        for row in close:  # a near tie (or all -inf): decided as NumpyPolicy decides it
-            best[row] = self.reference.act(obs[row], mask[row], self.rng)
+        for near in close.tolist():  # a near tie (or all -inf): decided as NumpyPolicy decides it
+            best[near] = self.reference.act(obs[near], mask[near], self.rng)
         return best.astype(np.int64)
 
     def _sample(self, masked: np.ndarray) -> np.ndarray:
