@@ -20,6 +20,7 @@ winners) when it keeps one, else from replaying the game's actions in the AEC en
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -109,8 +110,11 @@ def play_batched(batch: Batch) -> list[PlayedGame]:
 
 
 def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any]) -> list[PlayedGame]:
-    """Play ``batch.games`` on ``games`` (one row each), ``by_entrant[e]`` playing entrant ``e``'s seats."""
+    """Play ``batch.games`` on ``games`` (one row each), ``by_entrant[e]`` playing entrant ``e``'s seats; their
+    records in game order. The rows hold the games sorted by seating, so that a player's rows are often one run of
+    rows (handed over as a view of the engine's buffers, not a copy)."""
     plan, n, m = batch.plan, games.num_players, len(batch.games)
+    batch = replace(batch, games=tuple(sorted(batch.games, key=lambda game: (plan.seating(game), game))))
     distinct: list[Any] = []
     for player in by_entrant:
         if not any(player is seen for seen in distinct):
@@ -145,7 +149,12 @@ def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any])
             actions[idle] = mask[idle].argmax(axis=1)
         for index, player in enumerate(distinct):
             rows = np.flatnonzero(active & (holder == index))
-            if rows.size:
+            if rows.size == 0:
+                continue
+            first, last = int(rows[0]), int(rows[-1]) + 1
+            if last - first == rows.size:  # one run of rows: views of the buffers
+                actions[first:last] = player.act(obs[first:last], mask[first:last], rows)
+            else:
                 actions[rows] = player.act(obs[rows], mask[rows], rows)
         decisions += active
         if results is None:
@@ -165,7 +174,7 @@ def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any])
         else:
             for row in ended.tolist():
                 records[row] = _replayed(batch, row, entrants[row], deal_seeds[row], log, int(decisions[row]), raw_env)
-    return [record for record in records if record is not None]
+    return sorted((record for record in records if record is not None), key=lambda record: record.index)
 
 
 def _record(
