@@ -59,6 +59,7 @@ from tableenvs.paths import is_model_path
 from tableenvs.policies import PolicySpec, make_policy
 
 from .backends import BACKENDS, Interrupted, WorkerLost, run_batches
+from .batched import play_batched
 from .models import check_training_record, label, labels, trained_players, training_config
 from .playing import (
     Batch,
@@ -284,7 +285,12 @@ def evaluate(
         progress(0)  # every check passed: the games start now
     try:
         run_batches(
-            play_batch, batches, workers=workers, backend=backend, ray_address=ray_address, on_result=batch_done
+            play_batched if engine == "batched" else play_batch,
+            batches,
+            workers=workers,
+            backend=backend,
+            ray_address=ray_address,
+            on_result=batch_done,
         )
     except (KeyboardInterrupt, WorkerLost) as error:
         stop = error if isinstance(error, (Interrupted, WorkerLost)) else Interrupted("SIGINT")

@@ -115,7 +115,7 @@ class Batch:
     plan: SeatingPlan
     games: tuple[int, ...]
     trust_models: bool = False  # load SB3 .zip policies (pickles) in the worker too
-    engine: str = "aec"  # "batched": the games are rows of the game's batched engine (evaluation.batched)
+    engine: str = "aec"  # "batched": played by evaluation.batched.play_batched, as rows of the game's batched engine
 
 
 #: ``(key, raw env, policies)`` of the last batch this process played, reused by the next batch with the same key.
@@ -125,10 +125,6 @@ _LAST_SETUP: tuple[Any, Any, list[Any]] | None = None
 def play_batch(batch: Batch) -> list[PlayedGame]:
     """Worker entry point: build the env and the policies (or reuse the last batch's), play the batch's games."""
     global _LAST_SETUP
-    if batch.engine == "batched":
-        from .batched import play_batched
-
-        return play_batched(batch)
     key = _setup_key(batch)
     if key is not None and _LAST_SETUP is not None and _LAST_SETUP[0] == key:
         _, raw_env, policies = _LAST_SETUP

@@ -24,13 +24,15 @@ Where you are: :mod:`tableenvs.vector` (no game here). Every player is a :class:
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from tableenvs.core.registry import make_raw
+from tableenvs.core.registry import make_raw, names
+from tableenvs.core.registry import spec as game_spec
 from tableenvs.vector.compile import kernels_once
 from tableenvs.vector.contract import BatchedGame, BatchedPolicy
 from tableenvs.vector.draws import GENERATOR_WORDS, integers, load_state
@@ -288,8 +290,6 @@ def batched_policy(
     if text == "random":
         return BatchedRandomPolicy(games, seed)
     if text == "heuristic":
-        from tableenvs.vector import batched_heuristic
-
         return batched_heuristic(games)
     raw = _env_of(games, env)
     from tableenvs.policies.model_env import model_options
@@ -304,6 +304,20 @@ def batched_policy(
     model = load_numpy_policy(path)
     check_batchable_model(model)
     return BatchedNumpyPolicy(model, raw, deterministic=deterministic, seed=seed)
+
+
+def batched_heuristic(games: BatchedGame) -> BatchedPolicy:
+    """The game's heuristic for the rows of ``games`` (its spec's ``batched_heuristic``, ``"module:factory"``, called
+    with the games), or a one-line ``ValueError`` naming the games that have one."""
+    game = game_spec(games.name)
+    if game.batched_heuristic is None:
+        have = ", ".join(n for n in names() if game_spec(n).batched_heuristic is not None) or "none"
+        raise ValueError(
+            f"{games.name} has no batched heuristic (its GameSpec names none in 'batched_heuristic'); games that have "
+            f"one: {have}"
+        )
+    module, _, factory = game.batched_heuristic.partition(":")
+    return getattr(importlib.import_module(module), factory)(games)
 
 
 def _env_of(games: BatchedGame, env: Any) -> Any:
