@@ -12,7 +12,7 @@ import tableenvs
 import tableenvs.vector
 from tableenvs.policies import RandomPolicy
 from tableenvs.policies.numpy_policy import NumpyPolicy, load_numpy_policy, random_numpy_policy, trained_model_path
-from tableenvs.vector.players import BatchedNumpyPolicy, BatchedRandomPolicy, check_batchable_model
+from tableenvs.vector.players import UNION_SHARE, BatchedNumpyPolicy, BatchedRandomPolicy, check_batchable_model
 
 
 def recorded_positions(name: str, options: dict, num_envs: int, steps: int, seed: int):
@@ -53,6 +53,11 @@ def test_a_batched_model_chooses_as_numpy_policy_row_by_row(name, options, kind,
     assert chosen.dtype == np.int64 and chosen.shape == expected.shape
     assert len(np.unique(expected)) > 8  # varied positions, not one choice repeated
     assert np.flatnonzero(chosen != expected).tolist() == []
+    # in batches of one step's 64 rows, the first layer leaves out the inputs zero in all of them: the same choices
+    steps = [slice(start, start + 64) for start in range(0, len(obs), 64)]
+    assert any((obs[rows] != 0).any(axis=0).mean() < UNION_SHARE for rows in steps)  # that path is taken
+    by_step = np.concatenate([batched.act(obs[rows], mask[rows], np.arange(64)) for rows in steps])
+    assert np.flatnonzero(by_step != expected).tolist() == []
     spec = "trained" if kind == "shipped" else str(path)
     front = tableenvs.vector.batched_policy(spec, games, env=raw)  # the front door builds the same player
     assert np.array_equal(front.act(obs[:500], mask[:500], np.arange(500)), expected[:500])
