@@ -124,3 +124,27 @@ def test_what_cannot_be_batched_is_refused_in_one_line(tmp_path):
     other = random_numpy_policy(tmp_path / "3p.npz", tableenvs.make_raw("llama_party_v0", num_players=3))
     with pytest.raises(ValueError, match="3"):  # a model made for 3 players refused for 4, as NumpyPolicy does
         tableenvs.vector.batched_policy(str(other), games)
+
+
+def test_a_model_reading_input_features_and_an_input_scale_chooses_as_numpy_policy(tmp_path):
+    """The features a model file names are appended to every row (row by row through the game's feature class,
+    which has no batched form), after an input scale: still NumpyPolicy's choice on every position."""
+    from tableenvs.policies.input_features import feature_size
+    from tableenvs.policies.numpy_policy import save_for_env
+
+    name = "llama_party_v0"
+    features = next(iter(tableenvs.spec(name).input_features))
+    obs, mask, games = recorded_positions(name, {"num_players": 4}, 32, 24, seed=8)  # 768 positions
+    raw = tableenvs.make_raw(name, num_players=4)
+    inputs = obs.shape[1] + feature_size(features)
+    rng = np.random.default_rng(4)
+    weights = [(rng.normal(0, 0.1, (inputs, 24)), np.zeros(24)), (rng.normal(0, 0.3, (24, 32)), rng.normal(0, 0.1, 32))]
+    scale = rng.uniform(0.5, 2.0, inputs).astype(np.float32)
+    path = save_for_env(
+        tmp_path / "f.npz", raw, weights=weights, activation="relu", input_scale=scale, input_features=features
+    )
+    reference = NumpyPolicy(path, raw)
+    expected = np.array([reference.act(o, m, rng) for o, m in zip(obs, mask, strict=True)])
+    chosen = tableenvs.vector.batched_policy(str(path), games, env=raw).act(obs, mask, np.arange(len(obs)))
+    assert len(np.unique(expected)) > 8
+    assert np.flatnonzero(chosen != expected).tolist() == []
