@@ -36,6 +36,40 @@ from tableenvs.evaluation.batched import cannot_batch
 from tableenvs.policies.numpy_policy import load_numpy_policy, trained_model_path
 
 POLICIES = ["trained", "heuristic"]
+#: CPU seconds inside each batched player's act() and the engine's step() (the last timed batched run's share).
+INSIDE: dict[str, float] = {}
+
+
+def count_inside() -> None:
+    """Time every batched player's ``act`` (by policy spec) and every batched engine's ``step`` into
+    :data:`INSIDE` (wrapping the evaluation's player factory and the engines' shared ``step``)."""
+    import tableenvs.evaluation.batched as batched
+    from tableenvs.vector.engine import BatchedEngine
+
+    def timing(function, key):
+        def timed(*args, **kwargs):
+            start = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                INSIDE[key] = INSIDE.get(key, 0.0) + time.process_time() - start
+
+        return timed
+
+    make_players = batched.players
+
+    def players(specs, games, raw_env, deterministic, seed):
+        built = make_players(specs, games, raw_env, deterministic, seed)
+        for spec, player in zip(specs, built, strict=True):
+            if not getattr(player, "_timed", False):
+                player.act = timing(player.act, f"{spec} act()")
+                player._timed = True
+        return built
+
+    batched.players = players
+    BatchedEngine.step = timing(BatchedEngine.step, "engine step()")
+
+
 BEGIN, END = markers("bench-batched-eval", "bench_batched_eval.py --write-docs")
 
 
@@ -60,7 +94,8 @@ def main() -> None:
     parser.add_argument("--write-docs", action="store_true", help="write the table into docs/evaluation.md")
     args = parser.parse_args()
     load = os.getloadavg()[0]
-    rows, skipped = [], []
+    rows, skipped, shares = [], [], []
+    count_inside()
     for name in tableenvs.vector.batched_names():
         players = int(load_numpy_policy(trained_model_path(name)).options["num_players"])
         raw = tableenvs.make_raw(name, num_players=players)
@@ -76,7 +111,9 @@ def main() -> None:
         for repeat in range(args.repeats):
             whole, play, aec = timed_eval(name, players, args.aec_games, "aec")
             aec_rates.append((aec.games / whole, aec.games / play))
+            INSIDE.clear()
             whole, play, batched = timed_eval(name, players, args.batched_games, "batched")
+            inside = dict(INSIDE)
             batched_rates.append((batched.games / whole, batched.games / play))
             first = batched.records[: aec.games]
             same += sum(a == b for a, b in zip(aec.records, first, strict=True))
@@ -91,6 +128,12 @@ def main() -> None:
         aec_play = statistics.median(r[1] for r in aec_rates)
         batched_eval = statistics.median(r[0] for r in batched_rates)
         batched_play = statistics.median(r[1] for r in batched_rates)
+        parts = ", ".join(f"{key} {1000 * value / args.batched_games:.2f} ms" for key, value in inside.items())
+        rest = 1000 * (play - sum(inside.values())) / args.batched_games
+        shares.append(
+            f"{name} {players}p, batched, per game (last run): {parts}, the rest of the games' loop {rest:.2f} ms; "
+            f"the whole call {1000 * whole / args.batched_games:.2f} ms."
+        )
         rows.append(
             f"| {name} {players}p | {aec_eval:,.1f} ({aec_play:,.1f}) | {batched_eval:,.0f} ({batched_play:,.0f}) | "
             f"**{batched_eval / aec_eval:.1f}x** ({batched_play / aec_play:.1f}x) | {same:,} of {compared:,} |"
@@ -100,7 +143,7 @@ def main() -> None:
         "|---|---|---|---|---|",
         *rows,
     ]
-    text = "\n".join(table + ([""] + skipped if skipped else []))
+    text = "\n".join(table + [""] + shares + ([""] + skipped if skipped else []))
     print(text)
     if args.write_docs:
         command = (
