@@ -92,3 +92,16 @@ def test_the_command_line_flag(cli, tmp_path):
                           "--out", str(tmp_path / "s")])  # fmt: skip
     assert code == 2 and "engine 'batched' is not possible: policy #1 (search:sims=2)" in err
     assert not (tmp_path / "s" / "results.json").exists()
+
+
+def test_a_model_saved_again_is_played_anew(tmp_path):
+    """The batched path keeps its engine and players between batches of the same tournament, but a model file
+    written again at the same path is loaded again (as the AEC path does)."""
+    name = WITH_HEURISTIC[0]
+    raw = tableenvs.make_raw(name, num_players=3)
+    path = tmp_path / "m.npz"
+    kwargs = {"num_players": 3, "games": 6, "seed": 1}
+    for seed in (1, 2):
+        random_numpy_policy(path, raw, seed=seed)
+        aec = evaluate(name, [str(path), "heuristic", "random"], engine="aec", **kwargs)
+        assert evaluate(name, [str(path), "heuristic", "random"], engine="batched", **kwargs).records == aec.records

@@ -29,7 +29,7 @@ from tableenvs.core.outcome import competition_ranks
 from tableenvs.core.registry import make_raw
 from tableenvs.core.registry import spec as game_spec
 
-from .playing import Batch, PlayedGame, game_seeds
+from .playing import Batch, PlayedGame, _setup_key, game_seeds
 
 #: ``(key, raw env, engine, players by entrant, distinct players)`` of the last batch this process played.
 _LAST: tuple[Any, ...] | None = None
@@ -93,9 +93,9 @@ def play_batched(batch: Batch) -> list[PlayedGame]:
     global _LAST
     import tableenvs.vector
 
-    key = (batch.env, repr(sorted(batch.options.items())), tuple(map(str, batch.specs)), batch.deterministic,
-           len(batch.games))  # fmt: skip
-    if _LAST is not None and _LAST[0] == key:
+    setup = _setup_key(batch)  # None: build afresh (options that are not JSON); a model saved again is reloaded
+    key = None if setup is None else (setup, len(batch.games))
+    if key is not None and _LAST is not None and _LAST[0] == key:
         _, raw_env, games, by_entrant = _LAST
     else:
         raw_env = make_raw(batch.env, **batch.options)
