@@ -385,6 +385,14 @@ def _add_eval_parser(commands) -> None:
     evaluate.add_argument("--workers", type=int, default=1, help="worker processes or Ray tasks in flight (default 1)")
     evaluate.add_argument("--backend", choices=("local", "ray"), default="local", help="local processes or Ray")
     evaluate.add_argument(
+        "--engine",
+        choices=("auto", "aec", "batched"),
+        default="auto",
+        help="where the games are played: auto (default: the game's batched engine when every policy has a batched "
+        "player, random, heuristic or a greedy .npz model, with the same results; else the AEC env), aec, or batched "
+        "(an error naming what cannot be batched)",
+    )
+    evaluate.add_argument(
         "--ray-address",
         default=None,
         help="with --backend ray: cluster address for ray.init (default: RAY_ADDRESS or a local Ray instance)",

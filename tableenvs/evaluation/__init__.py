@@ -59,6 +59,7 @@ from tableenvs.paths import is_model_path
 from tableenvs.policies import PolicySpec, make_policy
 
 from .backends import BACKENDS, Interrupted, WorkerLost, run_batches
+from .batched import play_batched
 from .models import check_training_record, label, labels, trained_players, training_config
 from .playing import (
     Batch,
@@ -91,6 +92,13 @@ __all__ = [
 #: Most games handed to a worker at once (smaller batches balance load and move the progress bar more often).
 MAX_BATCH = 60
 
+#: Games per batch on the batched engine (rows of one engine; whatever the worker count).
+BATCHED_GAMES = 1024
+
+#: Where the games are played: ``"auto"`` (the batched engine when possible with the AEC path's results, else the
+#: AEC env), ``"aec"`` or ``"batched"`` (an error when not possible).
+ENGINES = ("auto", "aec", "batched")
+
 
 def evaluate(
     env: str,
@@ -111,6 +119,7 @@ def evaluate(
     finished: Iterable[PlayedGame] = (),
     trust_models: bool = False,
     on_games: Callable[[list[PlayedGame]], None] | None = None,
+    engine: str = "auto",
 ) -> EvaluationResult:
     """Play at least ``games`` games of ``env`` between ``policies`` and return an :class:`EvaluationResult`.
 
@@ -126,7 +135,11 @@ def evaluate(
     ``finished``: games already played by an earlier run with the same arguments (not played again);
     ``on_games(records)`` is called in this process with each batch of games as it finishes (module docstring).
     ``trust_models``: load SB3 ``.zip`` policies (pickles, which can run code; refused without it, here and in the
-    workers, which get the flag with their games).
+    workers, which get the flag with their games). ``engine``: ``"auto"`` plays on the game's batched engine
+    (:mod:`tableenvs.evaluation.batched`) when it has one and every policy has a batched player (random, heuristic,
+    greedy numpy models: the same records as the AEC path), else on the AEC env; ``"aec"`` always on the AEC env;
+    ``"batched"`` on the batched engine or a one-line error naming the game or policy that cannot be (a sampled
+    model is batched there, drawing from another stream than the AEC path's).
 
     Everything is checked before the first game: the env name and options, every policy (built against the env,
     so a saved model with another observation or action size fails here, and so does one whose training record
@@ -182,6 +195,7 @@ def evaluate(
         except (ValueError, TypeError, FileNotFoundError) as error:
             raise type(error)(f"{what} ({label(spec)}): {error}") from None
     limit_torch_threads(torch_threads)
+    engine = _choose_engine(engine, env, options, specs, raw_env, deterministic, notes)
     if backend == "local" and workers > 1:
         for index, spec in enumerate(specs):
             try:
@@ -205,10 +219,22 @@ def evaluate(
 
     def batch(games: Sequence[int]) -> Batch:
         return Batch(
-            env, options, tuple(specs), deterministic, torch_threads, seed, duplicate, plan, tuple(games), trust_models
+            env,
+            options,
+            tuple(specs),
+            deterministic,
+            torch_threads,
+            seed,
+            duplicate,
+            plan,
+            tuple(games),
+            trust_models,
+            engine,
         )
 
-    if backend == "local" and workers == 1 and _setup_key(batch(())) is not None:
+    if engine == "batched":
+        batch_size = BATCHED_GAMES  # rows of one engine, whatever the worker count
+    elif backend == "local" and workers == 1 and _setup_key(batch(())) is not None:
         batch_size = 1  # in this process, with the setup reused: every game is reported (and logged) as it ends
     else:
         batch_size = max(1, min(MAX_BATCH, math.ceil(len(todo) / (workers * 8))))
@@ -259,7 +285,12 @@ def evaluate(
         progress(0)  # every check passed: the games start now
     try:
         run_batches(
-            play_batch, batches, workers=workers, backend=backend, ray_address=ray_address, on_result=batch_done
+            play_batched if engine == "batched" else play_batch,
+            batches,
+            workers=workers,
+            backend=backend,
+            ray_address=ray_address,
+            on_result=batch_done,
         )
     except (KeyboardInterrupt, WorkerLost) as error:
         stop = error if isinstance(error, (Interrupted, WorkerLost)) else Interrupted("SIGINT")
@@ -368,6 +399,27 @@ def _choose_players(
         options["num_players"] = len(candidates)
         return "policies"
     return "default"
+
+
+def _choose_engine(
+    engine: str, env: str, options: dict[str, Any], specs: list[Any], raw_env: Any, deterministic: bool, notes: list
+) -> str:
+    """``"aec"`` or ``"batched"``: where the games are played (``evaluate``'s ``engine``); ``"batched"`` when not
+    possible is a one-line ``ValueError`` naming why."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
+    if engine == "aec":
+        return "aec"
+    from .batched import cannot_batch, same_as_aec
+
+    reason = cannot_batch(env, options, specs, raw_env, deterministic)
+    if engine == "batched":
+        if reason is not None:
+            raise ValueError(f"engine 'batched' is not possible: {reason} (use 'auto' or 'aec')")
+    elif reason is not None or not same_as_aec(specs, deterministic):
+        return "aec"
+    notes.append(f"played on the batched engine of {env} (tableenvs.vector)")
+    return "batched"
 
 
 def _field_list(opponents: Any) -> list[Any]:

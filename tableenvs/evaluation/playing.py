@@ -115,6 +115,7 @@ class Batch:
     plan: SeatingPlan
     games: tuple[int, ...]
     trust_models: bool = False  # load SB3 .zip policies (pickles) in the worker too
+    engine: str = "aec"  # "batched": played by evaluation.batched.play_batched, as rows of the game's batched engine
 
 
 #: ``(key, raw env, policies)`` of the last batch this process played, reused by the next batch with the same key.

@@ -76,6 +76,7 @@ class LlamaPartyBatched(BatchedEngine):
         self._board = np.zeros((num_envs, k.BOARD_WIDTH), np.int32)
         self._money = np.zeros((num_envs, 3, self.num_players), np.float64)
         self._generators = np.zeros((num_envs, GENERATOR_WORDS), np.uint64)
+        self._ended = np.zeros((num_envs, 3, NUM_SLOTS), np.float64)  # the step kernel's results of ended games
 
     @property
     def to_act(self) -> np.ndarray:  # type: ignore[override]
@@ -95,9 +96,23 @@ class LlamaPartyBatched(BatchedEngine):
                 return bad
         self._step(
             self._board, self._money, self.num_players, self.reward_mode == "win", self._deck_arrays,
-            self._generators, actions, self.obs, self.mask, self.rewards, self.terminated,
+            self._generators, actions, self.obs, self.mask, self.rewards, self.terminated, self._ended,
         )  # fmt: skip
         return -1
+
+    def last_results(self, envs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The results of the games that ended on the last step in ``envs`` (ints; each must have ended then):
+        ``(returns, scores, winners)``, ``(len(envs), num_players)`` each: every seat's total reward (float64), its
+        final total (the AEC env's ``outcome().scores``) and whether the rules name it a winner (``outcome().winners``:
+        the highest total, ties broken by the last round's score)."""
+        envs = np.asarray(envs, np.int64)
+        n = self.num_players
+        ended = self._ended[envs]
+        totals, last = ended[:, k.ENDED_TOTALS, :n], ended[:, k.ENDED_LAST, :n]
+        best = totals.max(axis=1, keepdims=True)
+        tied = totals == best
+        best_last = np.where(tied, last, -np.inf).max(axis=1, keepdims=True)
+        return ended[:, k.ENDED_RETURNS, :n].copy(), totals.copy(), tied & (last == best_last)
 
     def legal_actions(self, index: int) -> list[int]:
         """The legal actions of env ``index``'s seat to act (the cards in its hand), sorted."""

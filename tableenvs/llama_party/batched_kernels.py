@@ -68,6 +68,8 @@ WORK_SIZE = W_DRAWN + NUM_SLOTS
 
 # money[e] rows
 LAST, CUMULATIVE, RETURNS = 0, 1, 2
+# rows of ``ended`` (num_envs, 3, NUM_SLOTS): a finished game's total rewards, final totals, last round's scores
+ENDED_RETURNS, ENDED_TOTALS, ENDED_LAST = 0, 1, 2
 
 _PASS_COUNTS = PASS_COUNTS  # a tuple: numba reads it as a constant
 _OBS_HAND, _OBS_STAGED, _OBS_GOAL, _OBS_REVEALED = LAYOUT.HAND, LAYOUT.STAGED, LAYOUT.OWN_GOAL, LAYOUT.REVEALED
@@ -396,9 +398,10 @@ def reset_kernel(board, money, n, letter, rng, obs, mask):
         observe(board, e, n, letter, obs, mask, work)
 
 
-def step_kernel(board, money, n, win, deck, rng, actions, obs, mask, rewards, terminated):
+def step_kernel(board, money, n, win, deck, rng, actions, obs, mask, rewards, terminated, ended):
     """Play ``actions[e]`` (legal) in every env: rewards, PettingZoo's reward bookkeeping, an ended game replaced
-    by the next one from the env's stream, and the new observation and mask. The common step (a pick that does not
+    by the next one from the env's stream (its result kept first in ``ended[e]``: every seat's total reward, final
+    total and last round's score), and the new observation and mask. The common step (a pick that does not
     end the step) touches only whole arrays by index; the rest, once every few steps, goes through ``advance``."""
     work = np.empty(WORK_SIZE, np.int64)
     step_rewards = np.zeros(NUM_SLOTS, np.float64)
@@ -419,6 +422,11 @@ def step_kernel(board, money, n, win, deck, rng, actions, obs, mask, rewards, te
                     rewards[e, s] = step_rewards[s]
         terminated[e] = over
         if over:  # the AEC env's reset() without a seed: the next game from the same generator
+            last_row = ROUND_SCORES + (board[e, SCORED] - 1) * NUM_SLOTS
+            for s in range(n):
+                ended[e, ENDED_RETURNS, s] = money[e, RETURNS, s] + step_rewards[s]
+                ended[e, ENDED_TOTALS, s] = board[e, TOTALS + s]
+                ended[e, ENDED_LAST, s] = board[e, last_row + s]
             start(board[e], n, rng[e], work)
             for row in range(3):
                 for s in range(n):

@@ -23,7 +23,7 @@ from tableenvs.core.registry import check_option_names, names, spec
 from tableenvs.core.validation import check_at_least
 from tableenvs.vector.contract import BatchedGame, BatchedPolicy
 
-__all__ = ["BatchedGame", "BatchedPolicy", "batched_heuristic", "batched_names", "make"]
+__all__ = ["BatchedGame", "BatchedPolicy", "batched_heuristic", "batched_names", "batched_policy", "make"]
 
 #: Options every batched engine takes besides the game's own.
 ENGINE_OPTIONS = ("trusted",)
@@ -56,12 +56,15 @@ def batched_heuristic(games: BatchedGame) -> BatchedPolicy:
     """The game's heuristic for a whole batch of ``games`` (a :class:`BatchedGame` from :func:`make`): the same
     choice as the game's Python heuristic for every row. A game whose spec names none (``GameSpec.batched_heuristic``)
     is a one-line ``ValueError`` naming the games that have one."""
-    game = spec(games.name)
-    if game.batched_heuristic is None:
-        have = ", ".join(n for n in names() if spec(n).batched_heuristic is not None) or "none"
-        raise ValueError(
-            f"{games.name} has no batched heuristic (its GameSpec names none in 'batched_heuristic'); games that have "
-            f"one: {have}"
-        )
-    module, _, factory = game.batched_heuristic.partition(":")
-    return getattr(importlib.import_module(module), factory)(games)
+    from tableenvs.vector.players import batched_heuristic as heuristic
+
+    return heuristic(games)
+
+
+def batched_policy(spec: Any, games: BatchedGame, **kwargs: Any) -> BatchedPolicy:
+    """The player of policy ``spec`` (``"random"``, ``"heuristic"``, ``"trained"``, a ``.npz`` path) for the rows of
+    ``games``, or a one-line ``ValueError`` naming why it cannot be batched: see
+    :func:`tableenvs.vector.players.batched_policy` (``env=``, ``deterministic=``, ``seed=``)."""
+    from tableenvs.vector.players import batched_policy as make_player
+
+    return make_player(spec, games, **kwargs)

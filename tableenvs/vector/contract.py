@@ -23,6 +23,11 @@ class BatchedGame(Protocol):
     observation and mask returned for them are the new game's first.
 
     The arrays returned are the engine's own buffers, overwritten by the next ``reset``/``step``: copy what you keep.
+
+    Optional: ``last_results(envs) -> (returns, scores, winners)``, for envs whose game ended on the last step, each
+    ``(len(envs), num_players)``: every seat's total reward (float64), its final score in the game's measure (the
+    AEC env's ``outcome().scores``) and whether the rules name it a winner (bool). The batched evaluation
+    (:mod:`tableenvs.evaluation.batched`) reads it, and replays a finished game in the AEC env where it is missing.
     """
 
     #: The registered game's name.

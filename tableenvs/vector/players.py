@@ -1,0 +1,347 @@
+"""Players for a whole batch of a batched game: numpy policy files in one forward, uniform random, the game's
+heuristic, behind one front door, :func:`batched_policy`.
+
+Where you are: :mod:`tableenvs.vector` (no game here). Every player is a :class:`tableenvs.vector.BatchedPolicy`
+(``act(obs, mask, envs) -> int64 (k,)``), so opponent seats, rollouts and evaluations never leave the engine.
+
+* :class:`BatchedNumpyPolicy` — a numpy policy file (``.npz``, ``"trained"``) for ``k`` rows at once: the input
+  transform, the named input features, every layer as one matrix product over all rows, then the masked argmax
+  (greedy) or a sample from the masked softmax. Greedy, it chooses exactly as
+  :class:`~tableenvs.policies.numpy_policy.NumpyPolicy` row by row: a batched matrix product may round differently
+  from one row's, so a row whose two best legal logits are closer than :data:`TIE_MARGIN` (relative) is decided
+  again by ``NumpyPolicy``'s own one-row forward pass. Sampled, each row draws one uniform number from the
+  player's generator (``numpy.random.default_rng(seed)``, in row order) and takes the action where the cumulative
+  masked softmax passes it: a different stream from ``NumpyPolicy``'s ``rng.choice`` (a tournament's sampled games
+  differ from the AEC path's). A candidate-scoring model is refused (:func:`check_batchable_model`).
+* :class:`BatchedRandomPolicy` — uniform over the legal actions, drawn from one generator per env and seat
+  (:meth:`~BatchedRandomPolicy.seat_generators`): ``legal[rng.integers(len(legal))]``, compiled with numpy's exact
+  draws (:mod:`tableenvs.vector.draws`), so with the generators the AEC path gives each seat it draws exactly as
+  :class:`~tableenvs.policies.RandomPolicy` does there.
+* :func:`batched_policy` — ``"random"``, ``"heuristic"`` (the game's batched heuristic, through its spec),
+  ``"trained"``, ``"trained:path=FILE.npz"`` or a ``.npz`` path, for a :class:`~tableenvs.vector.BatchedGame`;
+  anything else is a one-line ``ValueError`` naming why it cannot be batched.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tableenvs.core.registry import make_raw, names
+from tableenvs.core.registry import spec as game_spec
+from tableenvs.vector.compile import kernels_once
+from tableenvs.vector.contract import BatchedGame, BatchedPolicy
+from tableenvs.vector.draws import GENERATOR_WORDS, integers, load_state
+
+__all__ = [
+    "BATCHED_POLICIES",
+    "TIE_MARGIN",
+    "BatchedNumpyPolicy",
+    "blas_threads",
+    "BatchedRandomPolicy",
+    "batched_policy",
+    "check_batchable_model",
+    "not_batchable",
+]
+
+#: What :func:`batched_policy` takes, for messages.
+BATCHED_POLICIES = "random, heuristic, trained, trained:path=FILE.npz or a .npz path"
+
+#: Below this gap between the two best legal logits (relative to ``1 + |best|``) a greedy row is decided again by
+#: the one-row forward pass of ``NumpyPolicy`` (float32 rounding of a batched product is ~1e-6 relative).
+TIE_MARGIN = 1e-4
+
+
+#: The thread-count functions of the OpenBLAS builds numpy ships or links (``(get, set)`` symbol names).
+_OPENBLAS_SYMBOLS = (
+    ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
+    ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"),
+    ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
+    ("openblas_get_num_threads", "openblas_set_num_threads"),
+)
+
+
+def _openblas_controls() -> list[tuple[Any, Any]]:
+    """``(get, set)`` thread-count functions of every OpenBLAS loaded in this process (Linux: read from
+    ``/proc/self/maps``); empty where none is found (another BLAS, another OS)."""
+    import ctypes
+    import re
+
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return []
+    controls = []
+    for library in sorted(set(re.findall(r"(/\S*openblas\S*\.so\S*)", maps))):
+        try:
+            handle = ctypes.CDLL(library)
+        except OSError:
+            continue
+        for get_name, set_name in _OPENBLAS_SYMBOLS:
+            if hasattr(handle, get_name) and hasattr(handle, set_name):
+                controls.append((getattr(handle, get_name), getattr(handle, set_name)))
+                break
+    return controls
+
+
+class blas_threads:
+    """Within the block, numpy's OpenBLAS runs matrix products on ``threads`` threads (restored after). A batch's
+    forward pass is a few small products: on a busy machine OpenBLAS's own threads (one per core, spinning while
+    they wait) cost about ten times the CPU time of one thread and are no faster. Nothing happens where numpy uses
+    another BLAS."""
+
+    def __init__(self, threads: int = 1):
+        self.threads = int(threads)
+        self._saved: list[tuple[Any, int]] = []
+
+    def __enter__(self) -> blas_threads:
+        for get, set_ in _openblas_controls():
+            self._saved.append((set_, int(get())))
+            set_(self.threads)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for set_, threads in self._saved:
+            set_(threads)
+        self._saved = []
+
+
+#: The first layer's product leaves out the inputs that are zero in every row (observations are mostly one-hot
+#: sections) when the batch has at least ``UNION_ROWS`` rows and the others are fewer than ``UNION_SHARE`` of them.
+UNION_ROWS = 16
+UNION_SHARE = 0.8
+
+
+def check_batchable_model(model: Any) -> None:
+    """Refuse (one-line ``ValueError``) a model file that cannot be batched: a candidate-scoring model."""
+    if model.candidates:
+        raise ValueError(
+            f"{model.name!r} is a candidate-scoring model ({model.candidates!r}): its candidate plays are built "
+            "from one observation at a time in Python, so it has no batched player; play it on the AEC engine"
+        )
+
+
+class BatchedNumpyPolicy:
+    """A numpy policy file (path, :class:`~tableenvs.policies.numpy_policy.NumpyModel` or ``NumpyPolicy``) for
+    many rows at once (module docstring). ``env`` is an AEC env of the game and options it plays (the model is
+    checked against it, and its input features built for it); ``seed`` seeds the sampling generator
+    (``deterministic=False``)."""
+
+    def __init__(self, model: Any, env: Any = None, *, deterministic: bool = True, seed: int | None = 0):
+        from tableenvs.policies.numpy_policy import NumpyPolicy
+
+        # NumpyPolicy checks the model against the env and builds its input features; greedy rows near a tie use it
+        reference = model if isinstance(model, NumpyPolicy) else NumpyPolicy(model, env, deterministic=True)
+        check_batchable_model(reference.model)
+        self.reference = reference
+        self.model = reference.model
+        self.name = reference.name
+        self.deterministic = bool(deterministic)
+        self.rng = np.random.default_rng(seed)
+        self._features = reference._features
+        self._batch_features = getattr(self._features, "batch", None)
+        self._weights = reference._weights
+        self._relu = reference._relu
+        self._offset, self._scale = reference._offset, reference._scale
+
+    def __repr__(self) -> str:
+        return f"BatchedNumpyPolicy({self.name!r}, deterministic={self.deterministic})"
+
+    def inputs(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The network's input rows: each observation with its input features appended (float32 ``(k, inputs)``)."""
+        if self._features is None:
+            return obs
+        if self._batch_features is not None:
+            extra = np.asarray(self._batch_features(obs, mask), np.float32)
+        else:
+            extra = np.stack([self._features(o, m) for o, m in zip(obs, mask, strict=True)]).astype(np.float32)
+        return np.concatenate([obs, extra], axis=1)
+
+    def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """float32 ``(k, num_actions)``: the network's logits of every row, one matrix product per layer."""
+        x = self.inputs(np.asarray(obs), np.asarray(mask))
+        if x.dtype != np.float32 or self._offset is not None or self._scale is not None:
+            x = x.astype(np.float32)
+            if self._offset is not None:
+                x -= self._offset
+            if self._scale is not None:
+                x *= self._scale
+        last = len(self._weights) - 1
+        for index, (weight, bias) in enumerate(self._weights):
+            if index == 0 and len(x) >= UNION_ROWS:
+                used = np.flatnonzero(x.any(axis=0))  # inputs zero in every row add nothing: left out
+                if used.size < UNION_SHARE * x.shape[1]:
+                    x, weight = x[:, used], weight[used]
+            x = x @ weight
+            x += bias
+            if index < last:
+                if self._relu:
+                    np.maximum(x, 0, out=x)
+                else:
+                    np.tanh(x, out=x)
+        return x
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, envs: np.ndarray | None = None) -> np.ndarray:
+        """One action per row: the most likely legal action, or a sample of the masked softmax."""
+        obs, mask = np.asarray(obs), np.asarray(mask)
+        if len(obs) == 0:
+            return np.zeros(0, np.int64)
+        legal = mask != 0
+        if not legal.any(axis=1).all():
+            row = int(np.flatnonzero(~legal.any(axis=1))[0])
+            raise ValueError(f"{self.name}: row {row}'s action mask has no legal action")
+        logits = self.logits(obs, mask)
+        masked = np.where(legal, logits, -np.inf)
+        if not self.deterministic:
+            return self._sample(masked)
+        best = masked.argmax(axis=1)
+        rows = np.arange(len(best))
+        top = masked[rows, best]
+        masked[rows, best] = -np.inf
+        second = masked.max(axis=1)
+        close = np.flatnonzero(~np.isfinite(top) | (top - second <= TIE_MARGIN * (1.0 + np.abs(top))))
+        for near in close.tolist():  # a near tie (or all -inf): decided as NumpyPolicy decides it
+            best[near] = self.reference.act(obs[near], mask[near], self.rng)
+        return best.astype(np.int64)
+
+    def _sample(self, masked: np.ndarray) -> np.ndarray:
+        wide = masked.astype(np.float64)
+        wide -= wide.max(axis=1, keepdims=True)
+        weights = np.exp(wide)
+        cumulative = np.cumsum(weights, axis=1)
+        draws = self.rng.random(len(wide)) * cumulative[:, -1]
+        chosen = (cumulative <= draws[:, None]).sum(axis=1)
+        chosen = np.minimum(chosen, wide.shape[1] - 1)
+        # a draw landing exactly on an illegal action's flat step moves to the next legal one
+        bad = np.flatnonzero(weights[np.arange(len(chosen)), chosen] == 0)
+        for row in bad:
+            chosen[row] = int(np.flatnonzero(weights[row, chosen[row] :] > 0)[0]) + chosen[row]
+        return chosen.astype(np.int64)
+
+
+def random_kernel(mask, envs, seats, generators, out):
+    """``out[i]``: the ``integers(count)``-th legal action of row ``i``, drawn from generator ``(envs[i],
+    seats[i])``."""
+    for i in range(mask.shape[0]):
+        count = 0
+        for a in range(mask.shape[1]):
+            if mask[i, a] != 0:
+                count += 1
+        pick = integers(generators[envs[i], seats[i]], count)
+        for a in range(mask.shape[1]):
+            if mask[i, a] != 0:
+                if pick == 0:
+                    out[i] = a
+                    break
+                pick -= 1
+
+
+class BatchedRandomPolicy:
+    """Uniform over the legal actions, for the rows of ``games`` (module docstring). Env ``e``'s seat ``s`` draws
+    from its own generator, by default ``numpy.random.default_rng(SeedSequence(seed, spawn_key=(e, s)))``;
+    :meth:`seat_generators` sets those of one env (the tournament gives each game's seats theirs)."""
+
+    name = "random"
+
+    def __init__(self, games: BatchedGame, seed: int = 0):
+        self.games = games
+        self.generators = np.zeros((games.num_envs, games.num_players, GENERATOR_WORDS), np.uint64)
+        for env in range(games.num_envs):
+            for seat in range(games.num_players):
+                sequence = np.random.SeedSequence(seed, spawn_key=(env, seat))
+                load_state(self.generators[env, seat], np.random.default_rng(sequence))
+        (self._kernel,) = kernels_once((random_kernel,), "the batched random player", __file__, "about 2 s")
+
+    def seat_generators(self, env: int, generators: Any) -> None:
+        """Env ``env``'s seats draw from now on as ``generators[s]`` (numpy ``Generator`` objects, PCG64) would."""
+        for seat, generator in enumerate(generators):
+            load_state(self.generators[env, seat], generator)
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, envs: np.ndarray) -> np.ndarray:
+        envs = np.ascontiguousarray(envs, np.int64)
+        seats = np.ascontiguousarray(self.games.to_act[envs], np.int64)
+        mask = np.ascontiguousarray(mask)
+        if len(envs) and not (mask != 0).any(axis=1).all():
+            row = int(np.flatnonzero(~(mask != 0).any(axis=1))[0])
+            raise ValueError(f"random: row {row}'s action mask has no legal action")
+        out = np.zeros(len(envs), np.int64)
+        self._kernel(mask, envs, seats, self.generators, out)
+        return out
+
+
+def not_batchable(spec: Any) -> str | None:
+    """Why the policy spec ``spec`` has no batched player (a short phrase), or None when its kind has one (the
+    spec may still be refused when built: a candidate-scoring model, a game without a batched heuristic)."""
+    if isinstance(spec, (str, Path)):
+        text = str(spec)
+        if text in ("random", "heuristic") or text == "trained" or text.startswith("trained:") or text.endswith(".npz"):
+            return None
+        return f"{text!r} has no batched player (batched players: {BATCHED_POLICIES})"
+    return f"a {type(spec).__name__} object has no batched player (batched players: {BATCHED_POLICIES})"
+
+
+def batched_policy(
+    spec: Any, games: BatchedGame, *, env: Any = None, deterministic: bool = True, seed: int = 0
+) -> BatchedPolicy:
+    """The player of policy ``spec`` for the rows of ``games``: ``"random"`` (:class:`BatchedRandomPolicy`, seeded
+    by ``seed``), ``"heuristic"`` (:func:`tableenvs.vector.batched_heuristic`), ``"trained"`` (the model shipped
+    for the env's setting), ``"trained:path=FILE.npz"`` or a ``.npz`` path (:class:`BatchedNumpyPolicy`, greedy
+    or, with ``deterministic=False``, sampled from ``default_rng(seed)``). ``env``: an AEC env of the same game and
+    options (models are checked against it); None makes one from ``games.get_state(0)["options"]`` (the games
+    must have been reset). Anything else is a one-line ``ValueError``."""
+    reason = not_batchable(spec)
+    if reason is not None:
+        raise ValueError(reason)
+    text = str(spec)
+    if text == "random":
+        return BatchedRandomPolicy(games, seed)
+    if text == "heuristic":
+        return batched_heuristic(games)
+    raw = _env_of(games, env)
+    from tableenvs.policies.model_env import model_options
+    from tableenvs.policies.numpy_policy import check_trained_fits, load_numpy_policy, resolve_trained
+
+    if text == "trained" or text.startswith("trained:"):
+        path = resolve_trained(text, raw.metadata["name"], model_options(raw))
+        if text == "trained":
+            check_trained_fits(path, raw)
+    else:
+        path = Path(os.fspath(spec))
+    model = load_numpy_policy(path)
+    check_batchable_model(model)
+    return BatchedNumpyPolicy(model, raw, deterministic=deterministic, seed=seed)
+
+
+def batched_heuristic(games: BatchedGame) -> BatchedPolicy:
+    """The game's heuristic for the rows of ``games`` (its spec's ``batched_heuristic``, ``"module:factory"``, called
+    with the games), or a one-line ``ValueError`` naming the games that have one."""
+    game = game_spec(games.name)
+    if game.batched_heuristic is None:
+        have = ", ".join(n for n in names() if game_spec(n).batched_heuristic is not None) or "none"
+        raise ValueError(
+            f"{games.name} has no batched heuristic (its GameSpec names none in 'batched_heuristic'); games that have "
+            f"one: {have}"
+        )
+    module, _, factory = game.batched_heuristic.partition(":")
+    return getattr(importlib.import_module(module), factory)(games)
+
+
+def _env_of(games: BatchedGame, env: Any) -> Any:
+    """The raw AEC env a model is checked against: ``env``'s, or one made with the games' own options."""
+    if env is not None:
+        raw = getattr(env, "unwrapped", env)
+        if raw.metadata["name"] != games.name:
+            raise ValueError(f"env plays {raw.metadata['name']}, the batched games {games.name}")
+        return raw
+    try:
+        options = games.get_state(0)["options"]
+    except RuntimeError:
+        raise ValueError(
+            f"{games.name}: give env= (an AEC env with the games' options) or reset the games before making a "
+            "model player"
+        ) from None
+    return make_raw(games.name, **options)

@@ -1,0 +1,107 @@
+"""``evaluate(engine=...)`` and ``tableenvs eval --engine``: on the batched engine a tournament gives the AEC path's
+records (same deals, seatings, per-game scores, winners, decisions; so the same tables) for deterministic players
+and for ``random``; ``auto`` picks the batched engine only when that holds; ``batched`` when not possible is a
+one-line error naming what cannot be batched. Games are found through their specs (every game with a batched
+engine and a batched heuristic), so a game that gains one is tested here too."""
+
+from __future__ import annotations
+
+import pytest
+
+import tableenvs
+import tableenvs.vector
+from tableenvs.core.registry import spec
+from tableenvs.evaluation import evaluate
+from tableenvs.policies.numpy_policy import load_numpy_policy, model_files, random_numpy_policy
+
+WITH_HEURISTIC = [name for name in tableenvs.vector.batched_names() if spec(name).batched_heuristic is not None]
+
+
+def model_for(name: str, players: int, tmp_path) -> str:
+    """``"trained"`` when a shipped model is made for ``players``, else a random-weight file for them."""
+    for path in model_files(name):
+        if load_numpy_policy(path).options.get("num_players") == players:
+            return "trained"
+    return str(random_numpy_policy(tmp_path / f"{name}-{players}p.npz", tableenvs.make_raw(name, num_players=players)))
+
+
+def table_without_notes(result) -> str:
+    return "\n".join(line for line in result.format_table().splitlines() if "engine" not in line)
+
+
+CASES = [(name, players) for name in WITH_HEURISTIC for players in (3, 4)]
+
+
+@pytest.mark.parametrize("name, players", CASES, ids=[f"{n}-{p}p" for n, p in CASES])
+def test_batched_tournaments_equal_the_aec_path(name, players, tmp_path):
+    model = model_for(name, players, tmp_path)
+    for specs, games in (([model, "heuristic"], 24), ([model, "heuristic", "random"], 12)):
+        kwargs = {"num_players": players, "games": games, "seed": 11}
+        aec = evaluate(name, specs, engine="aec", **kwargs)
+        batched = evaluate(name, specs, engine="batched", **kwargs)
+        auto = evaluate(name, specs, **kwargs)
+        assert batched.records == aec.records  # every game: seating, rewards, scores, winners, ranks, decisions
+        assert auto.records == aec.records and any("batched engine" in note for note in auto.notes)
+        assert table_without_notes(batched) == table_without_notes(aec)
+        assert len({record.scores for record in aec.records}) > games // 2  # games that differ, not one repeated
+
+
+def test_gauntlets_and_unduplicated_deals_equal_the_aec_path():
+    name = WITH_HEURISTIC[0]
+    kwargs = {"num_players": 3, "games": 12, "seed": 4, "opponents": "random"}
+    aec = evaluate(name, ["heuristic", "random"], engine="aec", duplicate=False, **kwargs)
+    assert evaluate(name, ["heuristic", "random"], engine="batched", duplicate=False, **kwargs).records == aec.records
+
+
+def test_an_engine_without_results_replays_the_games_in_the_aec_env():
+    """Pili Pili's engine keeps no results of ended games: its records come from replaying each game's actions in
+    the AEC env, and equal the AEC path's (random players, drawing from the AEC path's seat generators)."""
+    name = next(n for n in tableenvs.vector.batched_names() if not hasattr(tableenvs.vector.make(n, 1), "last_results"))
+    kwargs = {"num_players": 3, "games": 12, "seed": 2}
+    aec = evaluate(name, ["random", "random", "random"], engine="aec", **kwargs)
+    assert evaluate(name, ["random", "random", "random"], engine="batched", **kwargs).records == aec.records
+
+
+def test_auto_keeps_the_aec_path_where_batched_would_differ_or_cannot_be(tmp_path):
+    name = WITH_HEURISTIC[0]
+    path = random_numpy_policy(tmp_path / "m.npz", tableenvs.make_raw(name, num_players=3), seed=2)
+    sampled = evaluate(name, [str(path), "random", "random"], num_players=3, games=6, deterministic=False)
+    assert not any("batched engine" in note for note in sampled.notes)  # sampled: another stream on the batched engine
+    assert evaluate(name, [str(path), "random", "random"], num_players=3, games=6, deterministic=False,
+                    engine="batched").games == 6  # fmt: skip
+    searched = evaluate(name, ["search:sims=2", "random"], num_players=2, games=2)
+    assert not any("batched engine" in note for note in searched.notes)
+    no_engine = [n for n in tableenvs.names() if spec(n).batched is None and spec(n).builtin]
+    for bad, specs, why in (
+        (name, ["search:sims=2", "random"], "policy #1 .*has no batched player"),
+        *((other, ["random", "random"], f"{other} has no batched engine") for other in no_engine[:1]),
+    ):
+        with pytest.raises(ValueError, match=f"engine 'batched' is not possible: {why}") as error:
+            evaluate(bad, specs, num_players=2, games=2, engine="batched")
+        assert "\n" not in str(error.value)
+    with pytest.raises(ValueError, match="engine must be one of 'auto', 'aec', 'batched'"):
+        evaluate(name, ["random", "random"], games=2, engine="fast")
+
+
+def test_the_command_line_flag(cli, tmp_path):
+    name = WITH_HEURISTIC[0]
+    argv = ["eval", name, "--policies", "heuristic,random", "--players", "3", "--games", "6", "--no-plot"]
+    code, out, err = cli([*argv, "--no-progress", "--engine", "batched", "--out", str(tmp_path / "b")])
+    assert code == 0 and "batched engine" in out
+    code, out, err = cli([*argv, "--no-progress", "--policies", "search:sims=2,random", "--engine", "batched",
+                          "--out", str(tmp_path / "s")])  # fmt: skip
+    assert code == 2 and "engine 'batched' is not possible: policy #1 (search:sims=2)" in err
+    assert not (tmp_path / "s" / "results.json").exists()
+
+
+def test_a_model_saved_again_is_played_anew(tmp_path):
+    """The batched path keeps its engine and players between batches of the same tournament, but a model file
+    written again at the same path is loaded again (as the AEC path does)."""
+    name = WITH_HEURISTIC[0]
+    raw = tableenvs.make_raw(name, num_players=3)
+    path = tmp_path / "m.npz"
+    kwargs = {"num_players": 3, "games": 6, "seed": 1}
+    for seed in (1, 2):
+        random_numpy_policy(path, raw, seed=seed)
+        aec = evaluate(name, [str(path), "heuristic", "random"], engine="aec", **kwargs)
+        assert evaluate(name, [str(path), "heuristic", "random"], engine="batched", **kwargs).records == aec.records
