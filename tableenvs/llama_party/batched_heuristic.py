@@ -29,7 +29,8 @@ def heuristic_kernel(obs, mask, letter, letter_points, need, combo_points, num_b
     seen = np.zeros(DECK_SIZE, np.bool_)
     weights = np.zeros(DECK_SIZE, np.float64)
     counts = np.zeros(NUM_LETTERS, np.int64)
-    less = np.zeros(NUM_LETTERS, np.int64)
+    linear = np.zeros(DECK_SIZE, np.int64)
+    base_copies = np.zeros((DECK_SIZE, combo_points.shape[1]), np.int64)
     without = np.zeros((NUM_LETTERS, DECK_SIZE), np.int64)
     done = np.zeros(NUM_LETTERS, np.bool_)
     by_letter = np.zeros(NUM_LETTERS, np.float64)
@@ -68,6 +69,19 @@ def heuristic_kernel(obs, mask, letter, letter_points, need, combo_points, num_b
         for card in range(DECK_SIZE):
             if row[_HAND + card] != 0:
                 counts[letter[card]] += 1
+        # GoalTable.points_without, exactly (integers) but cheaper: the points of the whole hand under every goal
+        # once (linear part and copies of each combination), then per letter only what one card fewer changes
+        for goal in range(DECK_SIZE):
+            points = 0
+            for k in range(NUM_LETTERS):
+                points += letter_points[goal, k] * counts[k]
+            linear[goal] = points
+            for b in range(num_bottoms[goal]):
+                copies = 99
+                for k in range(NUM_LETTERS):
+                    if need[goal, b, k] > 0:
+                        copies = min(copies, counts[k] // need[goal, b, k])
+                base_copies[goal, b] = copies
         done[:] = False
         best_card = -1
         best_value = -np.inf
@@ -77,22 +91,20 @@ def heuristic_kernel(obs, mask, letter, letter_points, need, combo_points, num_b
             if best_card < 0:
                 best_card = card
             letter_index = letter[card]
-            if not done[
-                letter_index
-            ]:  # GoalTable.points_without: the hand less one card of this letter, under every goal
-                for k in range(NUM_LETTERS):
-                    less[k] = counts[k] - 1 if k == letter_index else counts[k]
-                    if less[k] < 0:
-                        less[k] = 0
+            if not done[letter_index]:  # the hand less one card of this letter (none if it holds none), every goal
+                fewer = 1 if counts[letter_index] > 0 else 0
+                left = counts[letter_index] - fewer
                 for goal in range(DECK_SIZE):
-                    points = 0
-                    for k in range(NUM_LETTERS):
-                        points += letter_points[goal, k] * less[k]
+                    points = linear[goal] - letter_points[goal, letter_index] * fewer
                     for b in range(num_bottoms[goal]):
-                        copies = 99
-                        for k in range(NUM_LETTERS):
-                            if need[goal, b, k] > 0:
-                                copies = min(copies, less[k] // need[goal, b, k])
+                        copies = base_copies[goal, b]
+                        needed = need[goal, b, letter_index]
+                        if fewer and needed > 0:
+                            copies = 99
+                            for k in range(NUM_LETTERS):
+                                if need[goal, b, k] > 0:
+                                    have = left if k == letter_index else counts[k]
+                                    copies = min(copies, have // need[goal, b, k])
                         points += combo_points[goal, b] * copies
                     without[letter_index, goal] = points
                 total = 0.0

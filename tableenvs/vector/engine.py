@@ -95,13 +95,15 @@ class BatchedEngine:
         changes. ``check=False`` skips all that, for callers that pass records of envs they made themselves (search).
         A game without the hook says so (``NotImplementedError``)."""
         self._require_started("load_state")
-        if isinstance(index, Sequence) or isinstance(index, np.ndarray):
-            rows = [env_index(i, self.num_envs) for i in index]
+        if isinstance(index, range) and index.step == 1 and len(index):  # a search's block of rows: one check
+            rows = np.arange(env_index(index.start, self.num_envs), env_index(index.stop - 1, self.num_envs) + 1)
+        elif isinstance(index, (Sequence, np.ndarray)):
+            rows = np.array([env_index(i, self.num_envs) for i in index], np.int64)
         else:
-            rows = [env_index(index, self.num_envs)]
+            rows = np.array([env_index(index, self.num_envs)], np.int64)
         if check:
             check_running_record(self.name, record)
-        self._load_rows(np.array(rows, np.int64), record, check)
+        self._load_rows(rows, record, check)
         return self.obs, self.mask
 
     def _require_started(self, what: str) -> None:
