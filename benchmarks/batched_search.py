@@ -38,6 +38,8 @@ from common import CLOCK, replace_block
 from search_vs_heuristic import journaled_evaluate, run_script, versus_heuristic
 
 import tableenvs
+from tableenvs.evaluation import evaluate
+from tableenvs.evaluation.journal import read_log
 from tableenvs.policies import make_policy, play_game
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,8 +130,12 @@ def decision_times(name: str, spec: str, players: int, games: int, seed: int) ->
     }
 
 
-def strength(name: str, players: int, spec: str, baseline: str, games: int, seed: int, out: Path) -> dict:
-    """``spec`` − ``baseline`` over ``games`` duplicate-deal games (journaled under ``out``)."""
+def strength(
+    name: str, players: int, spec: str, baseline: str, games: int, seed: int, out: Path, from_journal: bool = False
+) -> dict:
+    """``spec`` − ``baseline`` over ``games`` duplicate-deal games (journaled under ``out``). ``from_journal``: the
+    whole blocks a stopped run's journal holds instead (no game played; the row is the one ``--games`` of that many
+    gives, every game depending only on the seed and its index)."""
     arguments = {
         "env": name,
         "policies": [baseline, spec],
@@ -139,7 +145,15 @@ def strength(name: str, players: int, spec: str, baseline: str, games: int, seed
         "seed": seed,
     }
     journal = out / f"{slug(name, players, spec, baseline, games, seed)}.partial"
-    result = journaled_evaluate(journal, arguments, 1)
+    if from_journal:
+        finished = sorted(read_log(journal), key=lambda game: game.index)
+        size = sum(1 for game in finished if game.block == 0)
+        whole = len(finished) // max(size, 1) * size
+        if whole < 2 * size:
+            raise ValueError(f"{journal} holds {len(finished)} games: fewer than two whole blocks")
+        result = evaluate(**{**arguments, "games": whole}, finished=finished[:whole])
+    else:
+        result = journaled_evaluate(journal, arguments, 1)
     print(result.format_table(), flush=True)
     diff, win = versus_heuristic(result.paired[0], baseline)
     baseline_resolved = repr(make_policy(baseline, tableenvs.make_raw(name, num_players=players)))
@@ -164,7 +178,8 @@ def save(out: Path, kind: str, name: str, players: int, spec: str, command: str,
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "python": platform.python_version(),
     }
-    (out / f"{kind}__{slug(name, players, spec, key)}.json").write_text(json.dumps(row, indent=1))
+    path = out / f"{kind}__{slug(name, players, spec, key, body.get('games', ''))}.json"
+    path.write_text(json.dumps(row, indent=1))
     print(json.dumps(row), flush=True)
 
 
@@ -248,6 +263,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=0, help="games per strength table (0: skip it)")
     parser.add_argument("--against", default="search,heuristic", help="comma-separated baselines of --games")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--from-journal", action="store_true", help="--games: the row of a stopped run's whole blocks")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--write-docs", action="store_true", help="rewrite docs/vector.md's block from saved rows")
     args = parser.parse_args()
@@ -262,8 +278,8 @@ def main() -> None:
         save(args.out, "timing", name, players, spec, f"{base} --timing-games {args.timing_games}", body)
     if args.games:
         for baseline in args.against.split(","):
-            body = strength(name, players, spec, baseline, args.games, args.seed, args.out)
-            command = f"{base} --games {args.games} --against {baseline}"
+            body = strength(name, players, spec, baseline, args.games, args.seed, args.out, args.from_journal)
+            command = f"{base} --games {body['games']} --against {baseline}"
             save(args.out, "strength", name, players, spec, command, {"baseline": baseline, **body}, baseline)
     if args.write_docs:
         write_docs(args.out)
