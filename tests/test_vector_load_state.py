@@ -116,3 +116,17 @@ def test_load_state_refuses_a_bad_record_and_changes_nothing():
     with pytest.raises(ValueError, match="ended"):
         batched.load_state(0, env.get_state())
     assert batched.get_state(0) == before[0] and np.array_equal(batched.obs, before[1])
+
+
+def test_load_env_puts_the_same_game_as_load_state_of_its_record():
+    envs = _positions({"num_players": 3}, 6, seed=4)
+    batched = tableenvs.vector.make(NAME, 12, num_players=3)
+    batched.reset(seed=2)
+    rng = np.random.default_rng(0)
+    for e, env in enumerate(envs):
+        world = env.sample_world(env.agent_selection, rng)
+        batched.load_env(range(2 * e, 2 * e + 1), world)
+        batched.load_state(2 * e + 1, world.get_state(), check=False)
+        assert batched.get_state(2 * e) == batched.get_state(2 * e + 1) == {**world.get_state(), "event_log": []}
+        assert np.array_equal(batched.obs[2 * e], batched.obs[2 * e + 1])
+        assert np.array_equal(batched.mask[2 * e], world.observe(world.agent_selection)["action_mask"])

@@ -112,6 +112,11 @@ class LlamaPartyBatched(BatchedEngine):
 
         load_rows(self, rows, record, check)
 
+    def _load_env_rows(self, rows: np.ndarray, env: Any) -> None:
+        from tableenvs.llama_party.batched_load import load_env_rows
+
+        load_env_rows(self, rows, env)
+
     def _state_record(self, index: int) -> dict[str, Any]:
         """``llama_party_v0``'s state record of env ``index``. The batched engine writes no event log: the record's
         ``event_log`` is empty."""

@@ -35,22 +35,28 @@ def _kernel() -> Any:
     return kernel
 
 
-def board_row(rules: Mapping[str, Any], n: int) -> np.ndarray:
-    """The board row of a running game's rules record (``LlamaParty.to_record``): ``_rules_record``'s inverse."""
-    row = np.zeros(k.BOARD_WIDTH, np.int32)
+def board_row(rules: Mapping[str, Any], n: int) -> list[int]:
+    """The board row of a running game's rules record (``LlamaParty.to_record``): ``_rules_record``'s inverse (a
+    list: plain list slices are the cheap way to fill it)."""
+    row = [0] * k.BOARD_WIDTH
     for slot, hand in enumerate(rules["hands"]):
-        row[k.HANDS + slot * k.SLOT_CAP : k.HANDS + slot * k.SLOT_CAP + len(hand)] = hand
+        at = k.HANDS + slot * k.SLOT_CAP
+        row[at : at + len(hand)] = hand
         row[k.HAND_LEN + slot] = len(hand)
     row[k.GOAL : k.GOAL + NUM_SLOTS] = rules["goal_of_slot"]
     display = rules["display"]
-    row[k.DISPLAY : k.DISPLAY + NUM_SLOTS] = display if len(display) == NUM_SLOTS else -1
-    moved = len(rules["passed"][0])
+    row[k.DISPLAY : k.DISPLAY + NUM_SLOTS] = display if len(display) == NUM_SLOTS else [-1] * NUM_SLOTS
+    passed, received = rules["passed"], rules["received"]
+    moved = len(passed[0])
     for seat in range(n):
         staged = rules["staged"][seat]
-        row[k.STAGED + seat * NUM_SLOTS : k.STAGED + seat * NUM_SLOTS + len(staged)] = staged
+        at = k.STAGED + seat * NUM_SLOTS
+        row[at : at + len(staged)] = staged
         row[k.STAGED_LEN + seat] = len(staged)
-        row[k.PASSED + seat * k.MOVED_CAP : k.PASSED + seat * k.MOVED_CAP + moved] = rules["passed"][seat]
-        row[k.RECEIVED + seat * k.MOVED_CAP : k.RECEIVED + seat * k.MOVED_CAP + moved] = rules["received"][seat]
+        at = k.PASSED + seat * k.MOVED_CAP
+        row[at : at + moved] = passed[seat]
+        at = k.RECEIVED + seat * k.MOVED_CAP
+        row[at : at + moved] = received[seat]
     row[k.MOVED] = moved
     feeds = rules["dummy_feeds"]
     if n == 3:  # batched_kernels.deal's ring: the dummy, then the seats from the one it feeds
@@ -72,6 +78,7 @@ def board_row(rules: Mapping[str, Any], n: int) -> np.ndarray:
         row[k.SHOWN + seat * HAND_SIZE : k.SHOWN + (seat + 1) * HAND_SIZE] = shown
     if rules["shown_display"]:
         row[k.SHOWN_DISPLAY : k.SHOWN_DISPLAY + NUM_SLOTS] = rules["shown_display"]
+    assert len(row) == k.BOARD_WIDTH  # every slice had its length
     return row
 
 
@@ -101,18 +108,31 @@ def load_rows(engine: Any, rows: np.ndarray, record: Mapping[str, Any], check: b
                 f"{engine.name}: load_state: the record was saved with other options ({', '.join(differ)}) than this "
                 "engine's; make the engine with the record's options"
             )
-    board = board_row(record["rules"], n)
-    generator = generator_row(record["rng"])
+    _write(engine, rows, record["rules"], record["rng"], record["rewards"], record["cumulative_rewards"],
+           record["returns"])  # fmt: skip
+
+
+def load_env_rows(engine: Any, rows: np.ndarray, env: Any) -> None:
+    """``engine`` gets the game of ``env`` (a ``llama_party_v0`` raw env with the engine's options, its game running)
+    in every env of ``rows``: what ``env.get_state()`` would hold, read from the env and its rules engine directly."""
+    game = env.game
+    rules = {key: getattr(game, key) for key in _RULES_KEYS}
+    _write(engine, rows, rules, game.rng.bit_generator.state, env.rewards, env._cumulative_rewards, env._returns)
+
+
+#: The rules record's fields ``board_row`` reads (``LlamaParty.to_record``'s keys)
+_RULES_KEYS = (
+    *("hands", "goal_of_slot", "display", "step", "to_act", "staged", "passed", "received", "totals"),
+    *("round_scores", "round_number", "shown_hands", "shown_display", "dummy_feeds"),
+)
+
+
+def _write(engine: Any, rows: np.ndarray, rules: Any, rng: Any, rewards: Any, cumulative: Any, returns: Any) -> None:
+    n = engine.num_players
     agents = [f"player_{seat}" for seat in range(n)]
-    money = np.array(
-        [
-            [record["rewards"][agent] for agent in agents],
-            [record["cumulative_rewards"][agent] for agent in agents],
-            record["returns"],
-        ],
-        np.float64,
+    engine._board[rows] = board_row(rules, n)
+    engine._generators[rows] = generator_row(rng)
+    engine._money[rows] = np.array(
+        [[rewards[agent] for agent in agents], [cumulative[agent] for agent in agents], returns], np.float64
     )
-    engine._board[rows] = board
-    engine._generators[rows] = generator
-    engine._money[rows] = money
     _kernel()(engine._board, rows, n, engine._deck_arrays[0], engine.obs, engine.mask)

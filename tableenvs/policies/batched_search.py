@@ -3,7 +3,7 @@
 
 Where you are: shared plumbing (no game named here), used by :class:`tableenvs.policies.search.SearchPolicy` when
 its options say ``batched=1``. It reaches the game only through its spec: the batched engine
-(``tableenvs.vector.make``, which must offer ``load_state``) and, for heuristic rollouts, the batched heuristic
+(``tableenvs.vector.make``, which must offer ``load_env``) and, for heuristic rollouts, the batched heuristic
 (``tableenvs.vector.batched_heuristic``).
 
 The algorithm is the paired root of the flat search (``root=paired``): sampled worlds (``env.sample_world(agent,
@@ -11,8 +11,8 @@ rng)``, so nothing the agent cannot know is read), every legal root action playe
 rest played by the rollout policy in every seat until the end of the scoring period (the first step that pays any
 seat a nonzero reward, or the end of the game) or ``depth`` decisions (a cut-off rollout counts what it earned: no
 ``estimate`` hook is called, as it would need the Python world). The difference is where the rollouts run: each
-world's state record (``get_state``) is put in one row of the batched engine per root action
-(``BatchedGame.load_state``), and all those rows are stepped together, the rollout policy choosing for all of them in
+world's game is put in one row of the batched engine per root action (``load_env``: what its state record holds, read
+from the world), and all those rows are stepped together, the rollout policy choosing for all of them in
 one compiled call. A row plays on from its world's own generator (the world's future draws), and the heuristic is
 deterministic, so the copies of a world differ only by their root action: common random numbers, as with
 ``root=paired``. With uniformly random rollouts (``rollout=random``) the copies of a world do not share their random
@@ -120,8 +120,7 @@ class BatchedRollouts:
         start = time.process_time()
         games, player = self._engine(rows)
         for w in range(size):
-            record = env.sample_world(agent, rng).get_state()
-            games.load_state(range(w * count, (w + 1) * count), record, check=False)
+            games.load_env(range(w * count, (w + 1) * count), env.sample_world(agent, rng))
         loaded = time.process_time()
         self.world_seconds += loaded - start
         actions = np.tile(np.asarray(legal, np.int64), size)

@@ -95,16 +95,26 @@ class BatchedEngine:
         changes. ``check=False`` skips all that, for callers that pass records of envs they made themselves (search).
         A game without the hook says so (``NotImplementedError``)."""
         self._require_started("load_state")
-        if isinstance(index, range) and index.step == 1 and len(index):  # a search's block of rows: one check
-            rows = np.arange(env_index(index.start, self.num_envs), env_index(index.stop - 1, self.num_envs) + 1)
-        elif isinstance(index, (Sequence, np.ndarray)):
-            rows = np.array([env_index(i, self.num_envs) for i in index], np.int64)
-        else:
-            rows = np.array([env_index(index, self.num_envs)], np.int64)
+        rows = self._rows(index)
         if check:
             check_running_record(self.name, record)
         self._load_rows(rows, record, check)
         return self.obs, self.mask
+
+    def load_env(self, index: int | Sequence[int], env: Any) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`load_state` of ``env.get_state()`` with ``check=False``, read straight from ``env`` (a raw AEC env
+        of this game, made with this engine's options, its game running: a search's sampled world) without building
+        the record, where the game's engine can; returns ``(obs, mask)``."""
+        self._require_started("load_env")
+        self._load_env_rows(self._rows(index), env)
+        return self.obs, self.mask
+
+    def _rows(self, index: int | Sequence[int]) -> np.ndarray:
+        if isinstance(index, range) and index.step == 1 and len(index):  # a search's block of rows: one check
+            return np.arange(env_index(index.start, self.num_envs), env_index(index.stop - 1, self.num_envs) + 1)
+        if isinstance(index, (Sequence, np.ndarray)):
+            return np.array([env_index(i, self.num_envs) for i in index], np.int64)
+        return np.array([env_index(index, self.num_envs)], np.int64)
 
     def _require_started(self, what: str) -> None:
         if not self._started:
@@ -128,6 +138,10 @@ class BatchedEngine:
         """Put ``record``'s game in every env of ``rows`` and fill their ``obs`` and ``mask`` (``check``: the record
         has been read by ``TableEnv.from_state``; the hook still compares its options with the engine's)."""
         raise NotImplementedError(f"{self.name}: this batched engine cannot load a state record (no _load_rows)")
+
+    def _load_env_rows(self, rows: np.ndarray, env: Any) -> None:
+        """Put raw env ``env``'s game in every env of ``rows`` (default: through its state record)."""
+        self._load_rows(rows, env.get_state(), False)
 
 
 def check_running_record(name: str, record: Mapping[str, Any]) -> None:
