@@ -235,12 +235,40 @@ def table(rows: list[dict]) -> str:
                 f"{row['score_name']} | {row['win_diff']:+.3f} [{row['win_diff_low']:+.3f}, "
                 f"{row['win_diff_high']:+.3f}] |"
             )
+        for (game, players, spec, baseline), group in grouped(strengths).items():
+            if len(group) > 1:
+                score, win = pooled(group, "score"), pooled(group, "win")
+                lines.append(
+                    f"| {game} {players}p | `{spec}` | `{baseline}`: the {len(group)} rows above pooled "
+                    f"(inverse-variance) | {sum(r['games'] for r in group)} ({sum(r['blocks'] for r in group)}) | "
+                    f"{score[0]:+.2f} [{score[1]:+.2f}, {score[2]:+.2f}] {group[0]['score_name']} | "
+                    f"{win[0]:+.3f} [{win[1]:+.3f}, {win[2]:+.3f}] |"
+                )
         lines.append("")
     lines.append("Commands, with the date each finished and the machine's load average then:")
     lines.append("")
     for row in rows:
         lines.append(f"* {row['kind']}: `{row['command']}` ({row['date']}, load {row['load']:.1f})")
     return "\n".join(lines)
+
+
+def grouped(rows: list[dict]) -> dict[tuple, list[dict]]:
+    """Strength rows by (game, players, setting, baseline): runs of other seeds (other deals) of one comparison."""
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        groups.setdefault((row["game"], row["players"], row["spec"], row["baseline"]), []).append(row)
+    return groups
+
+
+def pooled(rows: list[dict], what: str) -> tuple[float, float, float]:
+    """The inverse-variance pooled ``what`` difference (``score`` or ``win``) of independent runs, with its normal 95%
+    interval (each run's standard error read off its interval)."""
+    errors = np.array([(row[f"{what}_diff_high"] - row[f"{what}_diff_low"]) / (2 * 1.96) for row in rows])
+    values = np.array([row[f"{what}_diff"] for row in rows])
+    weights = 1 / errors**2
+    mean = float((weights * values).sum() / weights.sum())
+    error = float(1 / np.sqrt(weights.sum()))
+    return mean, mean - 1.96 * error, mean + 1.96 * error
 
 
 def write_docs(out: Path) -> None:
