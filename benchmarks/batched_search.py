@@ -159,7 +159,9 @@ def strength(
         result = journaled_evaluate(journal, arguments, 1)
     print(result.format_table(), flush=True)
     diff, win = versus_heuristic(result.paired[0], baseline)
-    baseline_resolved = repr(make_policy(baseline, tableenvs.make_raw(name, num_players=players)))
+    baseline_resolved = baseline  # a search: the setting it stood for (the bare "search" is the game's default)
+    if baseline.startswith("search"):
+        baseline_resolved = repr(make_policy(baseline, tableenvs.make_raw(name, num_players=players)))
     return {"games": result.games, "blocks": result.blocks, "score_name": result.score_name, "baseline_resolved":
             baseline_resolved, **diff, "score_p": result.paired[0]["score_p"], **win}  # fmt: skip
 
