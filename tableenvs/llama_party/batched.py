@@ -122,6 +122,16 @@ class LlamaPartyBatched(BatchedEngine):
         at = k.HANDS + seat * k.SLOT_CAP
         return sorted(int(card) for card in row[at : at + row[k.HAND_LEN + seat]])
 
+    def _load_rows(self, rows: np.ndarray, record: Any, check: bool) -> None:
+        from tableenvs.llama_party.batched_load import load_rows  # load_state: batched_load.py
+
+        load_rows(self, rows, record, check)
+
+    def _load_env_rows(self, rows: np.ndarray, env: Any) -> None:
+        from tableenvs.llama_party.batched_load import load_env_rows
+
+        load_env_rows(self, rows, env)
+
     def _state_record(self, index: int) -> dict[str, Any]:
         """``llama_party_v0``'s state record of env ``index``. The batched engine writes no event log: the record's
         ``event_log`` is empty."""

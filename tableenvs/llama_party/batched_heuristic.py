@@ -24,12 +24,17 @@ _HAND, _STAGED, _GOAL, _REVEALED = LAYOUT.HAND, LAYOUT.STAGED, LAYOUT.OWN_GOAL, 
 _PASSED, _RECEIVED, _STEP = LAYOUT.PASSED, LAYOUT.RECEIVED, LAYOUT.STEP
 
 
-def heuristic_kernel(obs, mask, letter, letter_points, need, combo_points, num_bottoms, out):
-    """``out[e]``: ``HeuristicPolicy.act(obs[e], mask[e])`` for every row (``values`` then ``choose``)."""
+def heuristic_kernel(
+    obs, mask, letter, letter_points, need, combo_points, num_bottoms, pair_goal, pair_combo, pair_count, out
+):
+    """``out[e]``: ``HeuristicPolicy.act(obs[e], mask[e])`` for every row (``values`` then ``choose``).
+    ``pair_goal[l, :pair_count[l]]``, ``pair_combo[l, ...]``: the (goal, combination) pairs that need letter ``l``
+    (:func:`letter_pairs`)."""
     seen = np.zeros(DECK_SIZE, np.bool_)
     weights = np.zeros(DECK_SIZE, np.float64)
     counts = np.zeros(NUM_LETTERS, np.int64)
-    less = np.zeros(NUM_LETTERS, np.int64)
+    linear = np.zeros(DECK_SIZE, np.int64)
+    base_copies = np.zeros((DECK_SIZE, combo_points.shape[1]), np.int64)
     without = np.zeros((NUM_LETTERS, DECK_SIZE), np.int64)
     done = np.zeros(NUM_LETTERS, np.bool_)
     by_letter = np.zeros(NUM_LETTERS, np.float64)
@@ -68,6 +73,20 @@ def heuristic_kernel(obs, mask, letter, letter_points, need, combo_points, num_b
         for card in range(DECK_SIZE):
             if row[_HAND + card] != 0:
                 counts[letter[card]] += 1
+        # GoalTable.points_without, exactly (integers) but cheaper: the points of the whole hand under every goal
+        # once (linear part and copies of each combination), then per letter only what one card fewer changes
+        for goal in range(DECK_SIZE):
+            points = 0
+            for k in range(NUM_LETTERS):
+                points += letter_points[goal, k] * counts[k]
+            for b in range(num_bottoms[goal]):
+                copies = 99
+                for k in range(NUM_LETTERS):
+                    if need[goal, b, k] > 0:
+                        copies = min(copies, counts[k] // need[goal, b, k])
+                base_copies[goal, b] = copies
+                points += combo_points[goal, b] * copies
+            linear[goal] = points  # the whole hand's points under this goal
         done[:] = False
         best_card = -1
         best_value = -np.inf
@@ -77,24 +96,17 @@ def heuristic_kernel(obs, mask, letter, letter_points, need, combo_points, num_b
             if best_card < 0:
                 best_card = card
             letter_index = letter[card]
-            if not done[
-                letter_index
-            ]:  # GoalTable.points_without: the hand less one card of this letter, under every goal
-                for k in range(NUM_LETTERS):
-                    less[k] = counts[k] - 1 if k == letter_index else counts[k]
-                    if less[k] < 0:
-                        less[k] = 0
+            if not done[letter_index]:  # the hand less one card of this letter (none if it holds none), every goal
+                fewer = 1 if counts[letter_index] > 0 else 0
+                left = counts[letter_index] - fewer
                 for goal in range(DECK_SIZE):
-                    points = 0
-                    for k in range(NUM_LETTERS):
-                        points += letter_points[goal, k] * less[k]
-                    for b in range(num_bottoms[goal]):
-                        copies = 99
-                        for k in range(NUM_LETTERS):
-                            if need[goal, b, k] > 0:
-                                copies = min(copies, less[k] // need[goal, b, k])
-                        points += combo_points[goal, b] * copies
-                    without[letter_index, goal] = points
+                    without[letter_index, goal] = linear[goal] - letter_points[goal, letter_index] * fewer
+                if fewer:  # a combination that needs this letter: copies min(before, left // need) (the others same)
+                    for p in range(pair_count[letter_index]):
+                        goal = pair_goal[letter_index, p]
+                        b = pair_combo[letter_index, p]
+                        copies = min(base_copies[goal, b], left // need[goal, b, letter_index])
+                        without[letter_index, goal] += combo_points[goal, b] * (copies - base_copies[goal, b])
                 total = 0.0
                 for goal in range(DECK_SIZE):
                     total += without[letter_index, goal] * weights[goal]
@@ -108,12 +120,31 @@ def heuristic_kernel(obs, mask, letter, letter_points, need, combo_points, num_b
         out[e] = best_card
 
 
+def letter_pairs(need: np.ndarray, num_bottoms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(pair_goal, pair_combo, pair_count)``: per letter, the (goal card, combination) pairs whose combination needs
+    that letter, padded (what one card fewer of a letter can change)."""
+    pairs: list[list[tuple[int, int]]] = [[] for _ in range(NUM_LETTERS)]
+    for goal in range(need.shape[0]):
+        for b in range(int(num_bottoms[goal])):
+            for k in range(NUM_LETTERS):
+                if need[goal, b, k] > 0:
+                    pairs[k].append((goal, b))
+    width = max(1, max(len(found) for found in pairs))
+    pair_goal = np.zeros((NUM_LETTERS, width), np.int64)
+    pair_combo = np.zeros((NUM_LETTERS, width), np.int64)
+    for k, found in enumerate(pairs):
+        for p, (goal, b) in enumerate(found):
+            pair_goal[k, p], pair_combo[k, p] = goal, b
+    return pair_goal, pair_combo, np.array([len(found) for found in pairs], np.int64)
+
+
 class BatchedHeuristic:
     """``HeuristicPolicy``'s choice for a batch of Llama Party observations and masks (any deck)."""
 
     def __init__(self, deck: str | Path | list[dict[str, Any]] | None = None, deck_tables: Any = None):
         (self._kernel,) = kernels_once((heuristic_kernel,), "the Llama Party batched heuristic", __file__, "about 5 s")
         self._deck = deck_arrays(load_cards(deck)) if deck_tables is None else deck_tables
+        self._pairs = letter_pairs(self._deck[2], self._deck[4])
 
     def act(self, obs: np.ndarray, mask: np.ndarray, envs: np.ndarray | None = None) -> np.ndarray:
         """The card (action) each row's seat picks: int64 ``(rows,)``. Every row needs a legal action. ``envs``
@@ -129,7 +160,7 @@ class BatchedHeuristic:
         if empty.size:
             raise ValueError(f"row {int(empty[0])} of the mask has no legal action")
         out = np.empty(obs.shape[0], np.int64)
-        self._kernel(obs, mask, *self._deck, out)
+        self._kernel(obs, mask, *self._deck, *self._pairs, out)
         return out
 
 

@@ -56,6 +56,10 @@ Budgets (options of the spec, ``search:sims=200``, ``search:ms=50:rollout=random
 ``z=X``            with ``root=paired`` or ``mode=turns``: keep the rollout policy's own root choice unless
                    another action (turn) beats it by more than X standard errors of the paired gain (default 0:
                    always the best mean)
+``batched=1``      the paired root (as ``root=paired``, with ``z``) whose rollouts all run as one batch in the
+                   game's compiled engine, the batched heuristic (or uniform random) playing every seat:
+                   :mod:`tableenvs.policies.batched_search`; needs the game's batched engine (and batched
+                   heuristic for ``rollout=heuristic``); ``mode=flat`` only, no ``turns`` or ``estimate``
 ``mode=M``         ``flat`` (default: the root search above), ``ismcts`` (information-set MCTS, one tree over
                    the agent's information sets, a fresh ``sample_world`` per iteration:
                    :mod:`tableenvs.policies.ismcts`; ``sims``/``ms`` count iterations; ``c``, ``depth``, ``turns``,
@@ -96,6 +100,7 @@ from tableenvs.policies.rollouts import advance, checks_actions, rollout_action
 
 DEFAULT_SIMS = 100
 
+
 def default_spec(game: str) -> str:
     """The spec that the bare ``"search"`` stands for in ``game``: its spec's ``search_default`` (the setting that
     beat the heuristic in docs/agents.md "Search against the heuristic"; ``"search"`` unless the game declares one)."""
@@ -109,7 +114,7 @@ _CHOICES = {
     "root": ("ucb", "paired"),
     "mode": ("flat", "ismcts", "turns"),
 }
-_KEYS = ("sims", "ms", "rollout", "c", "depth", "root", "z", "turns", "mode")
+_KEYS = ("sims", "ms", "rollout", "c", "depth", "root", "z", "turns", "mode", "batched")
 
 
 @dataclass(frozen=True)
@@ -125,6 +130,7 @@ class SearchOptions:
     z: float = 0.0
     turns: int | None = None
     mode: str = "flat"
+    batched: bool = False
 
     @property
     def simulations(self) -> int | None:
@@ -156,14 +162,24 @@ def parse_search_spec(text: str) -> SearchOptions:
         values[key] = _option(text, key, value)
     if "sims" in values and "ms" in values:
         raise ValueError(f"search policy {text!r}: give a budget of sims or of ms, not both")
-    if "z" in values and values.get("root") != "paired" and values.get("mode") != "turns":
-        raise ValueError(f"search policy {text!r}: z applies to root=paired only (or mode=turns)")
+    if "z" in values and values.get("root") != "paired" and values.get("mode") != "turns" and not values.get("batched"):
+        raise ValueError(f"search policy {text!r}: z applies to root=paired only (or mode=turns, batched=1)")
+    if values.get("batched") and (values.get("mode", "flat") != "flat" or values.get("root", "paired") != "paired"):
+        raise ValueError(f"search policy {text!r}: batched=1 is the paired root of mode=flat (no root=ucb, no mode)")
+    if values.get("batched"):
+        values.setdefault("root", "paired")
+    if values.get("batched") and "turns" in values:
+        raise ValueError(f"search policy {text!r}: batched=1 rollouts run to the end of the scoring period (no turns)")
     if "root" in values and values.get("mode", "flat") != "flat":
         raise ValueError(f"search policy {text!r}: root applies to mode=flat only")
     return SearchOptions(**values)
 
 
 def _option(text: str, key: str, value: str) -> Any:
+    if key == "batched":
+        if value not in ("0", "1"):
+            raise ValueError(f"search policy {text!r}: batched must be 0 or 1, got {value!r}")
+        return value == "1"
     try:
         if key in _CHOICES:
             if value not in _CHOICES[key]:
@@ -226,6 +242,11 @@ class SearchPolicy:
         #: mode=turns: the name of the turn chosen at this decision (``propose_turns``' name), None when none was chosen
         #: here (a turn's later decisions, or another mode)
         self.last_turn: str | None = None
+        self._batched = None  # batched=1: the rollouts in the game's batched engine
+        if self.options.batched:
+            from tableenvs.policies.batched_search import BatchedRollouts
+
+            self._batched = BatchedRollouts(raw, self.options.rollout, self.options.depth)
 
     def __repr__(self) -> str:
         return f"SearchPolicy({self.env.metadata['name']}, {self.options})"
@@ -250,6 +271,8 @@ class SearchPolicy:
             return int(action)
         if self.options.mode == "turns":
             return self._search_turns(env, agent, observation, action_mask, rng)
+        if self._batched is not None:
+            return self._search_batched(agent, legal, observation, action_mask, rng)
         if self.options.root == "paired":
             return self._search_paired(env, agent, legal, observation, action_mask, rng)
         return self._search(env, agent, legal, rng)
@@ -324,6 +347,24 @@ class SearchPolicy:
             if not gains.mean() > opts.z * error:
                 best = default
         return int(legal[best])
+
+    def _search_batched(
+        self, agent: str, legal: list[int], observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator
+    ) -> int:
+        """``batched=1``: the paired root with every rollout in the game's batched engine (batched_search.py)."""
+        from tableenvs.policies.batched_search import paired_choice
+
+        opts = self.options
+        assert self._batched is not None
+        default = None
+        if opts.z > 0 and self.rollout_policy is not None:
+            default = legal.index(self.rollout_policy.act(observation, action_mask, rng))
+        budget = opts.simulations
+        worlds = None if budget is None else max(2, -(-budget // len(legal)))
+        deadline = math.inf if budget is not None else opts.deadline()
+        values = self._batched.values(self.env, agent, legal, rng, worlds, deadline)
+        self.last_simulations = values.size
+        return int(legal[paired_choice(values, default, opts.z)])
 
     def _search_turns(
         self,
