@@ -387,7 +387,7 @@ def _add_eval_parser(commands) -> None:
     evaluate.add_argument(
         "--engine",
         choices=("auto", "aec", "batched"),
-        default="auto",
+        default=None,
         help="where the games are played: auto (default: the game's batched engine when every policy has a batched "
         "player, random, heuristic or a greedy .npz model, with the same results; else the AEC env), aec, or batched "
         "(an error naming what cannot be batched)",

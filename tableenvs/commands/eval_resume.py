@@ -17,7 +17,8 @@ from typing import Any
 
 from tableenvs import __version__
 
-#: The eval flags that decide the games (argparse dest: default): saved in tournament.json, compared by --resume.
+#: The eval flags that decide the games and the files written (argparse dest: default): saved in tournament.json,
+#: compared by --resume (``engine``: a resumed tournament plays where it started, so its notes are the same).
 EVAL_DEFAULTS: dict[str, Any] = {
     "env": None,
     "policies": None,
@@ -28,6 +29,7 @@ EVAL_DEFAULTS: dict[str, Any] = {
     "seed": 0,
     "option": {},
     "sample": False,
+    "engine": "auto",
 }
 
 
