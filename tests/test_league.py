@@ -117,3 +117,20 @@ def test_cli_runs_the_recipe_and_refuses_what_it_does_not_read(tmp_path, monkeyp
     assert game == GAME and kwargs["options"] == {"num_players": 2} and kwargs["seed"] == 4
     assert kwargs["steps"] == 10_000_000 and kwargs["label_games"] == 3000  # the defaults unless told
     check_model_fits(load_numpy_policy(out / "model.npz"), make_raw(GAME, num_players=2))
+
+
+def test_an_export_is_what_a_run_with_that_budget_ends_with(tmp_path):
+    """Rollouts are whole, so the model a run exported at ``S`` samples is the final model of a run given ``S``."""
+    small = {"num_envs": 8, "snapshot_every": 1500}
+    league(GAME, tmp_path / "long", options={"num_players": 2}, steps=4000, label_games=8, chunk=1000,
+           settings=TINY, league_settings=small, say=lambda _: None)  # fmt: skip
+    exports = sorted((tmp_path / "long" / "league").glob("model-*.npz"))
+    assert len(exports) >= 3
+    middle = exports[1]
+    steps = int(middle.stem.split("-")[1])
+    short = league(GAME, tmp_path / "short", options={"num_players": 2}, steps=steps, label_games=8, chunk=1000,
+                   settings=TINY, league_settings=small, say=lambda _: None)  # fmt: skip
+    assert short == tmp_path / "short" / "model.npz"
+    same = load_numpy_policy(tmp_path / "short" / "league" / f"model-{steps:09d}.npz").weights
+    for (w1, b1), (w2, b2) in zip(load_numpy_policy(middle).weights, same, strict=True):
+        assert np.array_equal(w1, w2) and np.array_equal(b1, b2)
