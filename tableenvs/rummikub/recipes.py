@@ -14,7 +14,7 @@ from tableenvs.rummikub import holding, openings
 
 #: Points one place of mean finishing rank is worth in the population recipe's fitness (docs/training.md, "The
 #: population recipe").
-RANK_POINTS = 20.0
+RANK_POINTS = 30.0
 #: Weights of the start, in :data:`tableenvs.rummikub.openings.FEATURES` order: the most tiles and points.
 START = (1.0, 1.0) + (0.0,) * (len(openings.FEATURES) - 2)
 
@@ -37,8 +37,8 @@ HOLDING = ScorerRecipe(
 POPULATION = ScorerRecipe(
     "rummikub_holding_v1",
     HOLDING.start,
-    games=240,
-    population=10,
+    games=120,
+    population=8,
     generations=8,
     description="the holding scorer judged at a mix of tables: against heuristic seats, with one heuristic seat "
     "among its own, and in the company of the generation's mean weights",
