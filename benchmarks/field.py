@@ -108,9 +108,7 @@ def play_row(game: str, players: int, name: str, games: int, seed: int, workers:
         **win,
         "rank_trained": ranks["trained"],
         "rank_other": ranks[other],
-        "resolved": search_vs_heuristic.described(
-            make_policy(other, tableenvs.make_raw(game, num_players=players))
-        ),
+        "resolved": search_vs_heuristic.described(make_policy(other, tableenvs.make_raw(game, num_players=players))),
         "command": f"python benchmarks/field.py --game {game} --players {players} --rows {name} --games {games} "
         f"--seed {seed}" + (f" --workers {workers}" if workers > 1 else ""),
         "wall_seconds": round(wall, 1),

@@ -27,6 +27,8 @@ from common import replace_block
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
+#: The field tables' saved rows (benchmarks/field.py): a game and player count there has no trained rows here.
+FIELD = RESULTS / "field"
 BEGIN = "<!-- ladder: begin (written by benchmarks/ladder.py --write-docs) -->"
 END = "<!-- ladder: end -->"
 #: The players of each game's rungs: the default player count (Pili Pili 5, the shipped model's), Rummikub 2 as in
@@ -40,13 +42,19 @@ GAMES = {
 
 
 def rows() -> list[dict]:
-    """Every saved rung: this script's, the search rows, and the shipped model's rows, by game then file name."""
+    """Every saved rung: this script's, the search rows, and the shipped model's rows, by game then file name; the
+    rows with ``trained`` are left out for a game and player count that has a field table (``field.py``)."""
     found = []
+    covered = {
+        (saved["game"], saved["players"]) for saved in map(json.loads, map(Path.read_text, FIELD.glob("*.json")))
+    }
     for folder in ("ladder", "search_vs_heuristic", "trained_vs_heuristic"):
         for path in sorted((RESULTS / folder).glob("*.json")):
             row = json.loads(path.read_text())
             if folder == "trained_vs_heuristic" and row["spec"] != "trained":
                 continue  # a recipe run's model, not the shipped one
+            if "trained" in (row["spec"], row.get("baseline")) and (row["game"], row["players"]) in covered:
+                continue  # the field table of this game and count (benchmarks/field.py) stands for the trained rows
             row.setdefault("baseline", "heuristic")
             found.append(row)
     order = list(GAMES)
