@@ -87,6 +87,11 @@ def check_training_record(spec: Any, raw_env: Any) -> None:
     Rummikub's sizes do not depend on the player count; the record catches what the sizes cannot.
     """
     name = raw_env.metadata["name"]
+    from tableenvs.policies.model_env import model_options
+    from tableenvs.policies.numpy_policy import is_trained_spec, resolve_trained
+
+    if is_trained_spec(spec):  # the file "trained" plays at this env's setting (<game>-<setting>.npz)
+        spec = resolve_trained(spec, name, model_options(raw_env))
     found = training_config(spec, name)
     if found is None:
         return
