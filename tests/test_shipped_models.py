@@ -23,7 +23,9 @@ from tableenvs.policies import make_policy, play_game
 from tableenvs.policies.numpy_policy import MODELS_DIR, NumpyPolicy, load_numpy_policy, model_options
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = sorted(path.stem for path in MODELS_DIR.glob("*.npz"))
+SHIPPED = sorted(path.stem for path in MODELS_DIR.glob("*.npz") if "-" not in path.stem)  # each game's default
+#: The files made for another setting of their game (``<game>-<setting>.npz``, e.g. ``rummikub_v0-2p.npz``).
+SETTINGS = sorted(path.stem for path in MODELS_DIR.glob("*-*.npz"))
 #: At most this many bytes per shipped model file (issue 28: "a few hundred KB each at most").
 MAX_BYTES = 600_000
 
@@ -97,3 +99,25 @@ def test_trained_plays_a_whole_game_and_an_eval_where_torch_cannot_be_imported(t
     assert result.returncode == 0, result.stderr + result.stdout
     assert result.stdout.strip().splitlines()[-1].startswith("ok ")
     assert (tmp_path / "eval" / "results.json").is_file()
+
+
+@pytest.mark.parametrize("stem", SETTINGS)
+def test_a_model_for_another_setting_is_what_trained_plays_there_and_beats_the_heuristic(stem):
+    """``<game>-<N>p.npz``: small, float16, made for N players of its game's default options, played by ``trained``
+    at N players, and ahead of the heuristic on fixed duplicate deals (the regression guard of the default files)."""
+    game, _, setting = stem.partition("-")
+    assert setting.endswith("p") and setting[:-1].isdigit(), stem
+    players = int(setting[:-1])
+    path = MODELS_DIR / f"{stem}.npz"
+    assert path.stat().st_size <= MAX_BYTES, path.stat().st_size
+    raw = tableenvs.make_raw(game, num_players=players)
+    model = load_numpy_policy(path)
+    assert model.game == game and model.options == model_options(raw)
+    with np.load(path, allow_pickle=False) as archive:
+        assert all(archive[f"layer{i}.weight"].dtype == np.float16 for i in range(len(model.hidden) + 1))
+    policy = make_policy("trained", raw)
+    assert isinstance(policy, NumpyPolicy) and policy.model.name == path.name
+    seats = ["trained", "heuristic"] * players
+    result = evaluate(game, seats[:players], GUARD_GAMES.get(game, 100), num_players=players, seed=7, progress=False)
+    rows = {row["policy"]: row for row in result.policies}
+    assert rows["trained"]["reward_mean"] > rows["heuristic"]["reward_mean"], rows
