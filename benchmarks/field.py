@@ -229,7 +229,10 @@ def main() -> None:
         for name in names:
             games = args.search_games if ROWS[name][0] == "search" and args.search_games else args.games
             print(f"# {name}: {games} games", flush=True)
-            saved["rows"][name] = play_row(args.game, players, name, games, args.seed, args.workers)
+            row = play_row(args.game, players, name, games, args.seed, args.workers)
+            if path.exists():  # another run of this game and count may have saved rows meanwhile: keep them
+                saved["rows"] = {**json.loads(path.read_text())["rows"], name: row}
+            saved["rows"][name] = row
             path.write_text(json.dumps(saved, indent=1))
             print(table(saved), flush=True)
         if args.timing_games:
@@ -239,6 +242,8 @@ def main() -> None:
                 f"--timing-games {args.timing_games}`"
             )
             saved["timing"] = {**timing, "command": command, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+            if path.exists():  # every row saved so far, this run's among them
+                saved["rows"] = json.loads(path.read_text())["rows"]
             path.write_text(json.dumps(saved, indent=1))
         print(table(saved), flush=True)
     if args.write_docs or args.docs_only:
