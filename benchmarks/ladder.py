@@ -43,18 +43,22 @@ GAMES = {
 
 def rows() -> list[dict]:
     """Every saved rung: this script's, the search rows, and the shipped model's rows, by game then file name; the
-    rows with ``trained`` are left out for a game and player count that has a field table (``field.py``)."""
+    head-to-heads of ``trained`` that a field table (``field.py``) of the game and player count holds are left out."""
     found = []
-    covered = {
-        (saved["game"], saved["players"]) for saved in map(json.loads, map(Path.read_text, FIELD.glob("*.json")))
+    covered = {  # (game, players, other agent) of every head-to-head row of a field table (benchmarks/field.py)
+        (saved["game"], saved["players"], row["other"])
+        for saved in map(json.loads, map(Path.read_text, FIELD.glob("*.json")))
+        for name, row in saved["rows"].items()
+        if not name.startswith("company")
     }
     for folder in ("ladder", "search_vs_heuristic", "trained_vs_heuristic"):
         for path in sorted((RESULTS / folder).glob("*.json")):
             row = json.loads(path.read_text())
             if folder == "trained_vs_heuristic" and row["spec"] != "trained":
                 continue  # a recipe run's model, not the shipped one
-            if "trained" in (row["spec"], row.get("baseline")) and (row["game"], row["players"]) in covered:
-                continue  # the field table of this game and count (benchmarks/field.py) stands for the trained rows
+            pair = (row["spec"], row.get("baseline", "heuristic"))
+            if "trained" in pair and (row["game"], row["players"], pair[pair[0] == "trained"]) in covered:
+                continue  # the field table of this game and count (benchmarks/field.py) holds this head-to-head
             row.setdefault("baseline", "heuristic")
             found.append(row)
     order = list(GAMES)
