@@ -14,7 +14,8 @@ ranks (1 is first):
 
 The decision time is ``trained``'s (CPU time of this process, every decision with a choice, in ``--timing-games``
 games with one ``trained`` seat among heuristics). The rows of a game and player count are saved in one JSON file
-under ``benchmarks/results/field/`` (a later run replaces the rows it played and keeps the others), and
+under ``benchmarks/results/field/`` (a later run replaces the rows it played and keeps the others; the rows of a
+model no longer shipped move to ``replaced/``), and
 ``--write-docs`` rewrites the field block of docs/agents.md from every saved file, one table per game and count, each
 row with the command that made it. A run keeps its finished games in a journal beside the file (``.partial``), and
 the same command continues it.
@@ -219,7 +220,14 @@ def main() -> None:
             if path.exists()
             else {"game": args.game, "players": players, "seed": args.seed, "rows": {}}
         )
-        saved["model"] = list(digest(args.game, players))
+        model = list(digest(args.game, players))
+        if saved.get("model", model) != model:  # another model's rows: kept aside, this model's table starts anew
+            aside = RESULTS / "replaced" / f"{path.stem}__{saved['model'][1]}.json"
+            aside.parent.mkdir(parents=True, exist_ok=True)
+            path.replace(aside)
+            print(f"# the rows of {saved['model'][0]} ({saved['model'][1]}) moved to {aside}", flush=True)
+            saved = {"game": args.game, "players": players, "seed": args.seed, "rows": {}}
+        saved["model"] = model
         print(
             f"# {platform.python_version()} on {platform.machine()}, {args.game} {players}p, seed {args.seed}, "
             f"trained = {saved['model'][0]} ({saved['model'][1]})",
@@ -230,7 +238,7 @@ def main() -> None:
             games = args.search_games if ROWS[name][0] == "search" and args.search_games else args.games
             print(f"# {name}: {games} games", flush=True)
             row = play_row(args.game, players, name, games, args.seed, args.workers)
-            if path.exists():  # another run of this game and count may have saved rows meanwhile: keep them
+            if path.exists() and json.loads(path.read_text()).get("model") == model:  # rows saved meanwhile: kept
                 saved["rows"] = {**json.loads(path.read_text())["rows"], name: row}
             saved["rows"][name] = row
             path.write_text(json.dumps(saved, indent=1))
