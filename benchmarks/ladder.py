@@ -43,10 +43,11 @@ GAMES = {
 
 def rows() -> list[dict]:
     """Every saved rung: this script's, the search rows, and the shipped model's rows, by game then file name; the
-    head-to-heads of ``trained`` that a field table (``field.py``) of the game and player count holds are left out."""
+    head-to-heads of ``trained`` that a field table (``field.py``) of the game and player count holds on as many games
+    or more are left out."""
     found = []
-    covered = {  # (game, players, other agent) of every head-to-head row of a field table (benchmarks/field.py)
-        (saved["game"], saved["players"], row["other"])
+    covered = {  # (game, players, other agent): games of each head-to-head row of a field table (benchmarks/field.py)
+        (saved["game"], saved["players"], row["other"]): row["games"]
         for saved in map(json.loads, map(Path.read_text, FIELD.glob("*.json")))
         for name, row in saved["rows"].items()
         if not name.startswith("company")
@@ -57,8 +58,9 @@ def rows() -> list[dict]:
             if folder == "trained_vs_heuristic" and row["spec"] != "trained":
                 continue  # a recipe run's model, not the shipped one
             pair = (row["spec"], row.get("baseline", "heuristic"))
-            if "trained" in pair and (row["game"], row["players"], pair[pair[0] == "trained"]) in covered:
-                continue  # the field table of this game and count (benchmarks/field.py) holds this head-to-head
+            field_games = covered.get((row["game"], row["players"], pair[pair[0] == "trained"]), 0)
+            if "trained" in pair and field_games >= row["games"]:
+                continue  # the field table of this game and count (benchmarks/field.py) holds it, on as many games
             row.setdefault("baseline", "heuristic")
             found.append(row)
     order = list(GAMES)
