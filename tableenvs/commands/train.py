@@ -241,7 +241,7 @@ def _train_scorer(args: argparse.Namespace) -> int:
 
     chosen = recipe_of(args.env, name)
     games, population = chosen.games, chosen.population
-    per_generation = games * population
+    per_generation = games * population * len(chosen.tables)  # each weight vector plays every table
     budget = per_generation * chosen.generations if args.timesteps is None else args.timesteps
     if budget < per_generation:
         raise ValueError(f"--timesteps (games, with --recipe {name}) must be at least {per_generation}, got {budget}")
