@@ -133,6 +133,50 @@ def heuristic_rates(seconds: float) -> tuple[float, float, int, int]:
     return fast, decisions / (CLOCK() - start), same, decisions
 
 
+def pilipili_heuristic_rates(seconds: float) -> tuple[float, float, int, int]:
+    """Pili Pili 5p (standard missions) heuristic decisions per CPU-second: ``BatchedHeuristic.act`` on batches of
+    1,024 positions, ``HeuristicPolicy.act`` one at a time; then, untimed, the positions where both chose alike (row
+    ``i`` of a batch and the Python policy given ``default_rng(i)``, for the designate and memorise draws) and the
+    positions compared."""
+    from tableenvs.pilipili.agents import HeuristicPolicy
+    from tableenvs.pilipili.batched_heuristic import BatchedHeuristic
+
+    games = tableenvs.vector.make("pilipili_v0", 1024, num_players=5)
+    rng = np.random.default_rng(2)
+    obs, mask = games.reset(0)
+    batches = []
+    actions = np.zeros(1024, np.int64)
+    for _ in range(40):
+        batches.append((obs.copy(), mask.copy()))
+        pick(mask, rng.random(1024), actions)
+        obs, mask, _, _, _ = games.step(actions)
+    batched = BatchedHeuristic(5, 1024)
+    batched.act(*batches[0])
+    decisions = 0
+    start = CLOCK()
+    while CLOCK() - start < seconds:
+        for o, m in batches:
+            batched.act(o, m)
+            decisions += len(o)
+    fast = decisions / (CLOCK() - start)
+    python = HeuristicPolicy(tableenvs.make_raw("pilipili_v0", num_players=5))
+    decisions = 0
+    start = CLOCK()
+    while CLOCK() - start < seconds:
+        o, m = batches[decisions // 1024 % len(batches)]
+        i = decisions % 1024
+        python.act(o[i], m[i], rng)
+        decisions += 1
+    slow = decisions / (CLOCK() - start)
+    same = compared = 0
+    for o, m in batches[::4]:
+        batched.seed(0)
+        chosen = batched.act(o, m)
+        same += sum(python.act(o[i], m[i], np.random.default_rng(i)) == chosen[i] for i in range(len(o)))
+        compared += len(o)
+    return fast, slow, int(same), compared
+
+
 def rss_mb() -> float:
     """The process's resident set now, in MB (``/proc/self/status``)."""
     with open("/proc/self/status") as status:
@@ -213,6 +257,12 @@ def main() -> None:
         fast, slow, same, compared = heuristic_rates(args.seconds)
         lines.append(
             f"Llama Party 4p heuristic: BatchedHeuristic {fast:,.0f} decisions per CPU-second (batches of 1,024), "
+            f"HeuristicPolicy {slow:,.0f} ({fast / slow:.0f}x); the same choice on {same:,} of {compared:,} positions."
+        )
+    if "pilipili_v0" in names:
+        fast, slow, same, compared = pilipili_heuristic_rates(args.seconds)
+        lines.append(
+            f"Pili Pili 5p heuristic: BatchedHeuristic {fast:,.0f} decisions per CPU-second (batches of 1,024), "
             f"HeuristicPolicy {slow:,.0f} ({fast / slow:.0f}x); the same choice on {same:,} of {compared:,} positions."
         )
     for name, players, before, after, finished in memory:

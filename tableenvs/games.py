@@ -29,6 +29,7 @@ for _game in (
         openspiel="tableenvs.pilipili.openspiel_title:TITLE",
         search_default="search:sims=60",
         batched="tableenvs.pilipili.batched:make_batched",
+        batched_heuristic="tableenvs.pilipili.batched_heuristic:batched_heuristic",
     ),
     GameSpec(
         "llama_party_v0",

@@ -57,8 +57,8 @@ def test_the_batched_heuristic_refuses_malformed_batches():
         heuristic.act(obs, mask)
 
 
-def test_front_door_heuristic_matches_the_class_and_refuses_games_without_one():
-    import pytest
+def test_front_door_heuristic_matches_the_class_and_refuses_games_without_one(monkeypatch):
+    import dataclasses
 
     import tableenvs.vector
 
@@ -68,7 +68,8 @@ def test_front_door_heuristic_matches_the_class_and_refuses_games_without_one():
     assert isinstance(player, tableenvs.vector.BatchedPolicy)
     envs = np.arange(16, dtype=np.int64)
     assert np.array_equal(player.act(obs, mask, envs), BatchedHeuristic().act(obs, mask))
-    other = tableenvs.vector.make("pilipili_v0", 2)
-    if tableenvs.spec("pilipili_v0").batched_heuristic is None:
-        with pytest.raises(ValueError, match="pilipili_v0 has no batched heuristic.*llama_party_v0"):
-            tableenvs.vector.batched_heuristic(other)
+    plain = dataclasses.replace(tableenvs.spec("llama_party_v0"), batched_heuristic=None)
+    real_spec = tableenvs.vector.spec
+    monkeypatch.setattr(tableenvs.vector, "spec", lambda name: plain if name == "llama_party_v0" else real_spec(name))
+    with pytest.raises(ValueError, match="llama_party_v0 has no batched heuristic.*; games that have one: pilipili_v0"):
+        tableenvs.vector.batched_heuristic(games)
