@@ -699,10 +699,14 @@ def step_envs(actions, check, n, nm, max_rounds, win, g, ps, posc, deck, pile, r
               obs, mask, rewards, terminated, truncated, to_act):  # fmt: skip
     """Apply each env's (legal) action; an env whose game ended starts its next one. Returns the longest action
     log now held (the caller grows ``log`` before it fills), or, when ``check`` finds an action out of range or
-    not in its env's mask, ``-1 - e`` for the first such env ``e``, having changed nothing."""
+    not in its env's mask, ``-1 - e`` for the first such env ``e``, having changed nothing. The range is checked
+    even unchecked (``check`` false): the kernel indexes with the action."""
     g, ps, posc, deck, pile = _borrowed(g), _borrowed(ps), _borrowed(posc), _borrowed(deck), _borrowed(pile)
     rng, rng0, log, mp, mnz = _borrowed(rng), _borrowed(rng0), _borrowed(log), _borrowed(mp), _borrowed(mnz)
     mvec, obs, mask = _borrowed(mvec), _borrowed(obs), _borrowed(mask)
+    for e in range(actions.shape[0]):
+        if actions[e] < 0 or actions[e] >= NUM_ACTIONS:
+            return -1 - e
     if check:
         bad = first_illegal(actions, mask)
         if bad >= 0:
