@@ -20,7 +20,6 @@ Every decision where the rules write-up is silent is the AEC engine's, line for 
 
 from __future__ import annotations
 
-import numpy as np
 from numba import types
 from numba.core import cgutils
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
@@ -102,6 +101,16 @@ def _borrowed(typingctx, array):
         return view._getvalue()
 
     return array(array), codegen
+
+
+@register_jitable
+def _seat(x, n):
+    """``x % n`` for ``-n <= x < 2 * n`` (a seat one step or a trick's length away), without a division."""
+    if x >= n:
+        return x - n
+    if x < 0:
+        return x + n
+    return x
 
 
 @register_jitable
@@ -372,7 +381,7 @@ def _add_to_trick(e, n, nm, max_rounds, card, value, g, ps, deck, pile, rng, mp)
     ps[e, P_TVAL, seat] = value
     g[e, G_TLEN] += 1
     if g[e, G_TLEN] < n:
-        g[e, G_TO_ACT] = (seat + 1) % n
+        g[e, G_TO_ACT] = _seat(seat + 1, n)
         return 0
     mi = g[e, G_MIS]
     reverse = mp[mi, M_REV]
@@ -381,7 +390,7 @@ def _add_to_trick(e, n, nm, max_rounds, card, value, g, ps, deck, pile, rng, mp)
     best = -1
     cards = 0
     for j in range(n):
-        s = (leader + j) % n
+        s = _seat(leader + j, n)
         c = ps[e, P_TCARD, s]
         v = ps[e, P_TVAL, s]
         if reverse:
@@ -427,7 +436,7 @@ def apply(e, n, nm, max_rounds, a, g, ps, posc, deck, pile, rng, mp):
         ps[e, P_BIDS, seat] = a
         g[e, G_LAST_BID] = a
         g[e, G_BIDS_MADE] += 1
-        g[e, G_TO_ACT] = (seat + mp[mi, M_BID_DIR] + n) % n
+        g[e, G_TO_ACT] = _seat(seat + mp[mi, M_BID_DIR], n)
         if g[e, G_BIDS_MADE] == n:
             g[e, G_TO_ACT] = g[e, G_DEALER]
             if mp[mi, M_DESIG]:
@@ -453,16 +462,15 @@ def apply(e, n, nm, max_rounds, a, g, ps, posc, deck, pile, rng, mp):
             if ps[e, P_NSTAGED, seat] < mp[mi, M_PASS_N]:
                 return 0
             g[e, G_ACTED] += 1
-            g[e, G_TO_ACT] = (seat + 1) % n
+            g[e, G_TO_ACT] = _seat(seat + 1, n)
             if g[e, G_ACTED] < n:
                 return 0
             g[e, G_ACTED] = 0
             d = mp[mi, M_PASS_DIR]
-            kept = np.empty(8, np.int64)
+            for s in range(n):  # keep the unstaged cards (the staged ones stay in P_STAGED until received)
+                ps[e, P_HAND, s] &= ~ps[e, P_STAGED, s]
             for s in range(n):
-                kept[s] = ps[e, P_HAND, s] & ~ps[e, P_STAGED, s]
-            for s in range(n):
-                ps[e, P_HAND, s] = kept[s] | ps[e, P_STAGED, (s - d + n) % n]
+                ps[e, P_HAND, s] |= ps[e, P_STAGED, (s - d + n) % n]
             for s in range(n):
                 ps[e, P_STAGED, s] = 0
                 ps[e, P_NSTAGED, s] = 0
@@ -492,7 +500,7 @@ def apply(e, n, nm, max_rounds, a, g, ps, posc, deck, pile, rng, mp):
         if phase == DESIGNATE:
             ps[e, P_DESIG, seat] = target
             g[e, G_ACTED] += 1
-            g[e, G_TO_ACT] = (seat + 1) % n
+            g[e, G_TO_ACT] = _seat(seat + 1, n)
             if g[e, G_ACTED] == n:
                 g[e, G_ACTED] = 0
                 _after_designation(e, n, g, ps, deck, mp)
@@ -524,7 +532,7 @@ def apply(e, n, nm, max_rounds, a, g, ps, posc, deck, pile, rng, mp):
         ps[e, P_POSLEN, seat] = k
         ps[e, P_POSUSED, seat] = 0
     g[e, G_ACTED] += 1
-    g[e, G_TO_ACT] = (seat + 1) % n
+    g[e, G_TO_ACT] = _seat(seat + 1, n)
     if g[e, G_ACTED] == n:
         g[e, G_ACTED] = 0
         g[e, G_PHASE] = BID
