@@ -116,6 +116,7 @@ class PiliPiliBatched(BatchedEngine):
         self._log = np.zeros((num_envs, 256), np.int16)
         self._longest = 0
         self.to_act = np.zeros(num_envs, np.int64)
+        self._shape = (self.num_envs,)
 
     def _start_games(self, seeds: list[int]) -> None:
         self._rng[:] = seeded(seeds)
@@ -126,6 +127,21 @@ class PiliPiliBatched(BatchedEngine):
             self._pile, self._rng, self._rng0, self._mp, self._mnz, self._mvec, self.obs, self.mask,
             self.to_act,
         )  # fmt: skip
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`BatchedEngine.step`, with a short path for the usual call (a C-contiguous int64 array of shape
+        ``(num_envs,)``): the kernel checks the range (and, unless trusted, the mask) itself; any refusal goes
+        through the shared path, which raises its one-line error (nothing was changed)."""
+        if (
+            type(actions) is np.ndarray
+            and actions.dtype == np.int64
+            and actions.shape == self._shape
+            and actions.flags.c_contiguous
+            and self._started
+            and self._play(actions, not self.trusted) < 0
+        ):
+            return self.obs, self.mask, self.rewards, self.terminated, self.truncated
+        return super().step(actions)
 
     def _play(self, actions: np.ndarray, check: bool) -> int:
         if self._longest >= self._log.shape[1]:

@@ -20,10 +20,9 @@ Every decision where the rules write-up is silent is the AEC engine's, line for 
 
 from __future__ import annotations
 
-import numpy as np
-from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 from numba.extending import register_jitable
 
+from tableenvs.pilipili.batched_primitives import borrowed, highest_bit, lowest_bit, popcount, wrap_seat
 from tableenvs.vector.draws import integers, permutation
 
 # phases (table.Phase)
@@ -83,27 +82,6 @@ def offsets(n: int) -> dict[str, int]:
         "previous_round": o_previous,
         "size": o_previous + 1 + PREVIOUS_FIELDS * n,
     }
-
-
-@register_jitable
-def _popcount(x):
-    """Set bits of ``x`` (a card bitmask: bits 0..55, so the SWAR product's top byte never reaches the sign)."""
-    x = x - ((x >> 1) & 0x5555555555555555)
-    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
-    return (x * 0x0101010101010101) >> 56
-
-
-@register_jitable
-def _lowest(x):
-    """Index of the lowest set bit of a nonzero ``x``."""
-    return trailing_zeros(x)
-
-
-@register_jitable
-def _highest(x):
-    """Index of the highest set bit of a nonzero ``x``."""
-    return 63 - leading_zeros(x)
 
 
 # ---------------------------------------------------------------------- the deal
@@ -219,7 +197,7 @@ def legal_play_cards(e, g, ps, mp):
     numbers = hand & ~1
     legal = hand & 1
     if numbers != 0:
-        legal |= (1 << _lowest(numbers)) | (1 << _highest(numbers))
+        legal |= (1 << lowest_bit(numbers)) | (1 << highest_bit(numbers))
     return legal
 
 
@@ -244,19 +222,19 @@ def fill_mask(e, n, g, ps, mp, mask):
                 mask[e, a] = 1
         cards &= ~1
         while cards != 0:
-            mask[e, A_PLAY - 1 + _lowest(cards)] = 1
+            mask[e, A_PLAY - 1 + lowest_bit(cards)] = 1
             cards &= cards - 1
     elif phase == BID:
         bids = legal_bids(e, n, g, ps, mp)
         while bids != 0:
-            mask[e, _lowest(bids)] = 1
+            mask[e, lowest_bit(bids)] = 1
             bids &= bids - 1
     elif phase == PASS or phase == SWAP_GIVE:
         cards = ps[e, P_HAND, seat]
         if phase == PASS:
             cards &= ~ps[e, P_STAGED, seat]
         while cards != 0:
-            mask[e, A_PICK + _lowest(cards)] = 1
+            mask[e, A_PICK + lowest_bit(cards)] = 1
             cards &= cards - 1
     elif phase == SWAP_NAME or phase == DESIGNATE:
         for a in range(A_NAME, A_NAME + n - 1):
@@ -353,7 +331,7 @@ def _add_to_trick(e, n, nm, max_rounds, card, value, g, ps, deck, pile, rng, mp)
     ps[e, P_TVAL, seat] = value
     g[e, G_TLEN] += 1
     if g[e, G_TLEN] < n:
-        g[e, G_TO_ACT] = (seat + 1) % n
+        g[e, G_TO_ACT] = wrap_seat(seat + 1, n)
         return 0
     mi = g[e, G_MIS]
     reverse = mp[mi, M_REV]
@@ -362,7 +340,7 @@ def _add_to_trick(e, n, nm, max_rounds, card, value, g, ps, deck, pile, rng, mp)
     best = -1
     cards = 0
     for j in range(n):
-        s = (leader + j) % n
+        s = wrap_seat(leader + j, n)
         c = ps[e, P_TCARD, s]
         v = ps[e, P_TVAL, s]
         if reverse:
@@ -383,7 +361,7 @@ def _add_to_trick(e, n, nm, max_rounds, card, value, g, ps, deck, pile, rng, mp)
     if mp[mi, M_FL]:
         extra += (1 if played == 1 else 0) + (1 if played == total else 0)
     if mp[mi, M_LISTED] != 0:
-        hits = _popcount(cards & mp[mi, M_LISTED])
+        hits = popcount(cards & mp[mi, M_LISTED])
         extra += hits if mp[mi, M_LIST_EACH] else min(hits, 1)
     ps[e, P_EXTRAS, winner] += extra
     g[e, G_LAST_WINNER] = winner
@@ -408,7 +386,7 @@ def apply(e, n, nm, max_rounds, a, g, ps, posc, deck, pile, rng, mp):
         ps[e, P_BIDS, seat] = a
         g[e, G_LAST_BID] = a
         g[e, G_BIDS_MADE] += 1
-        g[e, G_TO_ACT] = (seat + mp[mi, M_BID_DIR] + n) % n
+        g[e, G_TO_ACT] = wrap_seat(seat + mp[mi, M_BID_DIR], n)
         if g[e, G_BIDS_MADE] == n:
             g[e, G_TO_ACT] = g[e, G_DEALER]
             if mp[mi, M_DESIG]:
@@ -434,16 +412,15 @@ def apply(e, n, nm, max_rounds, a, g, ps, posc, deck, pile, rng, mp):
             if ps[e, P_NSTAGED, seat] < mp[mi, M_PASS_N]:
                 return 0
             g[e, G_ACTED] += 1
-            g[e, G_TO_ACT] = (seat + 1) % n
+            g[e, G_TO_ACT] = wrap_seat(seat + 1, n)
             if g[e, G_ACTED] < n:
                 return 0
             g[e, G_ACTED] = 0
             d = mp[mi, M_PASS_DIR]
-            kept = np.empty(8, np.int64)
+            for s in range(n):  # keep the unstaged cards (the staged ones stay in P_STAGED until received)
+                ps[e, P_HAND, s] &= ~ps[e, P_STAGED, s]
             for s in range(n):
-                kept[s] = ps[e, P_HAND, s] & ~ps[e, P_STAGED, s]
-            for s in range(n):
-                ps[e, P_HAND, s] = kept[s] | ps[e, P_STAGED, (s - d + n) % n]
+                ps[e, P_HAND, s] |= ps[e, P_STAGED, (s - d + n) % n]
             for s in range(n):
                 ps[e, P_STAGED, s] = 0
                 ps[e, P_NSTAGED, s] = 0
@@ -473,7 +450,7 @@ def apply(e, n, nm, max_rounds, a, g, ps, posc, deck, pile, rng, mp):
         if phase == DESIGNATE:
             ps[e, P_DESIG, seat] = target
             g[e, G_ACTED] += 1
-            g[e, G_TO_ACT] = (seat + 1) % n
+            g[e, G_TO_ACT] = wrap_seat(seat + 1, n)
             if g[e, G_ACTED] == n:
                 g[e, G_ACTED] = 0
                 _after_designation(e, n, g, ps, deck, mp)
@@ -499,13 +476,13 @@ def apply(e, n, nm, max_rounds, a, g, ps, posc, deck, pile, rng, mp):
         hand = ps[e, P_HAND, seat]
         k = 0
         while hand != 0:
-            posc[e, seat, k] = _lowest(hand)
+            posc[e, seat, k] = lowest_bit(hand)
             hand &= hand - 1
             k += 1
         ps[e, P_POSLEN, seat] = k
         ps[e, P_POSUSED, seat] = 0
     g[e, G_ACTED] += 1
-    g[e, G_TO_ACT] = (seat + 1) % n
+    g[e, G_TO_ACT] = wrap_seat(seat + 1, n)
     if g[e, G_ACTED] == n:
         g[e, G_ACTED] = 0
         g[e, G_PHASE] = BID
@@ -556,11 +533,11 @@ def fill_observation(e, n, seat, g, ps, mp, mnz, mvec, obs):
         obs[e, 8] = 1.0
         cards = ps[e, P_HAND, seat]
         while cards != 0:
-            obs[e, 10 + _lowest(cards)] = 1.0
+            obs[e, 10 + lowest_bit(cards)] = 1.0
             cards &= cards - 1
         cards = ps[e, P_STAGED, seat]
         while cards != 0:
-            obs[e, 10 + NUM_CARDS + _lowest(cards)] = 1.0
+            obs[e, 10 + NUM_CARDS + lowest_bit(cards)] = 1.0
             cards &= cards - 1
     # sees_other_hands
     others = mp[mi, M_FOREHEAD] != 0 if phase == BID else g[e, G_REVEALED] != 0
@@ -573,12 +550,12 @@ def fill_observation(e, n, seat, g, ps, mp, mnz, mvec, obs):
                 s -= n
             cards = ps[e, P_HAND, s]
             while cards != 0:
-                obs[e, o + _lowest(cards)] = 1.0
+                obs[e, o + lowest_bit(cards)] = 1.0
                 cards &= cards - 1
     o_played = 10 + 2 * NUM_CARDS
     cards = g[e, G_PLAYED]
     while cards != 0:
-        obs[e, o_played + _lowest(cards)] = 1.0
+        obs[e, o_played + lowest_bit(cards)] = 1.0
         cards &= cards - 1
     obs[e, o_seats + (_rel(g[e, G_DEALER], seat, n)) * width + S_DEALER] = 1.0
     for r in range(n):
@@ -591,7 +568,7 @@ def fill_observation(e, n, seat, g, ps, mp, mnz, mvec, obs):
             obs[e, b + S_BID] = ps[e, P_BIDS, s]
         obs[e, b + S_WON] = ps[e, P_WON, s]
         obs[e, b + S_CHILIS] = ps[e, P_CHILIS, s]
-        obs[e, b + S_HAND] = _popcount(ps[e, P_HAND, s])
+        obs[e, b + S_HAND] = popcount(ps[e, P_HAND, s])
         obs[e, b + S_LAST] = ps[e, P_CHANGE, s]
     face_down = mp[mi, M_SIMUL] != 0
     leader = g[e, G_LEADER]
@@ -655,6 +632,9 @@ def fill_observation(e, n, seat, g, ps, mp, mnz, mvec, obs):
 
 def reset_envs(envs, n, nm, g, ps, deck, pile, rng, rng0, mp, mnz, mvec, obs, mask, to_act):
     """Start a new game in each env of ``envs`` (its generator row already set) and write its first view."""
+    g, ps, deck, pile, rng = borrowed(g), borrowed(ps), borrowed(deck), borrowed(pile), borrowed(rng)
+    rng0, mp, mnz, mvec = borrowed(rng0), borrowed(mp), borrowed(mnz), borrowed(mvec)
+    obs, mask = borrowed(obs), borrowed(mask)
     for k in range(envs.shape[0]):
         e = envs[k]
         new_game(e, n, nm, g, ps, deck, pile, rng, rng0, mp)
@@ -677,7 +657,14 @@ def step_envs(actions, check, n, nm, max_rounds, win, g, ps, posc, deck, pile, r
               obs, mask, rewards, terminated, truncated, to_act):  # fmt: skip
     """Apply each env's (legal) action; an env whose game ended starts its next one. Returns the longest action
     log now held (the caller grows ``log`` before it fills), or, when ``check`` finds an action out of range or
-    not in its env's mask, ``-1 - e`` for the first such env ``e``, having changed nothing."""
+    not in its env's mask, ``-1 - e`` for the first such env ``e``, having changed nothing. The range is checked
+    even unchecked (``check`` false): the kernel indexes with the action."""
+    g, ps, posc, deck, pile = borrowed(g), borrowed(ps), borrowed(posc), borrowed(deck), borrowed(pile)
+    rng, rng0, log, mp, mnz = borrowed(rng), borrowed(rng0), borrowed(log), borrowed(mp), borrowed(mnz)
+    mvec, obs, mask = borrowed(mvec), borrowed(obs), borrowed(mask)
+    for e in range(actions.shape[0]):
+        if actions[e] < 0 or actions[e] >= NUM_ACTIONS:
+            return -1 - e
     if check:
         bad = first_illegal(actions, mask)
         if bad >= 0:

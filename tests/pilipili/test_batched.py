@@ -146,3 +146,40 @@ def test_the_spec_names_the_batched_engine():
     module, factory = spec(NAME).batched.split(":")
     made = getattr(importlib.import_module(module), factory)(2)
     assert isinstance(made, tableenvs.vector.BatchedGame) and type(made) is type(tableenvs.vector.make(NAME, 2))
+
+
+def test_reset_mid_batch_and_every_call_form_play_the_same_games():
+    """An engine reset after many steps (games ended, auto-reset, rounds under way) plays from there exactly as a
+    fresh engine reset with the same seed; the short path of ``step`` (an int64 array) and the shared one (a list,
+    an int32 array) give the same buffers; a trusted engine still refuses an action outside the ids, changing
+    nothing."""
+    used = tableenvs.vector.make(NAME, 16, num_players=5)
+    fresh = tableenvs.vector.make(NAME, 16, num_players=5, trusted=True)
+    chooser = np.random.default_rng(3)
+    _, mask = used.reset(0)
+    ended = 0
+    for _ in range(400):
+        actions = np.array([chooser.choice(np.flatnonzero(row)) for row in mask], np.int64)
+        _, mask, _, terminated, truncated = used.step(actions)
+        ended += int(terminated.sum() + truncated.sum())
+    assert ended > 0  # the reset below comes after automatic resets
+    obs, mask = used.reset(100)
+    other_obs, other_mask = fresh.reset(100)
+    assert np.array_equal(obs, other_obs) and np.array_equal(mask, other_mask)
+    for step in range(300):
+        actions = np.array([chooser.choice(np.flatnonzero(row)) for row in mask], np.int64)
+        given = [actions, actions.tolist(), actions.astype(np.int32)][step % 3]
+        obs, mask, rewards, terminated, truncated = (x.copy() for x in used.step(given))
+        other = fresh.step(actions)
+        for mine, theirs in zip((obs, mask, rewards, terminated, truncated), other, strict=True):
+            assert np.array_equal(mine, theirs), f"step {step}"
+        assert np.array_equal(used.to_act, fresh.to_act)
+    for i in (0, 9):
+        assert used.get_state(i) == fresh.get_state(i)
+    before = (fresh.obs.copy(), fresh.to_act.copy(), fresh.get_state(2))
+    wrong = np.zeros(16, np.int64)
+    wrong[2] = 234
+    with pytest.raises(ValueError, match=r"env 2: action 234 is not an action id"):
+        fresh.step(wrong)
+    assert np.array_equal(before[0], fresh.obs) and np.array_equal(before[1], fresh.to_act)
+    assert before[2] == fresh.get_state(2)
