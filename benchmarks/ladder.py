@@ -27,6 +27,8 @@ from common import replace_block
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
+#: The field tables' saved rows (benchmarks/field.py): a game and player count there has no trained rows here.
+FIELD = RESULTS / "field"
 BEGIN = "<!-- ladder: begin (written by benchmarks/ladder.py --write-docs) -->"
 END = "<!-- ladder: end -->"
 #: The players of each game's rungs: the default player count (Pili Pili 5, the shipped model's), Rummikub 2 as in
@@ -40,13 +42,25 @@ GAMES = {
 
 
 def rows() -> list[dict]:
-    """Every saved rung: this script's, the search rows, and the shipped model's rows, by game then file name."""
+    """Every saved rung: this script's, the search rows, and the shipped model's rows, by game then file name; the
+    head-to-heads of ``trained`` that a field table (``field.py``) of the game and player count holds on as many games
+    or more are left out."""
     found = []
+    covered = {  # (game, players, other agent): games of each head-to-head row of a field table (benchmarks/field.py)
+        (saved["game"], saved["players"], row["other"]): row["games"]
+        for saved in map(json.loads, map(Path.read_text, FIELD.glob("*.json")))
+        for name, row in saved["rows"].items()
+        if not name.startswith("company")
+    }
     for folder in ("ladder", "search_vs_heuristic", "trained_vs_heuristic"):
         for path in sorted((RESULTS / folder).glob("*.json")):
             row = json.loads(path.read_text())
             if folder == "trained_vs_heuristic" and row["spec"] != "trained":
                 continue  # a recipe run's model, not the shipped one
+            pair = (row["spec"], row.get("baseline", "heuristic"))
+            field_games = covered.get((row["game"], row["players"], pair[pair[0] == "trained"]), 0)
+            if "trained" in pair and field_games >= row["games"]:
+                continue  # the field table of this game and count (benchmarks/field.py) holds it, on as many games
             row.setdefault("baseline", "heuristic")
             found.append(row)
     order = list(GAMES)

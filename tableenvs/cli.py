@@ -304,7 +304,11 @@ def _add_train_parser(commands) -> dict[str, object]:
         "learner in every seat but one heuristic's (tableenvs.training.recipe, docs/training.md 'The strong "
         "recipe'); takes --timesteps (PPO steps, default 10000000 with the recipe), --players, --seed, --out, "
         "--label-games. search-clone: clone the game's default search from its own games, on the observation and "
-        "the game's derived inputs, no PPO; takes --players, --seed, --out, --label-games. Or a recipe of the "
+        "the game's derived inputs, no PPO; takes --players, --seed, --out, --label-games. league: clone the "
+        "heuristic from its games in the batched engine, then PPO on the batched engine against a population (its "
+        "past snapshots, the batched heuristic, itself) drawn by how much each still beats it "
+        "(tableenvs.training.league; games with a batched engine and batched heuristic); takes --timesteps "
+        "(default 10000000), --players, --seed, --out, --label-games (default 3000). Or a recipe of the "
         "game's own (numpy, no torch): " + _scorer_recipes_help() + ", each a candidate scorer trained by the "
         "cross-entropy method on its score against the heuristic (tableenvs.training.scorer_recipes); takes "
         "--timesteps (games played, by default the recipe's generations), --players, --seed, --out. Rerun a recipe "
@@ -315,7 +319,7 @@ def _add_train_parser(commands) -> dict[str, object]:
         type=int,
         default=None,
         help="with --recipe: games to clone from (default 1500 heuristic games for strong, 300 search games for "
-        "search-clone)",
+        "search-clone, 3000 heuristic games for league)",
     )
     train.add_argument(  # None: not given (the recipe's default: every seat but one)
         "--learner-seats",
@@ -387,7 +391,7 @@ def _add_eval_parser(commands) -> None:
     evaluate.add_argument(
         "--engine",
         choices=("auto", "aec", "batched"),
-        default="auto",
+        default=None,
         help="where the games are played: auto (default: the game's batched engine when every policy has a batched "
         "player, random, heuristic or a greedy .npz model, with the same results; else the AEC env), aec, or batched "
         "(an error naming what cannot be batched)",

@@ -70,7 +70,11 @@ for _game in (
             "rummikub_holding_v1": "tableenvs.rummikub.holding:HoldingChoices",
         },
         clone_features="rummikub_turn_plans_v1",
-        recipes={"openings": "tableenvs.rummikub.recipes:OPENINGS", "holding": "tableenvs.rummikub.recipes:HOLDING"},
+        recipes={
+            "openings": "tableenvs.rummikub.recipes:OPENINGS",
+            "holding": "tableenvs.rummikub.recipes:HOLDING",
+            "population": "tableenvs.rummikub.recipes:POPULATION",
+        },
     ),
 ):
     register_game(_game)

@@ -31,7 +31,8 @@ from tableenvs.evaluation.journal import LOG_FILE, TOURNAMENT_FILE, read_log, re
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="POSIX signals and /proc")
 
 ROOT = Path(__file__).resolve().parents[1]
-ARGS = ["pilipili_v0", "--policies", "random,heuristic", "--players", "3", "--games", "200"]
+# --engine aec: these tests stop and resume the AEC path's worker processes
+ARGS = ["pilipili_v0", "--policies", "random,heuristic", "--players", "3", "--games", "200", "--engine", "aec"]
 QUIET = ["--no-plot", "--no-progress"]
 RESULTS = ("results.json", "games.csv", "policies.csv", "head_to_head.csv", "paired.csv")
 

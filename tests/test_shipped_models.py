@@ -23,7 +23,18 @@ from tableenvs.policies import make_policy, play_game
 from tableenvs.policies.numpy_policy import MODELS_DIR, NumpyPolicy, load_numpy_policy, model_options
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = sorted(path.stem for path in MODELS_DIR.glob("*.npz"))
+#: Every shipped file's stem: ``<game>`` (its default setting) or ``<game>-<N>p`` (N players, the rest default).
+FILES = sorted(path.stem for path in MODELS_DIR.glob("*.npz"))
+SHIPPED = sorted({stem.partition("-")[0] for stem in FILES})
+
+
+def setting(stem: str) -> tuple[str, dict]:
+    """``(game, options)`` of a shipped file's stem: ``llama_party_v0-2p`` is ``llama_party_v0`` with 2 players."""
+    game, _, suffix = stem.partition("-")
+    if not suffix:
+        return game, {}
+    assert suffix.endswith("p") and suffix[:-1].isdigit(), f"{stem}.npz: a setting file is <game>-<N>p.npz"
+    return game, {"num_players": int(suffix[:-1])}
 #: At most this many bytes per shipped model file (issue 28: "a few hundred KB each at most").
 MAX_BYTES = 600_000
 
@@ -35,19 +46,21 @@ def package_models(monkeypatch):
 
 def test_every_builtin_game_has_a_shipped_model():
     assert SHIPPED == sorted(tableenvs.testing.games("builtin")), SHIPPED
+    assert all(stem in FILES for stem in SHIPPED), FILES  # each with a file for its default setting
 
 
-@pytest.mark.parametrize("game", SHIPPED)
-def test_a_shipped_model_fits_its_games_default_setting_and_is_small(game):
-    path = MODELS_DIR / f"{game}.npz"
+@pytest.mark.parametrize("stem", FILES)
+def test_a_shipped_model_fits_its_setting_and_is_small(stem):
+    path = MODELS_DIR / f"{stem}.npz"
     assert path.stat().st_size <= MAX_BYTES, path.stat().st_size
     model = load_numpy_policy(path)
-    raw = tableenvs.make_raw(game)
+    game, options = setting(stem)
+    raw = tableenvs.make_raw(game, **options)
     assert model.game == game and model.options == model_options(raw)
     with np.load(path, allow_pickle=False) as archive:
         assert all(archive[f"layer{i}.weight"].dtype == np.float16 for i in range(len(model.hidden) + 1))
     policy = make_policy("trained", raw)
-    assert isinstance(policy, NumpyPolicy) and policy.model.name == f"{game}.npz"
+    assert isinstance(policy, NumpyPolicy) and policy.model.name == f"{stem}.npz"
     totals, decisions = play_game(raw, [policy] * raw.num_players, seed=0, rng=np.random.default_rng(0))
     assert decisions > 0 and raw.outcome() is not None
 
@@ -57,11 +70,13 @@ def test_a_shipped_model_fits_its_games_default_setting_and_is_small(game):
 GUARD_GAMES = {"pilipili_v0": 100, "llama_party_v0": 1000, "rummikub_v0": 200}
 
 
-@pytest.mark.parametrize("game", SHIPPED)
-def test_a_shipped_model_beats_the_heuristic_on_fixed_duplicate_deals(game):
-    players = tableenvs.make_raw(game).num_players
+@pytest.mark.parametrize("stem", FILES)
+def test_a_shipped_model_beats_the_heuristic_on_fixed_duplicate_deals(stem):
+    game, options = setting(stem)
+    players = tableenvs.make_raw(game, **options).num_players
     seats = ["trained", "heuristic"] * players
-    result = evaluate(game, seats[:players], GUARD_GAMES.get(game, 100), seed=7, progress=False)
+    games = GUARD_GAMES.get(stem, GUARD_GAMES.get(game, 100))
+    result = evaluate(game, seats[:players], games, num_players=players, seed=7, progress=False)
     rows = {row["policy"]: row for row in result.policies}
     trained, heuristic = rows["trained"]["reward_mean"], rows["heuristic"]["reward_mean"]
     assert trained > heuristic, (trained, heuristic)

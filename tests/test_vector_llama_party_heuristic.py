@@ -69,7 +69,9 @@ def test_front_door_heuristic_matches_the_class_and_refuses_games_without_one(mo
     envs = np.arange(16, dtype=np.int64)
     assert np.array_equal(player.act(obs, mask, envs), BatchedHeuristic().act(obs, mask))
     plain = dataclasses.replace(tableenvs.spec("llama_party_v0"), batched_heuristic=None)
-    real_spec = tableenvs.vector.spec
-    monkeypatch.setattr(tableenvs.vector, "spec", lambda name: plain if name == "llama_party_v0" else real_spec(name))
+    import tableenvs.vector.players as players
+
+    real_spec = players.game_spec
+    monkeypatch.setattr(players, "game_spec", lambda name: plain if name == "llama_party_v0" else real_spec(name))
     with pytest.raises(ValueError, match="llama_party_v0 has no batched heuristic.*; games that have one: pilipili_v0"):
         tableenvs.vector.batched_heuristic(games)

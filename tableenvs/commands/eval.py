@@ -168,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
                     finished=finished,
                     on_games=save_games,
                     trust_models=args.trust_models,
-                    engine=getattr(args, "engine", "auto"),
+                    engine=arguments["engine"],
                 )
             except (ImportError, OSError) as error:
                 raise ValueError(str(error)) from None

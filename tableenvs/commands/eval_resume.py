@@ -17,7 +17,8 @@ from typing import Any
 
 from tableenvs import __version__
 
-#: The eval flags that decide the games (argparse dest: default): saved in tournament.json, compared by --resume.
+#: The eval flags that decide the games and the files written (argparse dest: default): saved in tournament.json,
+#: compared by --resume (``engine``: a resumed tournament plays where it started, so its notes are the same).
 EVAL_DEFAULTS: dict[str, Any] = {
     "env": None,
     "policies": None,
@@ -28,6 +29,7 @@ EVAL_DEFAULTS: dict[str, Any] = {
     "seed": 0,
     "option": {},
     "sample": False,
+    "engine": "auto",
 }
 
 
@@ -39,17 +41,39 @@ def tournament(arguments: dict) -> dict:
     from tableenvs.policies.numpy_policy import is_trained_spec, resolve_trained
 
     models = {}
+    setting = None
     for spec in list(arguments["policies"]) + list(arguments["opponents"] or []):
         file = spec
         if is_trained_spec(spec):  # the shipped model (or trained:path=FILE) is a file like any other
-            try:
-                file = str(resolve_trained(spec, arguments["env"]))
+            if setting is None:
+                setting = _model_options(arguments)
+            try:  # the shipped file made for this tournament's setting (player count, options)
+                file = str(resolve_trained(spec, arguments["env"], setting or None))
             except ValueError:
                 continue
         if (is_model_path(file) or is_trained_spec(spec)) and os.path.isfile(file):
             with open(file, "rb") as handle:
                 models[spec] = hashlib.sha256(handle.read()).hexdigest()
     return {"version": __version__, "arguments": arguments, "models": models}
+
+
+def _model_options(arguments: dict) -> dict:
+    """The model options (:func:`tableenvs.policies.model_env.model_options`) of the env the tournament plays (its
+    game, ``--players`` and ``--option``s); empty when they make no env (the tournament itself then says why)."""
+    from tableenvs.core.registry import make_raw
+    from tableenvs.policies.model_env import model_options
+
+    options = dict(arguments["option"] or {})
+    if arguments["players"] is not None:
+        options["num_players"] = arguments["players"]
+    try:
+        raw = make_raw(arguments["env"], **options)
+    except (ValueError, TypeError):
+        return {}
+    try:
+        return model_options(raw)
+    finally:
+        raw.close()
 
 
 def _flag(dest: str, value) -> str:

@@ -38,11 +38,12 @@ _BATCHED_FLAGS = ("env", "timesteps", "players", "option", "seed", "out", "no_pr
 _RECIPE_FLAGS = {
     "strong": ("env", "timesteps", "players", "seed", "out", "recipe", "label_games", "learner_seats"),
     "search-clone": ("env", "players", "seed", "out", "recipe", "label_games"),
+    "league": ("env", "timesteps", "players", "seed", "out", "recipe", "label_games"),
 }
 #: The train flags a game's own recipe (a cross-entropy scorer its spec declares in ``recipes``) reads.
 _SCORER_RECIPE_FLAGS = ("env", "timesteps", "players", "seed", "out", "recipe")
 #: ``--label-games`` when not given, by recipe.
-RECIPE_LABEL_GAMES = {"strong": 1500, "search-clone": 300}
+RECIPE_LABEL_GAMES = {"strong": 1500, "search-clone": 300, "league": 3000}
 #: ``--timesteps`` when not given (the parser's default is None, so that a given 50000 is told from none): the plain
 #: job's budget (the quick start's: its curve is flat after about 10k steps), ``--backend rllib``'s and ``batched``'s,
 #: and the recipe's PPO budget.
@@ -153,8 +154,9 @@ def _flags_given(args: argparse.Namespace, flags, defaults: dict[str, object]) -
 
 
 def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
-    """``tableenvs train GAME --recipe strong|search-clone``: :func:`tableenvs.training.recipe.strong` or
-    :func:`~tableenvs.training.recipe.search_clone` under ``--out`` (a rerun on the same directory continues it)."""
+    """``tableenvs train GAME --recipe strong|search-clone|league``: :func:`tableenvs.training.recipe.strong`,
+    :func:`~tableenvs.training.recipe.search_clone` or :func:`tableenvs.training.league.league` under ``--out`` (a
+    rerun on the same directory continues it)."""
     name = args.recipe
     if args.resume is not None:
         raise ValueError(
@@ -175,6 +177,10 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
         raise ValueError(f"--recipe {name} does not take {', '.join(given)} (see tableenvs train --help)")
     if name not in _RECIPE_FLAGS:
         return _train_scorer(args)
+    if name == "league":
+        from tableenvs.training.league import check_league_game
+
+        check_league_game(args.env)  # the engine and heuristic it steps, before anything runs
     label_games = RECIPE_LABEL_GAMES[name] if args.label_games is None else args.label_games
     if label_games < 1:
         raise ValueError(f"--label-games must be an integer >= 1, got {label_games}")
@@ -208,6 +214,11 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
         recipe.search_clone(args.env, args.out, options=options, label_games=label_games, seed=args.seed)
         return 0
     steps = RECIPE_TIMESTEPS if args.timesteps is None else args.timesteps
+    if name == "league":
+        from tableenvs.training.league import league
+
+        league(args.env, args.out, options=options, steps=steps, label_games=label_games, seed=args.seed)
+        return 0
     recipe.strong(
         args.env,
         args.out,
@@ -230,7 +241,7 @@ def _train_scorer(args: argparse.Namespace) -> int:
 
     chosen = recipe_of(args.env, name)
     games, population = chosen.games, chosen.population
-    per_generation = games * population
+    per_generation = games * population * len(chosen.tables)  # each weight vector plays every table
     budget = per_generation * chosen.generations if args.timesteps is None else args.timesteps
     if budget < per_generation:
         raise ValueError(f"--timesteps (games, with --recipe {name}) must be at least {per_generation}, got {budget}")

@@ -39,7 +39,11 @@ class ScorerRecipe:
     ``candidates``: the name of the game's candidates the model scores (its spec's ``candidates``); ``start``: the
     start of the weights (one per candidate feature); ``games``: the games that score one weight vector;
     ``population``: the weight vectors of a generation; ``generations``: how many, by default; ``description``: a
-    few words for ``tableenvs train --help``.
+    few words for ``tableenvs train --help``. ``tables``: the tables a weight vector's fitness is the mean of
+    (``games`` games each; :data:`tableenvs.training.scorer_recipes.TABLES`): ``"heuristic"`` (its seats against
+    heuristic seats), ``"company"`` (one heuristic seat among its own seats) and ``"elite"`` (one seat among the
+    generation's mean weights); ``rank_points``: the points one place of mean finishing rank is worth in a table's
+    fitness (0: the score alone).
     """
 
     candidates: str
@@ -48,3 +52,5 @@ class ScorerRecipe:
     population: int
     generations: int
     description: str = ""
+    tables: tuple[str, ...] = ("heuristic",)
+    rank_points: float = 0.0

@@ -42,11 +42,13 @@ def labels(specs: Sequence[Any]) -> list[str]:
     return result
 
 
-def training_config(spec: Any, game: str | None = None) -> tuple[Path, dict[str, Any]] | None:
+def training_config(
+    spec: Any, game: str | None = None, options: dict[str, Any] | None = None
+) -> tuple[Path, dict[str, Any]] | None:
     """``(path of results.json, its "config")`` for a model path with a readable training record beside it; for a
-    numpy policy (a ``.npz`` path; ``"trained"`` when ``game`` is given) ``(its file, its header's game and
-    options)``."""
-    numpy_file = _numpy_file(spec, game)
+    numpy policy (a ``.npz`` path; ``"trained"`` when ``game`` is given: the shipped file made for ``options``, the
+    env's model options, when given) ``(its file, its header's game and options)``."""
+    numpy_file = _numpy_file(spec, game, options)
     if numpy_file is not None:
         from tableenvs.policies.numpy_policy import read_header
 
@@ -67,10 +69,13 @@ def training_config(spec: Any, game: str | None = None) -> tuple[Path, dict[str,
         return None
 
 
-def trained_players(spec: Any, env_class: type[Any] | None = None, game: str | None = None) -> int | None:
+def trained_players(
+    spec: Any, env_class: type[Any] | None = None, game: str | None = None, options: dict[str, Any] | None = None
+) -> int | None:
     """The player count a model was trained with, from its training record (the env's default if the record
-    names none and ``env_class`` is given); None without a record. ``game`` resolves ``"trained"``."""
-    found = training_config(spec, game)
+    names none and ``env_class`` is given); None without a record. ``game`` resolves ``"trained"`` (to the shipped
+    file made for ``options``, the env's model options, when given)."""
+    found = training_config(spec, game, options)
     if found is None:
         return None
     players = dict(found[1].get("options") or {}).get("num_players")
@@ -86,29 +91,33 @@ def check_training_record(spec: Any, raw_env: Any) -> None:
     :class:`~tableenvs.policies.sb3_policy.SB3Policy` checks the observation and action sizes, but Llama Party's and
     Rummikub's sizes do not depend on the player count; the record catches what the sizes cannot.
     """
+    from tableenvs.policies.model_env import model_options
+
     name = raw_env.metadata["name"]
-    found = training_config(spec, name)
+    options = model_options(raw_env)  # "trained" is the shipped file made for this env's setting
+    found = training_config(spec, name, options)
     if found is None:
         return
     record, config = found
     if config["env"] != name:
         raise ValueError(f"{record} says this model was trained on {config['env']}, not {name}")
-    players = trained_players(spec, type(raw_env), name)
+    players = trained_players(spec, type(raw_env), name, options)
     if players is not None and players != raw_env.num_players:
         raise ValueError(
             f"{record} says this model was trained with {players} players; this tournament has {raw_env.num_players}"
         )
 
 
-def _numpy_file(spec: Any, game: str | None) -> Path | None:
-    """The numpy policy file a spec names (a ``.npz`` path; ``"trained"``: the shipped model of ``game``), or None."""
+def _numpy_file(spec: Any, game: str | None, options: dict[str, Any] | None = None) -> Path | None:
+    """The numpy policy file a spec names (a ``.npz`` path; ``"trained"``: the shipped model of ``game``, the one
+    made for ``options`` when given), or None."""
     from tableenvs.policies.numpy_policy import is_trained_spec, resolve_trained
 
     if isinstance(spec, (str, Path)) and str(spec).endswith(".npz"):
         return Path(spec)
     if is_trained_spec(spec) and (game is not None or spec != "trained"):
         try:
-            return resolve_trained(spec, game or "")
+            return resolve_trained(spec, game or "", options)
         except ValueError:
             return None
     return None

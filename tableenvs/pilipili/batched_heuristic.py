@@ -269,6 +269,12 @@ class BatchedHeuristic:
         self._generators[env * n : env * n + len(rows)] = rows
         self._per_seat[env] = len(rows) > 1
 
+    def seat_generators(self, env: int, generators: Any) -> None:
+        """Env ``env``'s seats draw from now on as ``generators[s]`` would (one numpy ``Generator`` per seat, as
+        ``tableenvs eval`` hands each seat its own): :meth:`set_generators` with a sequence, the hook the batched
+        evaluation calls at each game's start."""
+        self.set_generators(env, list(generators))
+
     def generator(self, env: int, seat: int = 0) -> np.random.Generator:
         """A numpy generator in the state env ``env``'s generator (seat ``seat``'s, when each seat has one) is in
         now."""

@@ -12,6 +12,9 @@ from __future__ import annotations
 from tableenvs.core.declarations import ScorerRecipe
 from tableenvs.rummikub import holding, openings
 
+#: Points one place of mean finishing rank is worth in the population recipe's fitness (docs/training.md, "The
+#: population recipe").
+RANK_POINTS = 30.0
 #: Weights of the start, in :data:`tableenvs.rummikub.openings.FEATURES` order: the most tiles and points.
 START = (1.0, 1.0) + (0.0,) * (len(openings.FEATURES) - 2)
 
@@ -30,4 +33,15 @@ HOLDING = ScorerRecipe(
     population=12,
     generations=12,
     description="the opening scorer that also scores whether to play or hold (draw) once opened",
+)
+POPULATION = ScorerRecipe(
+    "rummikub_holding_v1",
+    HOLDING.start,
+    games=120,
+    population=8,
+    generations=8,
+    description="the holding scorer judged at a mix of tables: against heuristic seats, with one heuristic seat "
+    "among its own, and in the company of the generation's mean weights",
+    tables=("heuristic", "company", "elite"),  # tableenvs.training.scorer_recipes.TABLES
+    rank_points=RANK_POINTS,
 )

@@ -104,7 +104,7 @@ class BatchedTrainer:
         torch.set_num_threads(1)
         self.rng = np.random.default_rng(config.seed)
         torch.manual_seed(config.seed)
-        self.envs = [make_raw(config.game, **config.options) for _ in range(config.n_envs)]
+        self.envs = self._make_envs()
         env = self.envs[0]
         self.num_players = env.num_players
         self.num_actions = int(env.num_actions)
@@ -153,6 +153,11 @@ class BatchedTrainer:
         # Per env, the seats the learner plays this game (opponent mode: ``learner_seats`` of them, rotating).
         self._first_seat = [0] * config.n_envs
         self._learns = [[True] * self.num_players for _ in range(config.n_envs)]
+
+    def _make_envs(self) -> list[Any]:
+        """The raw AEC envs this trainer steps (``n_envs`` of them); the first also gives the game's sizes, the input
+        scale's bounds and the exported file's header (a subclass that steps another engine keeps one)."""
+        return [make_raw(self.config.game, **self.config.options) for _ in range(self.config.n_envs)]
 
     def _start_model(self) -> Any:
         """The numpy policy ``config.start`` (checked against the game), or None."""

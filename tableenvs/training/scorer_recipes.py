@@ -42,6 +42,8 @@ from tableenvs.policies.numpy_policy import NumpyPolicy
 
 #: Deals of the training games: ``TRAIN_SEED + 1000 * (seed + 1) + generation`` (``tableenvs eval`` uses 0, 1, ...).
 TRAIN_SEED = 7_000_000
+
+
 def recipes(game: str) -> dict[str, ScorerRecipe]:
     """The cross-entropy recipes ``game``'s spec declares, by name (imported now)."""
     return {name: spec(game).load("recipes", name) for name in spec(game).recipes}
@@ -75,17 +77,58 @@ def scorer(env: Any, weights: np.ndarray, name: str = "scorer", recipe: str | No
     return NumpyPolicy(model, raw)
 
 
-def _score(job: tuple[str, str, dict[str, Any], np.ndarray, int, int]) -> float:
-    """The paired score difference of one weight vector against the heuristic (a worker's task)."""
+#: The tables a recipe's fitness may mix (its ``tables``), each played by :func:`tableenvs.evaluation.evaluate` on
+#: the generation's deals and read as a paired difference of the weight vector's seats over another's, seat for seat:
+#: ``heuristic``, its seats against heuristic seats (a round robin of the two); ``company``, one heuristic seat among
+#: its own seats (a gauntlet of the two against a field of the weights: the weights in that seat minus the heuristic
+#: there); ``elite``, one seat among the generation's mean weights (a gauntlet of the two against a field of the mean:
+#: the weights in that seat minus the mean there).
+TABLES = ("heuristic", "company", "elite")
+
+
+def table_scores(
+    game: str,
+    recipe: str,
+    options: dict[str, Any],
+    weights: np.ndarray,
+    elite: np.ndarray,
+    seed: int,
+    games: int,
+    tables: tuple[str, ...] = ("heuristic",),
+) -> dict[str, tuple[float, float]]:
+    """Per table of ``tables`` (:data:`TABLES`): the paired score difference of ``weights`` over the other entrant
+    (the heuristic, or the ``elite`` weights), and the other's mean finishing rank minus the weights' (> 0: the
+    weights finish ahead), over ``games`` games from deal ``seed``."""
     from tableenvs.evaluation import evaluate
 
-    game, recipe, options, weights, seed, games = job
     env = make_raw(game, **options)
-    policy = scorer(env, weights, recipe=recipe)
+    candidate = scorer(env, weights, name="candidate", recipe=recipe)
     players = options.get("num_players")
     rest = {key: value for key, value in options.items() if key != "num_players"}
-    result = evaluate(game, [policy, "heuristic"], games, num_players=players, options=rest, seed=seed, workers=1)
-    return float(result.paired[0]["score_diff"])
+    out: dict[str, tuple[float, float]] = {}
+    for table in tables:
+        other: Any = scorer(env, elite, name="elite", recipe=recipe) if table == "elite" else "heuristic"
+        field = None if table == "heuristic" else candidate if table == "company" else other
+        result = evaluate(
+            game, [candidate, other], games, opponents=field, num_players=players, options=rest, seed=seed, workers=1
+        )
+        ranks = {row["policy"]: row["mean_rank"] for row in result.policies}
+        out[table] = (
+            float(result.paired[0]["score_diff"]),
+            float(ranks[str(result.paired[0]["opponent"])] - ranks["candidate"]),
+        )
+    return out
+
+
+def _score(job: tuple[str, str, dict[str, Any], np.ndarray, np.ndarray, int, int, tuple[str, ...]]) -> dict:
+    """:func:`table_scores` of one weight vector (a worker's task)."""
+    return table_scores(*job)
+
+
+def fitness(scores: dict[str, tuple[float, float]], rank_points: float) -> float:
+    """A weight vector's fitness: the mean over its tables of the score difference plus ``rank_points`` per place of
+    mean finishing rank gained."""
+    return float(np.mean([score + rank_points * rank for score, rank in scores.values()]))
 
 
 def train_scorer(
@@ -140,7 +183,9 @@ def train_scorer(
             draws = mu + sd * rng.standard_normal((population, size))
             draws[0] = mu
             deals = TRAIN_SEED + 1000 * (seed + 1) + generation
-            scores = np.array(list(pool.map(_score, [(game, recipe, options, w, deals, games) for w in draws])))
+            jobs = [(game, recipe, options, w, mu, deals, games, chosen.tables) for w in draws]
+            tables = list(pool.map(_score, jobs))
+            scores = np.array([fitness(table, chosen.rank_points) for table in tables])
             best = np.argsort(-scores, kind="stable")[:elite]
             line: dict[str, Any] = {
                 "generation": generation,
@@ -150,15 +195,25 @@ def train_scorer(
                 "mean_score": float(scores.mean()),
                 "seconds": round(time.perf_counter() - began, 1),
             }
+            if chosen.tables != ("heuristic",):  # each table's (score difference, rank gained) of the mean weights
+                line["mu_tables"] = {name: list(value) for name, value in tables[0].items()}
+                line["best_tables"] = {name: list(value) for name, value in tables[best[0]].items()}
             mu, sd = draws[best].mean(axis=0), 0.8 * draws[best].std(axis=0) + 0.05
             line.update(mu=mu.tolist(), sd=sd.tolist())
             if generation == 0:
                 line["settings"] = settings
             lines.append(line)
             write_text_atomic(progress, "".join(json.dumps(entry) + "\n" for entry in lines))
+            against = (
+                "against the heuristic"
+                if chosen.tables == ("heuristic",)
+                else "of fitness ("
+                + ", ".join(f"{name} {value[0]:+.1f} pts {value[1]:+.2f} places" for name, value in tables[0].items())
+                + ")"
+            )
             say(
-                f"generation {generation + 1}/{generations}: the mean weights score {scores[0]:+.2f} points against "
-                f"the heuristic, the best {scores[best[0]]:+.2f} ({line['seconds']:.0f} s)"
+                f"generation {generation + 1}/{generations}: the mean weights score {scores[0]:+.2f} points {against}, "
+                f"the best {scores[best[0]]:+.2f} ({line['seconds']:.0f} s)"
             )
     model = save_for_env(
         out / "model.npz",

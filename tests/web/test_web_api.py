@@ -193,7 +193,11 @@ def test_bad_input_is_refused_clearly_and_changes_nothing():
         ({"game": "pilipili_v0", "seats": ["human", "search:ms=60000"]}, "seats[1]", "at most ms=1000"),
         ({"game": "pilipili_v0", "seats": ["human", "search:bogus=1"]}, "seats[1]", "bad option"),
         ({"game": "pilipili_v0", "seats": ["human", "model:best"]}, "seats[1]", "no model named"),
-        ({"game": "rummikub_v0", "seats": ["human", "trained"]}, "options", "no model for rummikub_v0 with"),
+        (  # every player count has a model (rummikub_v0-2p.npz at 2 players): a changed rule has none
+            {"game": "rummikub_v0", "seats": ["human", "trained"], "options": {"min_initial": 20}},
+            "options",
+            "no model for rummikub_v0 with",
+        ),
         ({"game": "pilipili_v0", "seats": ["human", "trained"]}, "options", "no model for pilipili_v0 with"),
         ({"game": "pilipili_v0", "seats": ["human", "/etc/passwd.zip"]}, "seats[1]", "unknown seat"),
         ({"game": "pilipili_v0", "seats": ["human", "human"], "options": []}, "options", "object"),

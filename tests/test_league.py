@@ -1,0 +1,136 @@
+"""The ``league`` recipe (:mod:`tableenvs.training.league`): PPO on the batched engine against a population.
+
+Tiny budgets (a few thousand samples, CPU seconds): the recipe writes a loadable model that fits the env, the
+rollout bookkeeping gives every decision its seat's rewards, the same seed gives the same run, and a game without a
+batched engine or heuristic is refused in one line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from tableenvs.core import registry
+from tableenvs.core.registry import make_raw
+from tableenvs.policies import make_policy
+from tableenvs.policies.model_env import check_model_fits
+from tableenvs.policies.numpy_policy import load_numpy_policy
+from tableenvs.training.batched_config import BatchedConfig
+from tableenvs.training.league import LEAGUE_PPO, LeagueSettings, LeagueTrainer, check_league_game, league
+
+GAME = "llama_party_v0"
+TINY = {"rollout": 1024, "minibatch": 512, "hidden": (16,), "value_warmup": 0}
+
+
+def test_recipe_writes_a_model_that_fits(tmp_path):
+    lines: list[str] = []
+    path = league(
+        GAME, tmp_path, options={"num_players": 3}, steps=2000, label_games=8, chunk=1000, settings=TINY,
+        league_settings={"num_envs": 8, "snapshot_every": 1000}, say=lines.append,
+    )  # fmt: skip
+    assert path == tmp_path / "model.npz" and (tmp_path / "clone.npz").is_file()
+    env = make_raw(GAME, num_players=3)
+    model = load_numpy_policy(path)
+    check_model_fits(model, env)
+    assert model.meta["recipe"].startswith("league")
+    policy = make_policy(str(path), env)
+    env.reset(seed=0)
+    seen = env.observe(env.agent_selection)
+    assert seen["action_mask"][policy.act(seen["observation"], seen["action_mask"], np.random.default_rng(0))]
+    assert any(line.startswith("exported") for line in lines)
+    progress = (tmp_path / "league" / "progress.jsonl").read_text().splitlines()
+    assert progress and '"league"' in progress[-1]
+    # A rerun continues from the newest export: nothing left to do, the same model comes back.
+    again = league(
+        GAME, tmp_path, options={"num_players": 3}, steps=2000, label_games=8, settings=TINY, say=lines.append
+    )
+    assert again == path and any(line.startswith("resuming") for line in lines)
+
+
+def _trainer(self_play: float, seed: int = 0) -> LeagueTrainer:
+    config = BatchedConfig(GAME, options={"num_players": 4}, seed=seed, **{**LEAGUE_PPO, **TINY})
+    return LeagueTrainer(config, LeagueSettings(num_envs=16, self_play=self_play))
+
+
+def test_self_play_rewards_reach_every_decision():
+    """With every seat the learner, the rewards given to decisions add up to the finished games' totals, every
+    decision has a successor or ends its game, and no game is left open."""
+    trainer = _trainer(1.0)
+    count = trainer.collect()
+    assert count >= trainer.config.rollout
+    assert np.all(trainer._done[:count] | (trainer._next[:count] >= 0))
+    finished = sum(trainer.game_returns)
+    assert finished != 0 and np.isclose(trainer._reward[:count].sum(), finished, rtol=1e-5)
+    assert trainer.self_games == trainer.games > 0 and trainer.opponent_returns == []
+
+
+def test_population_is_met_and_scored():
+    trainer = _trainer(0.0)
+    trainer.collect()
+    names = [row["member"] for row in trainer.league_table()]
+    assert names == ["heuristic", "start"]
+    assert sum(trainer.met) == trainer.games > 0 and trainer.opponent_returns
+    assert np.isclose(trainer.priorities().sum(), 1.0)
+    trainer._snapshot()  # a frozen copy joins, scored 0.5 until met
+    assert [row["member"] for row in trainer.league_table()][-1].startswith("snapshot@")
+
+
+def test_same_seed_same_rollout():
+    first, second = _trainer(0.25, seed=5), _trainer(0.25, seed=5)
+    count = first.collect()
+    assert second.collect() == count
+    assert np.array_equal(first._action[:count], second._action[:count])
+    assert np.array_equal(first._reward[:count], second._reward[:count])
+
+
+def test_game_without_batched_heuristic_is_refused(monkeypatch):
+    real = registry.spec(GAME)
+    monkeypatch.setattr(registry, "spec", lambda name: dataclasses.replace(real, batched_heuristic=None))
+    with pytest.raises(ValueError, match="no batched_heuristic") as error:
+        check_league_game(GAME)
+    assert "\n" not in str(error.value)
+
+
+def test_cli_runs_the_recipe_and_refuses_what_it_does_not_read(tmp_path, monkeypatch, capsys):
+    from tableenvs.cli import main
+    from tableenvs.training import league as league_module
+
+    calls = []
+
+    def small(game, out, **kwargs):  # the CLI's arguments, then a run of seconds
+        calls.append((game, dict(kwargs)))
+        kwargs.update(steps=500, label_games=4, settings=TINY, league_settings={"num_envs": 4})
+        return league(game, out, **kwargs)
+
+    monkeypatch.setattr(league_module, "league", small)
+    out = tmp_path / "run"
+    args = ["train", GAME, "--recipe", "league", "--players", "2", "--out", str(out)]
+    assert main([*args, "--learner-seats", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "--recipe league does not take --learner-seats" in err and err.count("\n") == 1 and not out.exists()
+    assert main([*args, "--seed", "4"]) == 0
+    game, kwargs = calls[0]
+    assert game == GAME and kwargs["options"] == {"num_players": 2} and kwargs["seed"] == 4
+    assert kwargs["steps"] == 10_000_000 and kwargs["label_games"] == 3000  # the defaults unless told
+    check_model_fits(load_numpy_policy(out / "model.npz"), make_raw(GAME, num_players=2))
+
+
+def test_an_export_is_what_a_run_with_that_budget_ends_with(tmp_path):
+    """Rollouts are whole, so the model a run exported at ``S`` samples is the final model of a run given ``S``."""
+    small = {"num_envs": 8, "snapshot_every": 1500}
+    league(GAME, tmp_path / "long", options={"num_players": 2}, steps=4000, label_games=8, chunk=1000,
+           settings=TINY, league_settings=small, say=lambda _: None)  # fmt: skip
+    exports = sorted((tmp_path / "long" / "league").glob("model-*.npz"))
+    assert len(exports) >= 3
+    middle = exports[1]
+    steps = int(middle.stem.split("-")[1])
+    short = league(GAME, tmp_path / "short", options={"num_players": 2}, steps=steps, label_games=8, chunk=1000,
+                   settings=TINY, league_settings=small, say=lambda _: None)  # fmt: skip
+    assert short == tmp_path / "short" / "model.npz"
+    same = load_numpy_policy(tmp_path / "short" / "league" / f"model-{steps:09d}.npz").weights
+    for (w1, b1), (w2, b2) in zip(load_numpy_policy(middle).weights, same, strict=True):
+        assert np.array_equal(w1, w2) and np.array_equal(b1, b2)
