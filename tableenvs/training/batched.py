@@ -8,13 +8,10 @@ and :mod:`tableenvs.training.recipe`. Needs torch (the ``train`` extra); Stable-
   ``_fill_observation`` and ``_current_mask``, what ``observe`` calls, without its per-call arrays); **one** torch
   forward pass of the actor gives every env's logits, a masked action is sampled for all of them at once (numpy,
   inverse CDF on the masked softmax), and each env plays it (``step_trusted``: the action is legal by construction).
-  No mask crosses a process boundary; no per-step Python objects are built beyond the envs' own.
 * **Self-play** (``opponents=None``, the default): every seat is the learner, so every decision is a sample and no
   time goes to opponents. With ``opponents="random"`` (or any :func:`tableenvs.policies.make_policy` name) the
   learner sits in ``learner_seats`` seats per game (default 1; consecutive, the first rotating from game to game) and
-  the other seats are played inline by that policy; only the learner's decisions are samples. Each opponent
-  decision costs about as much CPU as two of the learner's, so tables with most seats learning (e.g. 4 of 5 against
-  one heuristic) keep most of self-play's speed.
+  the other seats are played inline by that policy; only the learner's decisions are samples.
 * **Rewards per seat** (PettingZoo AEC): the reward of a seat's decision is what the env accumulated for that seat
   until its next decision (``_cumulative_rewards``, PettingZoo's ``last()`` reward) or, for its last decision, until
   the game ended. A rollout collects at least ``rollout`` decisions and then lets every game in progress finish, so
@@ -34,8 +31,7 @@ and :mod:`tableenvs.training.recipe`. Needs torch (the ``train`` extra); Stable-
 
 Settings: :class:`BatchedConfig` (:mod:`tableenvs.training.batched_config`, every value checked before anything is
 built). Seeding: only ``seed``: one ``numpy.random.Generator`` (deals, actions, shuffles) and ``torch.manual_seed``
-(initial weights); torch runs one thread. The same seed and settings give the same run (same weights) on the same
-machine.
+(initial weights), torch on one thread: the same seed and settings give the same weights on the same machine.
 
 Units: samples and steps are learner decisions; times are CPU seconds of this process (``time.process_time``).
 Throughput against ``tableenvs train``: ``benchmarks/training_throughput.py``; learning per sample:
@@ -155,8 +151,7 @@ class BatchedTrainer:
         self._learns = [[True] * self.num_players for _ in range(config.n_envs)]
 
     def _make_envs(self) -> list[Any]:
-        """The raw AEC envs this trainer steps (``n_envs`` of them); the first also gives the game's sizes, the input
-        scale's bounds and the exported file's header (a subclass that steps another engine keeps one)."""
+        """The ``n_envs`` raw AEC envs stepped; the first gives the sizes, input bounds and the export's header."""
         return [make_raw(self.config.game, **self.config.options) for _ in range(self.config.n_envs)]
 
     def _start_model(self) -> Any:
