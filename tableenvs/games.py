@@ -70,6 +70,7 @@ for _game in (
         },
         clone_features="rummikub_turn_plans_v1",
         recipes={"openings": "tableenvs.rummikub.recipes:OPENINGS", "holding": "tableenvs.rummikub.recipes:HOLDING"},
+        batched="tableenvs.rummikub.batched:batched_game",
     ),
 ):
     register_game(_game)
