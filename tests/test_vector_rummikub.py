@@ -118,8 +118,8 @@ def test_an_illegal_action_names_the_env_the_action_and_the_legal_ones_and_chang
     illegal = int(np.flatnonzero(mask[5] == 0)[0])
     actions[5] = illegal
     legal = ", ".join(str(a) for a in np.flatnonzero(mask[5]))
-    seat = int(games.to_act[5])
-    with pytest.raises(ValueError, match=rf"env 5: illegal action {illegal} for player_{seat}; legal actions: {legal}$"):
+    said = rf"env 5: illegal action {illegal} for player_{int(games.to_act[5])}; legal actions: {legal}$"
+    with pytest.raises(ValueError, match=said):
         games.step(actions)
     actions[5] = 55
     with pytest.raises(ValueError, match=r"env 5: action 55 is not an action id \(0..54\)"):
