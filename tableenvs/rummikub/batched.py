@@ -23,7 +23,7 @@ import numpy as np
 
 from tableenvs.rummikub import batched_kernels as k
 from tableenvs.rummikub.batched_masks import MaskSolver
-from tableenvs.rummikub.encoder import NUM_ACTIONS, OBSERVATION_SIZE
+from tableenvs.rummikub.encoder import COMMIT, NUM_ACTIONS, OBSERVATION_SIZE
 from tableenvs.rummikub.env import RummikubEnv
 from tableenvs.rummikub.rules import Rummikub
 from tableenvs.rummikub.tiles import NUM_TILES, TILE_TYPES
@@ -127,6 +127,7 @@ class RummikubBatched(BatchedEngine):
         if int(self._g[:, k.LOG_LEN].max()) >= self._log.shape[1]:
             self._log = np.concatenate([self._log, np.zeros_like(self._log)], axis=1)
         self._step(actions, *self._state(), self._log, self.obs, self.rewards, self.terminated, self.truncated)
+        self._masks.renew(np.flatnonzero(actions >= COMMIT))  # the turns that ended: their sweeps' buffers
         self._masks.fill_all()
         return -1
 

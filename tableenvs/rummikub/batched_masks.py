@@ -4,23 +4,75 @@ Where you are: between the batched engine (``batched.py``) and the solver's per-
 (:class:`tableenvs.rummikub.turn_sweep.TurnSweep`, one per env). Within a turn only the staged tiles grow, so each
 env's ``TurnSweep`` answers the turn's later questions from the sweep it recorded at the turn's first (``reach`` on
 a play onto the table, an incremental ``walk`` for an opening; big tables by searches): the masks are incremental
-across a turn exactly as the AEC env's are, and equal to them (the same questions to the same solver).
+across a turn exactly as the AEC env's are, and equal to them (the same questions to the same exact solver).
+
+Memory: a ``TurnSweep`` keeps the buffers of its biggest sweep (MBs once a table with jokers was swept), which over
+thousands of envs would grow without bound. Each env's sweep starts with small buffers (:func:`small_buffers`), and
+at the end of a turn whose sweep outgrew them the env's ``TurnSweep`` is replaced by a fresh one (keeping what it
+learnt of the table's size, which decides when a turn is searched instead of swept): resident memory stays flat.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tableenvs.rummikub import batched_kernels as k
-from tableenvs.rummikub.melds import opening_bound
+from tableenvs.rummikub.tiles import JOKER, TILE_TYPES
 from tableenvs.rummikub.turn_sweep import TurnSweep
 
 if TYPE_CHECKING:
     from tableenvs.rummikub.batched import RummikubBatched
 
-_COMMIT, _DRAW = 53, 54
+_COMMIT, _DRAW = TILE_TYPES, TILE_TYPES + 1
+# the small buffers each env's sweep starts with: states, transitions, hash slots (a power of two)
+SMALL_STATES, SMALL_EDGES, SMALL_SLOTS = 1 << 11, 1 << 13, 1 << 11
+# ``melds.opening_bound`` for every row at once: per type its most opening points * 128 + 1 (bits 0..6 count tiles)
+_BOUND_AND_COUNT = np.array([(t % 13 + 1) * 128 + 1 for t in range(JOKER)] + [13 * 128 + 1], dtype=np.int64)
+
+
+def opening_bounds(counts: np.ndarray) -> np.ndarray:
+    """``melds.opening_bound`` of every row of ``counts`` (int64 ``(k, 53)``)."""
+    packed = counts @ _BOUND_AND_COUNT
+    return np.where(packed & 127 >= 3, packed >> 7, 0)
+
+
+def small_buffers() -> dict[str, Any]:
+    """A ``TurnSweep``'s spare buffers (``sweep.run``'s ``spare``) at the small starting sizes."""
+    return {
+        "keys": np.empty(SMALL_STATES, np.int64),
+        "slot_of": np.empty(SMALL_STATES, np.int32),
+        "slots": np.full(SMALL_SLOTS, -1, np.int32),
+        "edges": (
+            np.empty(SMALL_EDGES, np.int32),
+            np.empty(SMALL_EDGES, np.int32),
+            np.empty(SMALL_EDGES, np.int8),
+            np.empty(SMALL_EDGES, np.int8),
+            np.empty(SMALL_EDGES, np.int8),
+        ),
+        "forward": np.empty(SMALL_STATES, np.int64),
+    }
+
+
+def fresh_sweep(last_sweep: tuple[int, int] = (0, 0)) -> TurnSweep:
+    """A ``TurnSweep`` with small buffers, knowing ``last_sweep`` (table tiles, most states) of the one it replaces."""
+    sweep = TurnSweep()
+    sweep._spare = small_buffers()
+    sweep._last_sweep = last_sweep
+    return sweep
+
+
+def outgrown(sweep: TurnSweep) -> bool:
+    """Whether ``sweep`` holds more than the small buffers (a big sweep, a search's dead states)."""
+    spare = sweep._spare
+    return (
+        len(spare.get("keys", ())) > SMALL_STATES
+        or len(spare["edges"][0]) > SMALL_EDGES
+        or len(spare["slots"]) > SMALL_SLOTS
+        or len(sweep._words[1]) > 2 * SMALL_STATES
+        or sweep._dead is not None
+    )
 
 
 class MaskSolver:
@@ -28,41 +80,45 @@ class MaskSolver:
 
     def __init__(self, engine: RummikubBatched):
         self.engine = engine
-        self.sweeps = [TurnSweep() for _ in range(engine.num_envs)]
+        self.sweeps = [fresh_sweep() for _ in range(engine.num_envs)]
         self.need = max(engine._env_options["min_initial"], 1)
+        self.strict = engine._env_options["strict_commit"]
+        self.min_initial = engine._env_options["min_initial"]
+        self._envs = np.arange(engine.num_envs)
+
+    def renew(self, envs: np.ndarray) -> None:
+        """At the end of a turn in ``envs``: replace the sweeps that outgrew their small buffers."""
+        sweeps = self.sweeps
+        for e in envs.tolist():
+            if outgrown(sweeps[e]):
+                sweeps[e] = fresh_sweep(sweeps[e]._last_sweep)
 
     def fill_all(self) -> None:
+        """``Rummikub.legal`` of every env's seat to act into ``mask`` (``Encoder.fill_mask``)."""
         engine = self.engine
         g = engine._g
         mask = engine.mask
-        strict = engine._env_options["strict_commit"]
-        min_initial = engine._env_options["min_initial"]
-        need = self.need
-        for e in range(engine.num_envs):
-            seat = int(g[e, k.TO_ACT])
-            rack = engine._racks[e, seat]
-            staged = engine._staged[e]
-            table = engine._table[e]
-            opening = not engine._opened[e, seat]
-            row = mask[e]
-            staged_is_play = None
-            if opening and opening_bound(rack) < need:
-                row[:] = 0
-                stage_mask = row[:_COMMIT]
-            else:
-                stage_mask, staged_is_play = self.sweeps[e].legal(table, rack, staged, opening, min_initial)
-                row[:_COMMIT] = stage_mask
-            anything_staged = bool(np.count_nonzero(staged))
-            if not anything_staged:
-                can_commit = False
-            elif not strict or not np.count_nonzero(stage_mask):
-                can_commit = True
-            elif opening and opening_bound(staged) < need:
-                can_commit = False
-            else:
-                if staged_is_play is None:
-                    raise RuntimeError("batched Rummikub: playable tiles without the solver's verdict on the staged")
-                can_commit = staged_is_play
-            row[_COMMIT] = can_commit
-            row[_DRAW] = not anything_staged
-            g[e, k.STAGED_IS_PLAY] = -1 if staged_is_play is None or not anything_staged else int(staged_is_play)
+        seats = g[:, k.TO_ACT]
+        racks = engine._racks[self._envs, seats]  # (num_envs, 53) copies, contiguous rows
+        staged = engine._staged
+        table = engine._table
+        opening = ~engine._opened[self._envs, seats]
+        asked = ~(opening & (opening_bounds(racks) < self.need))  # else the exact shortcut: nothing to stage
+        anything_staged = staged.any(axis=1)
+        verdict = np.full(engine.num_envs, -1, np.int64)  # the solver's word on the staged tiles, where asked
+        mask[:] = 0
+        sweeps = self.sweeps
+        min_initial = self.min_initial
+        for e in np.flatnonzero(asked).tolist():
+            stage_mask, staged_is_play = sweeps[e].legal(table[e], racks[e], staged[e], bool(opening[e]), min_initial)
+            mask[e, :_COMMIT] = stage_mask
+            verdict[e] = staged_is_play
+        playable = mask[:, :_COMMIT].any(axis=1)
+        if self.strict:  # a feasible staged set that no tile extends is itself a legal play
+            short = opening & (opening_bounds(staged) < self.need)
+            can_commit = anything_staged & (~playable | (~short & (verdict == 1)))
+        else:
+            can_commit = anything_staged
+        mask[:, _COMMIT] = can_commit
+        mask[:, _DRAW] = ~anything_staged
+        g[:, k.STAGED_IS_PLAY] = np.where(anything_staged, verdict, -1)
