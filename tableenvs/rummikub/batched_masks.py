@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 _COMMIT, _DRAW = TILE_TYPES, TILE_TYPES + 1
 # the small buffers each env's sweep starts with: states, transitions, hash slots (a power of two)
 SMALL_STATES, SMALL_EDGES, SMALL_SLOTS = 1 << 11, 1 << 13, 1 << 11
+# buffers grown past this many times the small ones are dropped at the end of the turn (smaller ones are kept)
+KEPT_GROWTH = 4
 # ``melds.opening_bound`` for every row at once: per type its most opening points * 128 + 1 (bits 0..6 count tiles)
 _BOUND_AND_COUNT = np.array([(t % 13 + 1) * 128 + 1 for t in range(JOKER)] + [13 * 128 + 1], dtype=np.int64)
 
@@ -64,13 +66,14 @@ def fresh_sweep(last_sweep: tuple[int, int] = (0, 0)) -> TurnSweep:
 
 
 def outgrown(sweep: TurnSweep) -> bool:
-    """Whether ``sweep`` holds more than the small buffers (a big sweep, a search's dead states)."""
+    """Whether ``sweep`` holds buffers grown more than ``KEPT_GROWTH`` times the small ones (a big sweep), or a
+    search's dead states."""
     spare = sweep._spare
     return (
-        len(spare.get("keys", ())) > SMALL_STATES
-        or len(spare["edges"][0]) > SMALL_EDGES
-        or len(spare["slots"]) > SMALL_SLOTS
-        or len(sweep._words[1]) > 2 * SMALL_STATES
+        len(spare["keys"]) > KEPT_GROWTH * SMALL_STATES
+        or len(spare["edges"][0]) > KEPT_GROWTH * SMALL_EDGES
+        or len(spare["slots"]) > KEPT_GROWTH * SMALL_SLOTS
+        or len(sweep._words[1]) > 2 * KEPT_GROWTH * SMALL_STATES
         or sweep._dead is not None
     )
 
