@@ -148,3 +148,11 @@ def test_the_engine_keeps_the_contract():
     games.reset(0)
     assert games.to_act.dtype == np.int64 and games.to_act.shape == (5,)
     assert NAME in tableenvs.vector.batched_names()
+
+
+def test_the_replay_log_grows_with_long_episodes_and_get_state_still_replays_them(monkeypatch):
+    import tableenvs.rummikub.batched as batched
+
+    monkeypatch.setattr(batched, "_LOG_START", 8)  # episodes outgrow the log many times over
+    counts = play_both(NAME, {"num_players": 3, "games_per_episode": 2}, 8, seed=5, event_log=True, state_every=7)
+    assert counts["steps"] > 64 and counts["states"] > 0
