@@ -41,6 +41,9 @@ OPENSPIEL = ("oh_hell", "gin_rummy")
 MEMORY_GAMES = {"rummikub_v0": 3_000}
 #: game -> its largest batch measured (each Rummikub env keeps its solver's sweep buffers, about 0.5 MB)
 MAX_ENVS = {"rummikub_v0": 1024}
+#: game -> steps played before measuring, so the batch holds games at every stage (a Rummikub step costs several times
+#: more late in a game, on a big table, than at its start; about 100 steps a game)
+WARM_STEPS = {"rummikub_v0": 150}
 
 
 @numba.njit(cache=True)
@@ -65,8 +68,9 @@ def batched_rate(name: str, players: int, num_envs: int, trusted: bool, seconds:
     rng = np.random.default_rng(0)
     _, mask = games.reset(0)
     actions = np.zeros(num_envs, np.int64)
-    pick(mask, rng.random(num_envs), actions)
-    games.step(actions)  # warm (compiled, caches filled)
+    for _ in range(WARM_STEPS.get(name, 1)):  # warm (compiled, caches filled, games at every stage)
+        pick(mask, rng.random(num_envs), actions)
+        _, mask, _, _, _ = games.step(actions)
     steps = 0
     in_step = 0.0
     start = CLOCK()
@@ -188,6 +192,7 @@ def main() -> None:
     memory = []
     for name in names:
         players = PLAYERS.get(name, 4)
+        random_play(tableenvs.make(name, num_players=players), 0.5)  # warm: compiled code loaded, caches filled
         wrapped = random_play(tableenvs.make(name, num_players=players), args.seconds).steps_per_second
         lines.append(f"| {name} {players}p, wrapped AEC env (`tableenvs.make`) | {wrapped:,.0f} | 1.00x | "
                      f"{wrapped / oh_hell:.2f}x | | |")  # fmt: skip
