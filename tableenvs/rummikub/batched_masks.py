@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tableenvs.rummikub import batched_kernels as k
+from tableenvs.rummikub import batched_solver as bs
 from tableenvs.rummikub.tiles import JOKER, TILE_TYPES
 from tableenvs.rummikub.turn_sweep import TurnSweep
+from tableenvs.vector.compile import kernels_once
 
 if TYPE_CHECKING:
     from tableenvs.rummikub.batched import RummikubBatched
@@ -78,45 +80,92 @@ def outgrown(sweep: TurnSweep) -> bool:
     )
 
 
+def solver_kernel() -> Any:
+    """``batched_solver.mask_kernel`` compiled (once per process; on disk across processes)."""
+    return kernels_once((bs.mask_kernel,), "the Rummikub batched engine's masks", bs.__file__, "about 30 s")[0]
+
+
 class MaskSolver:
-    """Fills the engine's ``mask`` rows and each env's verdict on its staged tiles (``g[e, STAGED_IS_PLAY]``)."""
+    """Fills the engine's ``mask`` rows and each env's verdict on its staged tiles (``g[e, STAGED_IS_PLAY]``):
+    compiled for the turns whose sweep fits an env's slots (``batched_solver``), each env's ``TurnSweep`` for the
+    others."""
 
     def __init__(self, engine: RummikubBatched):
         self.engine = engine
-        self.sweeps = [fresh_sweep() for _ in range(engine.num_envs)]
+        e = engine.num_envs
+        self.sweeps = [fresh_sweep() for _ in range(e)]
         self.need = max(engine._env_options["min_initial"], 1)
         self.strict = engine._env_options["strict_commit"]
         self.min_initial = engine._env_options["min_initial"]
-        self._envs = np.arange(engine.num_envs)
+        self._envs = np.arange(e)
+        self._kernel = solver_kernel()
+        m = np.zeros((e, bs.M_WIDTH), np.int64)
+        m[:, bs.BIG_TABLE] = bs.NO_BIG_TABLE
+        states, edges = bs.STATES, bs.EDGES
+        self._slots = (
+            m,
+            np.zeros((e, TILE_TYPES), np.int64),  # rec_lo
+            np.zeros((e, TILE_TYPES), np.int64),  # rec_staged
+            np.zeros((e, TILE_TYPES), np.int64),  # last_delta
+            np.zeros((e, 2), np.int64),  # bounds
+            np.zeros((e, states), np.int64),  # keys
+            np.zeros((e, states), np.int32),  # slot_of
+            np.full((e, bs.SLOTS), -1, np.int32),  # slots
+            np.zeros((e, 67), np.int64),  # layer_start
+            np.zeros((e, edges), np.int32),  # edge_parent
+            np.zeros((e, edges), np.int32),  # edge_child
+            np.zeros((e, edges), np.int8),  # edge_tile
+            np.zeros((e, edges), np.int8),  # edge_extra
+            np.zeros((e, edges), np.int8),  # edge_points
+            np.zeros((e, 66), np.int64),  # edge_mark
+            np.zeros((e, states), np.int64),  # forward
+            np.zeros((e, states), np.int64),  # backward
+            np.zeros((e, states), np.int16),  # best_from_root
+            np.zeros((e, states), np.int16),  # best_to_end
+            np.zeros((e, states), np.int16),  # exact_to_end
+        )
+        self._stage = np.zeros((e, TILE_TYPES), np.bool_)
+        self._verdict = np.zeros(e, np.int64)
+        self._python = np.zeros(e, np.bool_)
+        self.python_questions = 0  # questions answered by the Python TurnSweeps (for the benchmarks)
+        self.questions = 0
 
     def renew(self, envs: np.ndarray) -> None:
-        """At the end of a turn in ``envs``: replace the sweeps that outgrew their small buffers."""
+        """At the end of a turn in ``envs``: replace the Python sweeps that outgrew their small buffers."""
         sweeps = self.sweeps
         for e in envs.tolist():
             if outgrown(sweeps[e]):
                 sweeps[e] = fresh_sweep(sweeps[e]._last_sweep)
 
-    def fill_all(self) -> None:
-        """``Rummikub.legal`` of every env's seat to act into ``mask`` (``Encoder.fill_mask``)."""
+    def fill_all(self, continuing: np.ndarray) -> None:
+        """``Rummikub.legal`` of every env's seat to act into ``mask`` (``Encoder.fill_mask``); ``continuing[e]``:
+        env ``e``'s last action staged a tile (the turn's next question)."""
         engine = self.engine
         g = engine._g
         mask = engine.mask
         seats = g[:, k.TO_ACT]
-        racks = engine._racks[self._envs, seats]  # (num_envs, 53) copies, contiguous rows
         staged = engine._staged
         table = engine._table
-        opening = ~engine._opened[self._envs, seats]
-        asked = ~(opening & (opening_bounds(racks) < self.need))  # else the exact shortcut: nothing to stage
-        anything_staged = staged.any(axis=1)
-        verdict = np.full(engine.num_envs, -1, np.int64)  # the solver's word on the staged tiles, where asked
-        mask[:] = 0
+        stage, verdict, python = self._stage, self._verdict, self._python
+        self._kernel(
+            continuing, engine._racks, table, staged, engine._opened, seats, min(self.min_initial, _MOST_POINTS),
+            *self._slots, stage, verdict, python,
+        )  # fmt: skip
         sweeps = self.sweeps
         min_initial = self.min_initial
-        for e in np.flatnonzero(asked).tolist():
-            stage_mask, staged_is_play = sweeps[e].legal(table[e], racks[e], staged[e], bool(opening[e]), min_initial)
-            mask[e, :_COMMIT] = stage_mask
+        asked = np.flatnonzero(python).tolist()
+        self.questions += len(seats)
+        self.python_questions += len(asked)
+        for e in asked:
+            seat = seats[e]
+            opening = not engine._opened[e, seat]
+            stage_mask, staged_is_play = sweeps[e].legal(table[e], engine._racks[e, seat], staged[e], opening, min_initial)
+            stage[e] = stage_mask
             verdict[e] = staged_is_play
-        playable = mask[:, :_COMMIT].any(axis=1)
+        opening = ~engine._opened[self._envs, seats]
+        anything_staged = staged.any(axis=1)
+        mask[:, :_COMMIT] = stage
+        playable = stage.any(axis=1)
         if self.strict:  # a feasible staged set that no tile extends is itself a legal play
             short = opening & (opening_bounds(staged) < self.need)
             can_commit = anything_staged & (~playable | (~short & (verdict == 1)))
@@ -125,3 +174,7 @@ class MaskSolver:
         mask[:, _COMMIT] = can_commit
         mask[:, _DRAW] = ~anything_staged
         g[:, k.STAGED_IS_PLAY] = np.where(anything_staged, verdict, -1)
+
+
+#: more points than any rack makes (754): ``min_initial`` above it is as unreachable (the compiled side's int64)
+_MOST_POINTS = 1 << 20
