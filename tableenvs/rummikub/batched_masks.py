@@ -1,15 +1,16 @@
 """The batched Rummikub engine's action masks: the solver's answers per env, as ``Rummikub.legal`` gives them.
 
-Where you are: between the batched engine (``batched.py``) and the solver's per-turn cache
-(:class:`tableenvs.rummikub.turn_sweep.TurnSweep`, one per env). Within a turn only the staged tiles grow, so each
-env's ``TurnSweep`` answers the turn's later questions from the sweep it recorded at the turn's first (``reach`` on
-a play onto the table, an incremental ``walk`` for an opening; big tables by searches): the masks are incremental
-across a turn exactly as the AEC env's are, and equal to them (the same questions to the same exact solver).
+Where you are: between the batched engine (``batched.py``) and the solver. Most questions are asked in compiled code
+(``batched_solver.py``: one recorded sweep per turn in each env's slots, then ``reach`` or ``walk`` after each
+staged tile, from what the last question left); a turn whose sweep does not fit the slots (a big table, mostly with
+jokers) is asked of the env's own :class:`tableenvs.rummikub.turn_sweep.TurnSweep`, the AEC env's per-turn cache,
+which grows its buffers and searches big tables. Either way the masks are incremental across a turn (the turn's
+first question sweeps, the later ones read that sweep) and equal to the AEC env's: the same exact solver.
 
 Memory: a ``TurnSweep`` keeps the buffers of its biggest sweep (MBs once a table with jokers was swept), which over
-thousands of envs would grow without bound. Each env's sweep starts with small buffers (:func:`small_buffers`), and
-at the end of a turn whose sweep outgrew them the env's ``TurnSweep`` is replaced by a fresh one (keeping what it
-learnt of the table's size, which decides when a turn is searched instead of swept): resident memory stays flat.
+thousands of envs would grow without bound. Each env's ``TurnSweep`` starts with small buffers
+(:func:`small_buffers`) and at the end of a turn whose sweep outgrew them it is replaced by a fresh one (keeping what
+it learnt of the table's size, which decides when a turn is searched instead of swept): resident memory stays flat.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ if TYPE_CHECKING:
 _COMMIT, _DRAW = TILE_TYPES, TILE_TYPES + 1
 # the small buffers each env's sweep starts with: states, transitions, hash slots (a power of two)
 SMALL_STATES, SMALL_EDGES, SMALL_SLOTS = 1 << 11, 1 << 13, 1 << 11
-# buffers grown past this many times the small ones are dropped at the end of the turn (smaller ones are kept)
-KEPT_GROWTH = 4
+# buffers grown past this many times the small ones are dropped at the end of the turn
+KEPT_GROWTH = 1
 # ``melds.opening_bound`` for every row at once: per type its most opening points * 128 + 1 (bits 0..6 count tiles)
 _BOUND_AND_COUNT = np.array([(t % 13 + 1) * 128 + 1 for t in range(JOKER)] + [13 * 128 + 1], dtype=np.int64)
 
@@ -158,8 +159,8 @@ class MaskSolver:
         self.python_questions += len(asked)
         for e in asked:
             seat = seats[e]
-            opening = not engine._opened[e, seat]
-            stage_mask, staged_is_play = sweeps[e].legal(table[e], engine._racks[e, seat], staged[e], opening, min_initial)
+            rack, opens = engine._racks[e, seat], not engine._opened[e, seat]
+            stage_mask, staged_is_play = sweeps[e].legal(table[e], rack, staged[e], opens, min_initial)
             stage[e] = stage_mask
             verdict[e] = staged_is_play
         opening = ~engine._opened[self._envs, seats]
