@@ -18,10 +18,38 @@ from tableenvs.core.table_env import TableEnv
 NAME = "rummikub_v0"
 
 
+def asked(questions: list[tuple[int, int]]):
+    """A ``finish`` for ``play_both``: keeps how many mask questions the engine asked and how many of them its
+    Python ``TurnSweep``s answered (turns whose sweep did not fit the compiled slots)."""
+
+    def finish(batched, envs):
+        questions.append((batched._masks.questions, batched._masks.python_questions))
+
+    return finish
+
+
 @pytest.mark.parametrize("num_players", [2, 4])
 def test_the_batched_engine_plays_the_aec_game(num_players):
-    counts = play_both(NAME, {"num_players": num_players}, 64, seed=1000 * num_players, event_log=True, extra=5)
+    questions: list[tuple[int, int]] = []
+    counts = play_both(
+        NAME, {"num_players": num_players}, 64, seed=1000 * num_players, event_log=True, extra=5,
+        finish=asked(questions),
+    )  # fmt: skip
     assert counts["games"] >= 64 and counts["states"] > 0
+    ((total, python),) = questions
+    assert 0 < python < total / 2  # both sides answered: the compiled slots and the Python sweeps of big tables
+
+
+def test_turns_whose_sweep_does_not_fit_the_compiled_slots_are_answered_alike(monkeypatch):
+    from tableenvs.rummikub import batched_solver
+
+    monkeypatch.setattr(batched_solver, "STATES", 256)  # most sweeps outgrow these: their turns go to Python
+    monkeypatch.setattr(batched_solver, "EDGES", 1024)
+    monkeypatch.setattr(batched_solver, "SLOTS", 512)
+    questions: list[tuple[int, int]] = []
+    counts = play_both(NAME, {"num_players": 3}, 32, seed=55, event_log=True, extra=5, finish=asked(questions))
+    ((total, python),) = questions
+    assert counts["games"] >= 32 and total / 3 < python < total
 
 
 class Watch:
