@@ -15,7 +15,7 @@ it learnt of the table's size, which decides when a turn is searched instead of 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -24,9 +24,6 @@ from tableenvs.rummikub import batched_solver as bs
 from tableenvs.rummikub.tiles import JOKER, TILE_TYPES
 from tableenvs.rummikub.turn_sweep import TurnSweep
 from tableenvs.vector.compile import kernels_once
-
-if TYPE_CHECKING:
-    from tableenvs.rummikub.batched import RummikubBatched
 
 _COMMIT, _DRAW = TILE_TYPES, TILE_TYPES + 1
 # the small buffers each env's sweep starts with: states, transitions, hash slots (a power of two)
@@ -91,7 +88,7 @@ class MaskSolver:
     compiled for the turns whose sweep fits an env's slots (``batched_solver``), each env's ``TurnSweep`` for the
     others."""
 
-    def __init__(self, engine: RummikubBatched):
+    def __init__(self, engine: Any):  # a RummikubBatched (batched.py imports this module)
         self.engine = engine
         e = engine.num_envs
         self.sweeps = [fresh_sweep() for _ in range(e)]
