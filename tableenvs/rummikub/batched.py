@@ -117,7 +117,7 @@ class RummikubBatched(BatchedEngine):
     def _start_games(self, seeds: list[int]) -> None:
         self._generators = seeded(seeds)
         self._reset(*self._state(), self.obs)
-        self._masks.fill_all(np.zeros(self.num_envs, np.bool_))
+        self._masks.fill_all(self, np.zeros(self.num_envs, np.bool_))
 
     def _play(self, actions: np.ndarray, check: bool) -> int:
         if check:
@@ -128,7 +128,7 @@ class RummikubBatched(BatchedEngine):
             self._log = np.concatenate([self._log, np.zeros_like(self._log)], axis=1)
         self._step(actions, *self._state(), self._log, self.obs, self.rewards, self.terminated, self.truncated)
         self._masks.renew(np.flatnonzero(actions >= COMMIT))  # the turns that ended: their sweeps' buffers
-        self._masks.fill_all(actions < COMMIT)
+        self._masks.fill_all(self, actions < COMMIT)
         return -1
 
     def _state_record(self, index: int) -> dict[str, Any]:

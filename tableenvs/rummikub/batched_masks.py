@@ -88,8 +88,7 @@ class MaskSolver:
     compiled for the turns whose sweep fits an env's slots (``batched_solver``), each env's ``TurnSweep`` for the
     others."""
 
-    def __init__(self, engine: Any):  # a RummikubBatched (batched.py imports this module)
-        self.engine = engine
+    def __init__(self, engine: Any):  # a RummikubBatched (batched.py imports this module); not kept: no cycle
         e = engine.num_envs
         self.sweeps = [fresh_sweep() for _ in range(e)]
         self.need = max(engine._env_options["min_initial"], 1)
@@ -135,10 +134,9 @@ class MaskSolver:
             if outgrown(sweeps[e]):
                 sweeps[e] = fresh_sweep(sweeps[e]._last_sweep)
 
-    def fill_all(self, continuing: np.ndarray) -> None:
-        """``Rummikub.legal`` of every env's seat to act into ``mask`` (``Encoder.fill_mask``); ``continuing[e]``:
-        env ``e``'s last action staged a tile (the turn's next question)."""
-        engine = self.engine
+    def fill_all(self, engine: Any, continuing: np.ndarray) -> None:
+        """``Rummikub.legal`` of every env's seat to act into ``engine.mask`` (``Encoder.fill_mask``);
+        ``continuing[e]``: env ``e``'s last action staged a tile (the turn's next question)."""
         g = engine._g
         mask = engine.mask
         seats = g[:, k.TO_ACT]
