@@ -80,7 +80,7 @@ def outgrown(sweep: TurnSweep) -> bool:
 
 def solver_kernel() -> Any:
     """``batched_solver.mask_kernel`` compiled (once per process; on disk across processes)."""
-    return kernels_once((bs.mask_kernel,), "the Rummikub batched engine's masks", bs.__file__, "about 30 s")[0]
+    return kernels_once((bs.mask_kernel,), "the Rummikub batched engine's masks", bs.__file__, "about 15 s")[0]
 
 
 class MaskSolver:
