@@ -10,6 +10,9 @@ a sweep that does not fit, and every question of that turn, is left to the env's
 its buffers and searches big tables): the kernel marks the env in ``python[e]``. Once a sweep of a play onto a
 table did not fit, the env's later turns on a table at least as big go to Python at once (tables only grow within
 a game). The answers are the solver's whichever side asks (the tests compare every mask with the AEC env's).
+
+The compiled ``mask_kernel`` holds the solver's kernels compiled into it, and numba's disk cache watches this file
+only: after editing ``_solver_kernel.py``, touch this file too (or its cached copy keeps the old solver).
 """
 
 from __future__ import annotations
