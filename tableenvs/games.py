@@ -75,6 +75,7 @@ for _game in (
             "holding": "tableenvs.rummikub.recipes:HOLDING",
             "population": "tableenvs.rummikub.recipes:POPULATION",
         },
+        batched="tableenvs.rummikub.batched:batched_game",
     ),
 ):
     register_game(_game)

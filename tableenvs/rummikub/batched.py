@@ -1,0 +1,148 @@
+"""Rummikub's batched engine: many games stepped at once, the same game as ``rummikub_v0``.
+
+Where you are: the Python half of ``tableenvs/rummikub``'s batched engine (``tableenvs.vector.make("rummikub_v0",
+num_envs, ...)`` builds it through the game's spec). The rules and the observation are the kernels of
+``batched_kernels.py`` (compiled on first use, cached on disk); the masks are the solver's, asked per env through
+``batched_masks.py``. The contract is :class:`tableenvs.vector.BatchedGame`: env ``i`` reset with seed ``s`` deals
+from ``numpy.random.default_rng(s)`` exactly as the AEC env does, and an ended episode is followed by the next one
+from the same generator.
+
+Options: every option of the AEC env (``num_players`` 2..4, ``min_initial``, ``draw_after_play``,
+``strict_commit``, ``pool_exhausted``, ``games_per_episode``, ``max_turns``, ``end_on_empty_pool``), checked by the
+rules engine's own constructor; ``render_mode`` is refused (open one env's game with ``get_state`` and
+``TableEnv.from_state`` to look at it). Reset options (scripted racks, table, pool) are not supported.
+``get_state(i)`` replays env ``i``'s episode so far in an AEC env (the engine keeps each episode's actions and the
+generator state it started from), so the record is the AEC env's whole, event log included.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tableenvs.rummikub import batched_kernels as k
+from tableenvs.rummikub.batched_masks import MaskSolver
+from tableenvs.rummikub.encoder import COMMIT, NUM_ACTIONS, OBSERVATION_SIZE
+from tableenvs.rummikub.env import RummikubEnv
+from tableenvs.rummikub.rules import Rummikub
+from tableenvs.rummikub.tiles import NUM_TILES, TILE_TYPES
+from tableenvs.vector.compile import kernels_once
+from tableenvs.vector.draws import GENERATOR_WORDS, seeded, state_of
+from tableenvs.vector.engine import BatchedEngine, refuse_render_mode
+
+NAME = "rummikub_v0"
+_LOG_START = 1024  # actions kept per env before the replay log grows (x2)
+
+
+def kernels() -> tuple[Any, ...]:
+    """``(step, reset)`` compiled (once per process; on disk across processes)."""
+    return kernels_once((k.step_kernel, k.reset_kernel), "the Rummikub batched engine", k.__file__, "about 15 s")
+
+
+class RummikubBatched(BatchedEngine):
+    """``num_envs`` games of Rummikub (see :class:`tableenvs.vector.BatchedGame` for the contract)."""
+
+    name = NAME
+
+    def __init__(
+        self,
+        num_envs: int,
+        num_players: int = 4,
+        min_initial: int = 30,
+        draw_after_play: bool = False,
+        strict_commit: bool = True,
+        pool_exhausted: str = "lowest_rack",
+        games_per_episode: int = 1,
+        max_turns: int = 1000,
+        end_on_empty_pool: bool = False,
+        trusted: bool = False,
+    ):
+        rules = Rummikub(  # the rules engine's own checks of every option (one-line ValueErrors)
+            num_players,
+            min_initial=min_initial,
+            draw_after_play=draw_after_play,
+            strict_commit=strict_commit,
+            pool_exhausted=pool_exhausted,
+            games_per_episode=games_per_episode,
+            max_turns=max_turns,
+            end_on_empty_pool=end_on_empty_pool,
+        )
+        super().__init__(num_envs, rules.num_players, OBSERVATION_SIZE, NUM_ACTIONS, trusted)
+        self._env_options = {
+            "num_players": rules.num_players,
+            "min_initial": rules.min_initial,
+            "draw_after_play": rules.draw_after_play,
+            "strict_commit": rules.strict_commit,
+            "pool_exhausted": rules.pool_exhausted,
+            "games_per_episode": rules.games_per_episode,
+            "max_turns": rules.max_turns,
+            "end_on_empty_pool": rules.end_on_empty_pool,
+        }
+        options = np.zeros(k.O_WIDTH, np.int64)
+        options[k.O_PLAYERS] = rules.num_players
+        options[k.O_STRICT] = rules.strict_commit
+        options[k.O_DRAW_AFTER_PLAY] = rules.draw_after_play
+        options[k.O_LOWEST_RACK] = rules.pool_exhausted == "lowest_rack"
+        options[k.O_GAMES] = rules.games_per_episode
+        options[k.O_MAX_TURNS] = rules.max_turns
+        options[k.O_END_ON_EMPTY_POOL] = rules.end_on_empty_pool
+        self._options = options
+        self._step, self._reset = kernels()
+        e = self.num_envs
+        self._racks = np.zeros((e, 4, TILE_TYPES), np.int64)
+        self._table = np.zeros((e, TILE_TYPES), np.int64)
+        self._staged = np.zeros((e, TILE_TYPES), np.int64)
+        self._last = np.zeros((e, TILE_TYPES), np.int64)
+        self._pool = np.zeros((e, NUM_TILES), np.int64)
+        self._opened = np.zeros((e, 4), np.bool_)
+        self._scores = np.zeros((e, 4), np.float64)
+        self._g = np.zeros((e, k.G_WIDTH), np.int64)
+        self._generators = np.zeros((e, GENERATOR_WORDS), np.uint64)
+        self._starts = np.zeros((e, GENERATOR_WORDS), np.uint64)
+        self._log = np.zeros((e, _LOG_START), np.int8)
+        self._masks = MaskSolver(self)
+
+    @property
+    def to_act(self) -> np.ndarray:  # type: ignore[override]
+        """int64 ``(num_envs,)``: the seat to act in each env."""
+        return self._g[:, k.TO_ACT].copy()
+
+    def _state(self) -> tuple[np.ndarray, ...]:
+        return (
+            self._racks, self._table, self._staged, self._last, self._pool, self._opened, self._scores, self._g,
+            self._generators, self._starts, self._options,
+        )  # fmt: skip
+
+    def _start_games(self, seeds: list[int]) -> None:
+        self._generators = seeded(seeds)
+        self._reset(*self._state(), self.obs)
+        self._masks.fill_all(self, np.zeros(self.num_envs, np.bool_))
+
+    def _play(self, actions: np.ndarray, check: bool) -> int:
+        if check:
+            legal = self.mask[np.arange(self.num_envs), actions]
+            if not legal.all():
+                return int(np.flatnonzero(legal == 0)[0])
+        if int(self._g[:, k.LOG_LEN].max()) >= self._log.shape[1]:
+            self._log = np.concatenate([self._log, np.zeros_like(self._log)], axis=1)
+        self._step(actions, *self._state(), self._log, self.obs, self.rewards, self.terminated, self.truncated)
+        self._masks.renew(np.flatnonzero(actions >= COMMIT))  # the turns that ended: their sweeps' buffers
+        self._masks.fill_all(self, actions < COMMIT)
+        return -1
+
+    def _state_record(self, index: int) -> dict[str, Any]:
+        """Env ``index``'s episode replayed in an AEC env from the generator state it started with."""
+        env = RummikubEnv(**self._env_options)
+        env.reset(seed=0)
+        env._started_rng().bit_generator.state = state_of(self._starts[index])
+        env.reset()
+        for action in self._log[index, : self._g[index, k.LOG_LEN]]:
+            env.step(int(action))
+        return env.get_state()
+
+
+def batched_game(num_envs: int, **options: Any) -> RummikubBatched:
+    """The factory ``GameSpec.batched`` names: the AEC env's options, ``trusted``; ``render_mode`` refused."""
+    refuse_render_mode(NAME, options)
+    return RummikubBatched(num_envs, **options)
