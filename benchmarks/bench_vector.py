@@ -21,6 +21,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numba
 import numpy as np
@@ -106,14 +107,9 @@ def level2_cache() -> str:
         return ""
 
 
-def heuristic_rates(seconds: float) -> tuple[float, float, int, int]:
-    """Llama Party 4p heuristic decisions per CPU-second: ``BatchedHeuristic.act`` on batches of 1,024 positions,
-    ``HeuristicPolicy.act`` one at a time; then the positions where both chose alike and the positions compared."""
-    from tableenvs.llama_party.agents import HeuristicPolicy
-    from tableenvs.llama_party.batched_heuristic import BatchedHeuristic
-
-    games = tableenvs.vector.make("llama_party_v0", 1024, num_players=4)
-    rng = np.random.default_rng(2)
+def random_play_positions(name: str, players: int, rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
+    """40 batches of 1,024 ``(obs, mask)`` positions of ``name`` at ``players``, from random legal play."""
+    games = tableenvs.vector.make(name, 1024, num_players=players)
     obs, mask = games.reset(0)
     batches = []
     actions = np.zeros(1024, np.int64)
@@ -121,15 +117,31 @@ def heuristic_rates(seconds: float) -> tuple[float, float, int, int]:
         batches.append((obs.copy(), mask.copy()))
         pick(mask, rng.random(1024), actions)
         obs, mask, _, _, _ = games.step(actions)
-    batched = BatchedHeuristic()
-    chosen = [batched.act(o, m) for o, m in batches]
+    return batches
+
+
+def decisions_rate(batched: Any, batches: list[tuple[np.ndarray, np.ndarray]], seconds: float) -> float:
+    """Decisions per CPU-second of ``batched.act(obs, mask)`` over ``batches``, for ``seconds`` CPU seconds."""
     decisions = 0
     start = CLOCK()
     while CLOCK() - start < seconds:
         for o, m in batches:
             batched.act(o, m)
             decisions += len(o)
-    fast = decisions / (CLOCK() - start)
+    return decisions / (CLOCK() - start)
+
+
+def heuristic_rates(seconds: float) -> tuple[float, float, int, int]:
+    """Llama Party 4p heuristic decisions per CPU-second: ``BatchedHeuristic.act`` on batches of 1,024 positions,
+    ``HeuristicPolicy.act`` one at a time; then the positions where both chose alike and the positions compared."""
+    from tableenvs.llama_party.agents import HeuristicPolicy
+    from tableenvs.llama_party.batched_heuristic import BatchedHeuristic
+
+    rng = np.random.default_rng(2)
+    batches = random_play_positions("llama_party_v0", 4, rng)
+    batched = BatchedHeuristic()
+    chosen = [batched.act(o, m) for o, m in batches]
+    fast = decisions_rate(batched, batches, seconds)
     python = HeuristicPolicy(tableenvs.make_raw("llama_party_v0", num_players=4))
     decisions = same = 0
     start = CLOCK()
@@ -150,24 +162,11 @@ def pilipili_heuristic_rates(seconds: float) -> tuple[float, float, int, int]:
     from tableenvs.pilipili.agents import HeuristicPolicy
     from tableenvs.pilipili.batched_heuristic import BatchedHeuristic
 
-    games = tableenvs.vector.make("pilipili_v0", 1024, num_players=5)
     rng = np.random.default_rng(2)
-    obs, mask = games.reset(0)
-    batches = []
-    actions = np.zeros(1024, np.int64)
-    for _ in range(40):
-        batches.append((obs.copy(), mask.copy()))
-        pick(mask, rng.random(1024), actions)
-        obs, mask, _, _, _ = games.step(actions)
+    batches = random_play_positions("pilipili_v0", 5, rng)
     batched = BatchedHeuristic(5, 1024)
     batched.act(*batches[0])
-    decisions = 0
-    start = CLOCK()
-    while CLOCK() - start < seconds:
-        for o, m in batches:
-            batched.act(o, m)
-            decisions += len(o)
-    fast = decisions / (CLOCK() - start)
+    fast = decisions_rate(batched, batches, seconds)
     python = HeuristicPolicy(tableenvs.make_raw("pilipili_v0", num_players=5))
     decisions = 0
     start = CLOCK()
