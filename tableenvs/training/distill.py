@@ -323,6 +323,30 @@ def export(
     )  # fmt: skip
 
 
+def fit_and_export(
+    data: dict[str, np.ndarray],
+    path: Path,
+    game: str,
+    options: dict[str, Any],
+    recipe: str,
+    *,
+    hidden: Sequence[int],
+    epochs: int,
+    seed: int,
+    threads: int,
+    say: Any = print,
+    input_features: str | None = None,
+    dtype: str = "float32",
+) -> Path:
+    """A recipe's clone: :func:`fit` ``data`` (batches of 1,024), :func:`export` it to ``path`` (its meta naming
+    ``recipe``, the labels and epochs) and write the fit's history beside it as ``clone.json``; returns ``path``."""
+    result = fit(data, hidden=hidden, epochs=epochs, batch=1024, seed=seed, threads=threads, say=say)
+    meta = {"recipe": recipe, "labels": int(len(data["action"])), "epochs": epochs}
+    export(result, path, game, options, meta, input_features=input_features, dtype=dtype)
+    (path.parent / "clone.json").write_text(json.dumps({"meta": meta, "history": result.history}, indent=2) + "\n")
+    return path
+
+
 def distill_search(
     game: str,
     out_dir: str | Path,

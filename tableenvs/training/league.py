@@ -188,11 +188,10 @@ def clone_heuristic(
         return clone
     out.mkdir(parents=True, exist_ok=True)
     data = heuristic_labels(game, options, games=label_games, seed=seed, say=say)
-    result = distill.fit(data, hidden=hidden, epochs=epochs, batch=1024, seed=seed, threads=1, say=say)
-    meta = {"recipe": "league: clone of the batched heuristic", "labels": int(len(data["action"])), "epochs": epochs}
-    distill.export(result, clone, game, options, meta)
-    (out / "clone.json").write_text(json.dumps({"meta": meta, "history": result.history}, indent=2) + "\n")
-    return clone
+    return distill.fit_and_export(
+        data, clone, game, options, "league: clone of the batched heuristic", hidden=hidden, epochs=epochs, seed=seed,
+        threads=1, say=say,
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------- the league

@@ -391,11 +391,10 @@ def heuristic_clone(
     )
     data = distill.read_shards(out / "labels")
     say(f"cloning the heuristic from {len(data['action'])} labels")
-    result = distill.fit(data, hidden=hidden, epochs=epochs, batch=1024, seed=seed, threads=workers, say=say)
-    meta = {"recipe": "strong: clone of the heuristic", "labels": int(len(data["action"])), "epochs": epochs}
-    distill.export(result, clone, game, options, meta)
-    (out / "clone.json").write_text(json.dumps({"meta": meta, "history": result.history}, indent=2) + "\n")
-    return clone
+    return distill.fit_and_export(
+        data, clone, game, options, "strong: clone of the heuristic", hidden=hidden, epochs=epochs, seed=seed,
+        threads=workers, say=say,
+    )  # fmt: skip
 
 
 def search_clone(
@@ -441,9 +440,9 @@ def search_clone(
         data = distill.with_features(data, derive)
     data["target"] = np.eye(data["target"].shape[1], dtype=np.float32)[data["action"]]  # the choice made
     say(f"cloning {labeller} from {len(data['action'])} labels, {data['observation'].shape[1]} inputs")
-    result = distill.fit(data, hidden=hidden, epochs=epochs, batch=1024, seed=seed, threads=workers, say=say)
-    meta = {"recipe": f"search-clone: {labeller}", "labels": int(len(data["action"])), "epochs": epochs}
-    distill.export(result, model, game, options, meta, input_features=features, dtype="float16")
-    (out / "clone.json").write_text(json.dumps({"meta": meta, "history": result.history}, indent=2) + "\n")
+    distill.fit_and_export(
+        data, model, game, options, f"search-clone: {labeller}", hidden=hidden, epochs=epochs, seed=seed,
+        threads=workers, say=say, input_features=features, dtype="float16",
+    )  # fmt: skip
     say(f"wrote {model} ({time.perf_counter() - began:.0f} s in all)")
     return model
