@@ -9,11 +9,10 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from vector_differential import play_both
+from vector_differential import play_both, same_games_from_seeds, state_plays_on
 
 import tableenvs
 import tableenvs.vector
-from tableenvs.core.table_env import TableEnv
 
 NAME = "rummikub_v0"
 
@@ -105,37 +104,11 @@ def test_games_that_end_by_passes_with_the_lowest_rack_and_truncated_episodes_ag
 
 
 def test_a_sequence_of_seeds_and_trusted_mode_play_the_same_games():
-    seeds = [5, 900, 17, 5]
-    checked = tableenvs.vector.make(NAME, 4, num_players=3)
-    trusted = tableenvs.vector.make(NAME, 4, num_players=3, trusted=True)
-    a, b = checked.reset(seeds), trusted.reset(seeds)
-    rng = np.random.default_rng(3)
-    for _ in range(200):
-        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
-        assert np.array_equal(a[0][0], a[0][3])  # the same seed, the same game
-        actions = np.array([rng.choice(np.flatnonzero(m)) for m in a[1]])
-        actions[3] = actions[0]
-        a, b = checked.step(actions), trusted.step(actions)
-        assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+    same_games_from_seeds(NAME, {"num_players": 3}, 200)
 
 
 def test_get_state_opens_in_the_aec_env_and_plays_on_identically():
-    games = tableenvs.vector.make(NAME, 3, num_players=4)
-    obs, mask = games.reset(42)
-    rng = np.random.default_rng(0)
-    for _ in range(60):
-        obs, mask, *_ = games.step([rng.choice(np.flatnonzero(m)) for m in mask])
-    env = TableEnv.from_state(games.get_state(1))
-    for _ in range(150):  # through the end of the game and into the next
-        agent = env.agent_selection
-        assert np.array_equal(env.observe(agent)["observation"], obs[1])
-        assert np.array_equal(env.observe(agent)["action_mask"], mask[1])
-        actions = [rng.choice(np.flatnonzero(m)) for m in mask]
-        obs, mask, rewards, terminated, _ = games.step(actions)
-        env.step(int(actions[1]))
-        assert [env.rewards[a] for a in env.possible_agents] == rewards[1].tolist()
-        if terminated[1]:
-            env.reset()
+    state_plays_on(NAME, {"num_players": 4}, warmup=60)
 
 
 def test_an_illegal_action_names_the_env_the_action_and_the_legal_ones_and_changes_nothing():

@@ -8,6 +8,11 @@ until every env has finished ``games`` games and played ``extra`` steps of the n
 batched ``get_state(i)`` of a few envs must equal the AEC record (its event log aside, unless ``event_log``: an
 engine that replays its games keeps one). ``watch(env)`` sees every AEC env before each step (to count what was
 played) and ``finish(batched, envs)`` both sides at the end (for checks of the final positions).
+
+``same_games_from_seeds(name, options, steps)``: a sequence of seeds (one repeated) and ``trusted=True`` play the same
+games as the checked engine. ``state_plays_on(name, options, warmup, steps)``: ``get_state(1)`` after ``warmup``
+random steps opens in the AEC env, which then gives env 1's observation, mask and rewards through the game's end
+and into the next.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import numpy as np
 
 import tableenvs
 import tableenvs.vector
+from tableenvs.core.table_env import TableEnv
 
 
 def play_both(
@@ -84,3 +90,42 @@ def play_both(
     if finish is not None:
         finish(batched, raws)
     return {"steps": steps, "games": int(ended.sum()), "states": states}
+
+
+def same_games_from_seeds(name: str, options: dict[str, Any], steps: int) -> None:
+    """Four envs seeded ``[5, 900, 17, 5]``, checked and trusted, driven alike for ``steps`` steps: both engines give
+    the same arrays at every step, and envs 0 and 3 (the same seed, the same actions) the same game."""
+    seeds = [5, 900, 17, 5]
+    checked = tableenvs.vector.make(name, 4, **options)
+    trusted = tableenvs.vector.make(name, 4, trusted=True, **options)
+    a, b = checked.reset(seeds), trusted.reset(seeds)
+    rng = np.random.default_rng(3)
+    for _ in range(steps):
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+        assert np.array_equal(a[0][0], a[0][3])  # the same seed, the same game
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in a[1]])
+        actions[3] = actions[0]
+        a, b = checked.step(actions), trusted.step(actions)
+        assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+
+
+def state_plays_on(name: str, options: dict[str, Any], warmup: int, steps: int = 150) -> None:
+    """Three envs seeded from 42 play ``warmup`` random steps; env 1's ``get_state`` opened in the AEC env then gives
+    env 1's observation, mask and every seat's rewards for ``steps`` more steps (the AEC env reset where its game
+    ended)."""
+    games = tableenvs.vector.make(name, 3, **options)
+    obs, mask = games.reset(42)
+    rng = np.random.default_rng(0)
+    for _ in range(warmup):
+        obs, mask, *_ = games.step([rng.choice(np.flatnonzero(m)) for m in mask])
+    env = TableEnv.from_state(games.get_state(1))
+    for _ in range(steps):
+        agent = env.agent_selection
+        assert np.array_equal(env.observe(agent)["observation"], obs[1])
+        assert np.array_equal(env.observe(agent)["action_mask"], mask[1])
+        actions = [rng.choice(np.flatnonzero(m)) for m in mask]
+        obs, mask, rewards, terminated, _ = games.step(actions)
+        env.step(int(actions[1]))
+        assert [env.rewards[a] for a in env.possible_agents] == rewards[1].tolist()
+        if terminated[1]:
+            env.reset()
