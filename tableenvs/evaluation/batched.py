@@ -223,15 +223,4 @@ def _replayed(
             f"{batch.env}: game {batch.games[row]} ended on the batched engine after {decisions} actions but not in "
             "the AEC env replaying them (the engines disagree: please report it)"
         )
-    game = batch.games[row]
-    return PlayedGame(
-        index=game,
-        block=game // batch.plan.size,
-        entrants=tuple(int(e) for e in entrants),
-        rewards=outcome.returns,
-        scores=outcome.scores,
-        winners=outcome.winners,
-        ranks=outcome.ranks(),
-        truncated=outcome.truncated,
-        decisions=decisions,
-    )
+    return PlayedGame.from_outcome(batch.games[row], batch.plan.size, entrants, outcome, decisions)

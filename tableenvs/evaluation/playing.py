@@ -51,6 +51,24 @@ class PlayedGame:
     truncated: bool
     decisions: int
 
+    @classmethod
+    def from_outcome(
+        cls, index: int, block_size: int, entrants: Any, outcome: Any, decisions: int
+    ) -> PlayedGame:
+        """Game ``index`` (in blocks of ``block_size`` seatings; ``entrants`` by seat, any ints) as the env's
+        ``outcome()`` tells it."""
+        return cls(
+            index=index,
+            block=index // block_size,
+            entrants=tuple(int(e) for e in entrants),
+            rewards=outcome.returns,
+            scores=outcome.scores,
+            winners=outcome.winners,
+            ranks=outcome.ranks(),
+            truncated=outcome.truncated,
+            decisions=decisions,
+        )
+
 
 #: The 0.1 name of :class:`PlayedGame`, kept until 0.2 (it was easy to confuse with
 #: :class:`tableenvs.play.records.GameRecord`, the step-by-step record of one game).
@@ -87,18 +105,7 @@ def play_planned_game(
     seat_rngs = [np.random.default_rng(child) for child in policy_seed.spawn(len(entrants))]
     seats = [SeatRng(policies[e], r) for e, r in zip(entrants, seat_rngs, strict=True)]
     _, decisions = play_game(raw_env, seats, seed=deal_seed, rng=seat_rngs[0])
-    outcome = raw_env.outcome()
-    return PlayedGame(
-        index=game_index,
-        block=game_index // plan.size,
-        entrants=entrants,
-        rewards=outcome.returns,
-        scores=outcome.scores,
-        winners=outcome.winners,
-        ranks=outcome.ranks(),
-        truncated=outcome.truncated,
-        decisions=decisions,
-    )
+    return PlayedGame.from_outcome(game_index, plan.size, entrants, raw_env.outcome(), decisions)
 
 
 @dataclass(frozen=True)
