@@ -52,9 +52,7 @@ class PlayedGame:
     decisions: int
 
     @classmethod
-    def from_outcome(
-        cls, index: int, block_size: int, entrants: Any, outcome: Any, decisions: int
-    ) -> PlayedGame:
+    def from_outcome(cls, index: int, block_size: int, entrants: Any, outcome: Any, decisions: int) -> PlayedGame:
         """Game ``index`` (in blocks of ``block_size`` seatings; ``entrants`` by seat, any ints) as the env's
         ``outcome()`` tells it."""
         return cls(
