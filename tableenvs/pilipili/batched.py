@@ -28,7 +28,7 @@ from tableenvs.pilipili.env import PiliPiliEnv
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission
 from tableenvs.pilipili.table import effective_hand_size
 from tableenvs.vector.compile import kernels_once
-from tableenvs.vector.draws import GENERATOR_WORDS, seeded, state_of
+from tableenvs.vector.draws import GENERATOR_WORDS, INC_LOW, seeded, state_of
 from tableenvs.vector.engine import BatchedEngine, refuse_render_mode
 
 NAME = "pilipili_v0"
@@ -101,6 +101,9 @@ class PiliPiliBatched(BatchedEngine):
         self._max_rounds = -1 if template.max_rounds is None else template.max_rounds
         self._win = template.reward_mode == "win"
         self._mp, self._mvec = _mission_table(template.missions, n, k)
+        deck = [BASIC_MISSION] if template.missions is None else template.missions
+        self._mission_index = {mission: i for i, mission in reversed(list(enumerate(deck)))}  # load_state's
+        self._loaded_from: dict[int, Any] = {}  # row -> the raw env it was loaded from mid-game (get_state replays)
         self._mnz = np.zeros((len(self._mvec), k.MISSION_SIZE + 1), np.int64)  # count, then nonzero entries
         for i, vector in enumerate(self._mvec):
             entries = np.flatnonzero(vector)
@@ -158,14 +161,31 @@ class PiliPiliBatched(BatchedEngine):
         self._longest = int(longest)
         return -1
 
+    def _load_rows(self, rows: np.ndarray, record: Any, check: bool) -> None:
+        from tableenvs.pilipili.batched_load import load_rows  # load_state: batched_load.py
+
+        load_rows(self, rows, record, check)
+
+    def _load_env_rows(self, rows: np.ndarray, env: Any) -> None:
+        from tableenvs.pilipili.batched_load import load_env_rows
+
+        load_env_rows(self, rows, env)
+
     def _state_record(self, index: int) -> dict[str, Any]:
-        """Env ``index``'s game replayed in an AEC env from the generator state it started with."""
+        """Env ``index``'s game replayed in an AEC env from the generator state it started with (a row loaded
+        mid-game and still in that game: from a copy of the env it was loaded from)."""
+        log = self._log[index, : self._g[index, self._k.G_LOG_LEN]]
+        if self._rng0[index, INC_LOW] == 0:  # loaded mid-game (batched_load.py): no generator has an even increment
+            env = self._loaded_from[index].clone()
+            for action in log:
+                env.step(int(action))
+            return env.get_state()
         env = PiliPiliEnv(**self._env_options)
         env.reset(seed=0)
         generator = env._started_rng()
         generator.bit_generator.state = state_of(self._rng0[index])
         env.reset()
-        for action in self._log[index, : self._g[index, self._k.G_LOG_LEN]]:
+        for action in log:
             env.step(int(action))
         return env.get_state()
 

@@ -1,0 +1,160 @@
+"""``PiliPiliBatched.load_state(i, record)`` and ``load_env(i, env)``: a batched env started from a Pili Pili game
+under way (a position of random play, a world sampled for a search) plays on exactly as the raw env does: the same
+seat to act, observation, mask and rewards at every step, through the end of that game and into the next (drawn from
+the same generator), for the same random legal actions. Positions are taken in every phase (look, bidding,
+designation, passing, tricks, a memorised wild being declared, swaps) and right after a round was scored."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tableenvs
+import tableenvs.vector
+from tableenvs.core.table_env import TableEnv
+from tableenvs.pilipili.rules import Phase
+
+NAME = "pilipili_v0"
+
+
+def _positions(options: dict, count: int, seed: int) -> list[TableEnv]:
+    """``count`` raw envs mid-game: random legal play from seeds, stopped after a random number of steps, in every
+    phase and some just after a round's score (the first decision of a round after the first)."""
+    rng = np.random.default_rng(seed)
+    envs: list[TableEnv] = []
+    wanted = {phase: 0 for phase in Phase if phase != Phase.GAME_OVER}
+    per_phase = max(1, count // 16)
+    i = 0
+    while len(envs) < count:
+        env = tableenvs.make_raw(NAME, **options)
+        env.reset(seed=seed + i)
+        i += 1
+        for _ in range(int(rng.integers(0, 400))):
+            rounds = env.game.rounds_completed
+            env.step(int(rng.choice(env.legal_actions())))
+            if any(env.terminations.values()) or any(env.truncations.values()):
+                env.reset()
+            elif env.game.rounds_completed > rounds and rng.random() < 0.3:
+                break  # right after a scored round
+            phase = env.game.phase
+            if phase != Phase.PLAY and wanted[phase] < per_phase and rng.random() < 0.5:
+                break  # the rarer phases, on purpose
+        wanted[env.game.phase] += 1
+        envs.append(env)
+    return envs
+
+
+def _play_on(batched, envs: list[TableEnv], rows: list[int], rng: np.random.Generator, games: int = 1) -> int:
+    """Step the batched rows and the raw envs alike until every env has ended ``games`` games; assert agreement."""
+    obs, mask = batched.obs, batched.mask
+    ended = np.zeros(len(envs), np.int64)
+    steps = 0
+    while (ended < games).any():
+        actions = np.zeros(batched.num_envs, np.int64)
+        for env, row in zip(envs, rows, strict=True):
+            agent = env.agent_selection
+            assert batched.to_act[row] == env.agent_name_mapping[agent], f"row {row} step {steps}: seat to act"
+            seen = env.observe(agent)
+            differs = np.flatnonzero(seen["observation"] != obs[row])
+            assert differs.size == 0, f"row {row} step {steps}: observation entries {differs.tolist()} differ"
+            assert np.array_equal(seen["action_mask"], mask[row]), f"row {row} step {steps}: mask"
+        for row in range(batched.num_envs):
+            actions[row] = rng.choice(np.flatnonzero(mask[row]))
+        obs, mask, rewards, terminated, truncated = batched.step(actions)
+        steps += 1
+        for i, (env, row) in enumerate(zip(envs, rows, strict=True)):
+            env.step(int(actions[row]))
+            expected = np.array([env.rewards[a] for a in env.possible_agents], np.float32)
+            assert np.array_equal(expected, rewards[row]), f"row {row} step {steps}: rewards"
+            done = all(env.terminations.values()), all(env.truncations.values())
+            assert (bool(terminated[row]), bool(truncated[row])) == done, f"row {row} step {steps}: game end"
+            if any(done):
+                ended[i] += 1
+                env.reset()  # no seed: the env's generator goes on, as the batched row's does
+    return steps
+
+
+@pytest.mark.parametrize(
+    ("options", "count"),
+    [
+        ({"num_players": 5}, 48),
+        ({"num_players": 3}, 24),
+        ({"num_players": 8, "reward": "win"}, 16),
+        ({"num_players": 4, "missions": "none", "max_rounds": 3}, 12),
+    ],
+)
+def test_a_loaded_aec_state_plays_on_as_the_aec_env(options, count):
+    envs = _positions(options, count, seed=31 * options["num_players"])
+    phases = {env.game.phase for env in envs}
+    if options.get("missions") != "none":
+        assert len(phases) >= 5, phases  # bidding, play and several mission phases among the positions
+    assert any(env.game.last_scored is not None for env in envs)  # positions after a scored round
+    batched = tableenvs.vector.make(NAME, count + 3, **options)
+    batched.reset(seed=7)
+    rows = [count + 2 - i for i in range(count)]  # rows in another order than the envs'
+    for env, row in zip(envs, rows, strict=True):
+        batched.load_state(row, env.get_state())
+        assert batched.get_state(row) == env.get_state()
+    opened = [TableEnv.from_state(env.get_state()) for env in envs]  # the record's own game, played by a fresh env
+    assert _play_on(batched, opened, rows, np.random.default_rng(count), games=1) > 20
+    for row, env in zip(rows[:4], opened, strict=False):  # on into the next game: its record replays from its start
+        assert batched.get_state(row) == env.get_state()
+
+
+@pytest.mark.parametrize("num_players", [5, 2])
+def test_sampled_worlds_loaded_into_several_rows_play_on_as_the_worlds(num_players):
+    """A search's use: each sampled world put in several rows at once (``load_env``, one row per root action), each
+    row then played on by other random actions; ``get_state`` mid-way is the world's record after those actions."""
+    options = {"num_players": num_players}
+    envs = _positions(options, 12, seed=9 + num_players)
+    batched = tableenvs.vector.make(NAME, 36, **options)
+    batched.reset(seed=0)
+    rng = np.random.default_rng(5)
+    worlds, rows = [], []
+    for e, env in enumerate(envs):
+        world = env.sample_world(env.agent_selection, rng)
+        batched.load_env(range(3 * e, 3 * e + 3), world)
+        assert np.array_equal(batched.mask[3 * e], world.observe(world.agent_selection)["action_mask"])
+        for copy in range(3):
+            worlds.append(world.clone())
+            rows.append(3 * e + copy)
+    actions = np.array([rng.choice(np.flatnonzero(m)) for m in batched.mask], np.int64)
+    batched.step(actions)
+    for world, row in zip(worlds, rows, strict=True):
+        world.step(int(actions[row]))
+        if any(world.terminations.values()) or any(world.truncations.values()):
+            world.reset()  # as the batched row did
+        elif row % 5 == 0:
+            assert batched.get_state(row) == world.get_state()  # replayed from the loaded world's copy
+    assert _play_on(batched, worlds, rows, rng, games=1) > 10
+
+
+def test_load_state_refuses_a_bad_record_and_changes_nothing():
+    env = tableenvs.make_raw(NAME, num_players=5)
+    env.reset(seed=1)
+    batched = tableenvs.vector.make(NAME, 2, num_players=5)
+    with pytest.raises(RuntimeError, match="before the first reset"):
+        batched.load_state(0, env.get_state())
+    batched.reset(seed=3)
+    before = batched.get_state(0), batched.obs.copy()
+    other = tableenvs.make_raw(NAME, num_players=5, missions="none")
+    other.reset(seed=1)
+    with pytest.raises(ValueError, match="other options.*missions"):
+        batched.load_state(0, other.get_state())
+    bad = env.get_state()
+    bad["rules"]["hands"][0] = bad["rules"]["hands"][1]
+    with pytest.raises(ValueError, match="card"):
+        batched.load_state(0, bad)
+    with pytest.raises(ValueError, match="state record of pilipili_v0"):
+        batched.load_state(0, {**env.get_state(), "game": "llama_party_v0"})
+    with pytest.raises(ValueError, match="env index"):
+        batched.load_state(2, env.get_state())
+    scripted = tableenvs.make_raw(NAME, num_players=5, missions="none")
+    scripted.reset(seed=1)
+    with pytest.raises(ValueError, match="mission 0 is not in this engine's mission deck"):
+        batched.load_env(0, scripted)
+    while not any(env.terminations.values()):
+        env.step(env.legal_actions()[0])
+    with pytest.raises(ValueError, match="ended"):
+        batched.load_state(0, env.get_state())
+    assert batched.get_state(0) == before[0] and np.array_equal(batched.obs, before[1])
