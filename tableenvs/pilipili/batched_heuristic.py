@@ -275,6 +275,21 @@ class BatchedHeuristic:
         evaluation calls at each game's start."""
         self.set_generators(env, list(generators))
 
+    def share_generator(self, envs: Sequence[int], generator: np.random.Generator) -> None:
+        """Every env of ``envs`` draws from now on from its own copy of ``generator``'s state (one generator for all
+        its seats); ``generator`` is not advanced. A search's hook (``tableenvs.policies.batched_search``): the copies
+        of one sampled world, one per root action, draw the same rollout choices, as the Python search's copies each
+        draw from ``numpy.random.default_rng(seed)``."""
+        rows = np.asarray(envs, np.int64)
+        if rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= self.num_envs)):
+            raise ValueError(f"share_generator: env indices must be a sequence in 0..{self.num_envs - 1}")
+        if not isinstance(generator, np.random.Generator):
+            raise ValueError(f"share_generator: give a numpy Generator, got {generator!r}")
+        state = np.zeros(GENERATOR_WORDS, np.uint64)
+        load_state(state, generator)
+        self._generators[rows * self.num_players] = state
+        self._per_seat[rows] = False
+
     def generator(self, env: int, seat: int = 0) -> np.random.Generator:
         """A numpy generator in the state env ``env``'s generator (seat ``seat``'s, when each seat has one) is in
         now."""

@@ -8,7 +8,7 @@ a sampled world) becomes the engine's arrays for one or more rows: the scalars o
 mission pile still to draw and the generator row, the inverse of what the step kernel keeps. The observation and
 mask of the seat to act come from the engine's own ``fill_observation`` / ``fill_mask`` (compiled here, for the loaded
 rows only). From there a row plays on as the raw env does, draw for draw, through the end of that game and into the
-next one (``tests/pilipili/test_batched_load.py``).
+next one (``tests/pilipili/test_pilipili_batched_load.py``).
 
 ``get_state`` of a loaded row replays the actions played since the load in a copy of the env the row was loaded
 from (the batched engine keeps no event log of its own), until the row's game ends; its next game is replayed from

@@ -13,10 +13,15 @@ seat a nonzero reward, or the end of the game) or ``depth`` decisions (a cut-off
 ``estimate`` hook is called, as it would need the Python world). The difference is where the rollouts run: each
 world's game is put in one row of the batched engine per root action (``load_env``: what its state record holds, read
 from the world), and all those rows are stepped together, the rollout policy choosing for all of them in
-one compiled call. A row plays on from its world's own generator (the world's future draws), and the heuristic is
-deterministic, so the copies of a world differ only by their root action: common random numbers, as with
-``root=paired``. With uniformly random rollouts (``rollout=random``) the copies of a world do not share their random
-choices.
+one compiled call. A row plays on from its world's own generator (the world's future draws), and the rollout policy
+is deterministic or, when it has random choices (a batched policy with ``share_generator(rows, generator)``), draws
+them in every copy of a world from one generator, ``numpy.random.default_rng(seed)``, ``seed`` drawn from the
+search's generator right after the world, as ``root=paired`` seeds each world's rollouts. So the copies of a world
+differ only by their root action (common random numbers); with a ``sims`` budget and a policy with random choices
+the batched search samples the very worlds of ``root=paired``, plays the very rollouts and chooses the same action
+(with a deterministic policy no seed is drawn: the worlds after the first differ from ``root=paired``'s, each
+rollout still the one the flat search plays in its world). With uniformly random rollouts (``rollout=random``) the
+copies of a world do not share their random choices.
 
 The worlds go through the engine in chunks (about :data:`CHUNK_ROWS` rows: worlds times root actions), so that a
 budget in milliseconds (``ms=T``) can stop between chunks; the last chunk is shrunk to the worlds that the time left
@@ -119,8 +124,12 @@ class BatchedRollouts:
         rows = size * count
         start = time.process_time()
         games, player = self._engine(rows)
+        share = getattr(player, "share_generator", None)  # a rollout policy with random choices
         for w in range(size):
-            games.load_env(range(w * count, (w + 1) * count), env.sample_world(agent, rng))
+            block = range(w * count, (w + 1) * count)
+            games.load_env(block, env.sample_world(agent, rng))
+            if share is not None:  # the world's rollouts draw from one seed, as root=paired's do
+                share(block, np.random.default_rng(int(rng.integers(2**63))))
         loaded = time.process_time()
         self.world_seconds += loaded - start
         actions = np.tile(np.asarray(legal, np.int64), size)
