@@ -3,12 +3,12 @@ default search (the bare ``search``, the game's ``search_default``) and the heur
 "Batched search" block of docs/vector.md.
 
 Speed (``--positions N``): positions reached by seeded heuristic play (``bench_search.positions``: every 5th
-decision of a game with at least two legal actions). At each, in the same run, one decision of the default search is
-timed (CPU time of this process, after one untimed decision at the same position), then one decision of
-``search:batched=1:ms=T:z=2`` with ``T`` that decision's own time: the simulations each does in the same CPU time
-(the ratio of their totals, and the median of the ratios per position). Then the decision times of ``--spec``
-(mean, p99, max) over every decision with a choice of one ``--spec`` seat in ``--timing-games`` games among
-heuristic seats.
+decision of a game with at least two legal actions; at ``--players`` seats). At each, in the same run, one decision
+of the default search is timed (CPU time of this process, after one untimed decision at the same position), then one
+decision of ``search:batched=1:ms=T:z=2`` with ``T`` that decision's own time: the simulations each does in the same
+CPU time (the ratio of their totals, and the median of the ratios per position). Then the decision times of
+``--spec`` (mean, p99, max) over every decision with a choice of one ``--spec`` seat in ``--timing-games`` games
+among heuristic seats.
 
 Strength (``--games N``): :func:`tableenvs.evaluation.evaluate` of ``--spec`` against each of ``--against``
 (default: the default search, then the heuristic): half the seats each, every seating, duplicate deals (one deal per
@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_search import positions
+from bench_search import GAMES, positions
 from common import CLOCK, replace_block
 from search_vs_heuristic import journaled_evaluate, run_script, versus_heuristic
 
@@ -58,11 +58,33 @@ def timed_decision(policy, env, rng) -> tuple[float, int]:
     return CLOCK() - start, policy.last_simulations
 
 
+def positions_at(name: str, players: int, count: int) -> list:
+    """``bench_search.positions`` (every 5th decision with a choice of seeded heuristic play) at ``players`` seats:
+    bench_search.py's own positions at 4."""
+    if players == 4:
+        return positions(name, count)
+    found, seed = [], 0
+    while len(found) < count:
+        env = tableenvs.make_raw(name, num_players=players, **GAMES[name])
+        heuristic = make_policy("heuristic", env)
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        step = 0
+        while len(found) < count and not (
+            env.terminations[env.agent_selection] or env.truncations[env.agent_selection]
+        ):
+            seen = env.observe(env.agent_selection)
+            if step % 5 == 0 and seen["action_mask"].sum() > 1:
+                found.append(env.clone())
+            env.step(heuristic.act(seen["observation"], seen["action_mask"], rng))
+            step += 1
+        seed += 1
+    return found
+
+
 def speed(name: str, players: int, count: int, seed: int) -> dict:
     """Simulations of the default search and of the batched search in the same CPU time, per position."""
-    if players != 4:
-        raise ValueError("--positions: the speed positions are those of bench_search.py, at 4 players")
-    envs = positions(name, count)
+    envs = positions_at(name, players, count)
     rng = np.random.default_rng(seed)
     rows = []
     for i, env in enumerate(envs):

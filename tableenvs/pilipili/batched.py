@@ -103,6 +103,7 @@ class PiliPiliBatched(BatchedEngine):
         self._mp, self._mvec = _mission_table(template.missions, n, k)
         deck = [BASIC_MISSION] if template.missions is None else template.missions
         self._mission_index = {mission: i for i, mission in reversed(list(enumerate(deck)))}  # load_state's
+        self._mission_ids: dict[int, tuple[Mission, int]] = {}  # ... and its cache by object (batched_load.py)
         self._loaded_from: dict[int, Any] = {}  # row -> the raw env it was loaded from mid-game (get_state replays)
         self._mnz = np.zeros((len(self._mvec), k.MISSION_SIZE + 1), np.int64)  # count, then nonzero entries
         for i, vector in enumerate(self._mvec):

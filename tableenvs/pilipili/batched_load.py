@@ -88,9 +88,13 @@ def load_rows(engine: Any, rows: np.ndarray, record: Mapping[str, Any], check: b
 def _mission_of(engine: Any, mission: Any) -> int:
     """The row of ``mission`` in the engine's mission table (``ValueError`` for one outside its deck: a first round
     scripted with another mission)."""
-    index = engine._mission_index.get(mission)
+    known = engine._mission_ids.get(id(mission))  # (the mission, its row): kept, so that its id is never reused
+    if known is not None and known[0] is mission:
+        return known[1]
+    index = engine._mission_index.get(mission)  # by value (a frozen dataclass): another env's copy of the deck
     if index is None:
         raise ValueError(f"{engine.name}: load_state: mission {mission.id} is not in this engine's mission deck")
+    engine._mission_ids[id(mission)] = (mission, index)
     return index
 
 
