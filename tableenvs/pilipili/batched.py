@@ -104,7 +104,7 @@ class PiliPiliBatched(BatchedEngine):
         deck = [BASIC_MISSION] if template.missions is None else template.missions
         self._mission_index = {mission: i for i, mission in reversed(list(enumerate(deck)))}  # load_state's
         self._mission_ids: dict[int, tuple[Mission, int]] = {}  # ... and its cache by object (batched_load.py)
-        self._loaded_from: dict[int, Any] = {}  # row -> the raw env it was loaded from mid-game (get_state replays)
+        self._loaded_from: dict[int, Any] = {}  # row -> the raw env it was loaded from mid-game (batched_load.py)
         self._mnz = np.zeros((len(self._mvec), k.MISSION_SIZE + 1), np.int64)  # count, then nonzero entries
         for i, vector in enumerate(self._mvec):
             entries = np.flatnonzero(vector)
@@ -177,7 +177,9 @@ class PiliPiliBatched(BatchedEngine):
         mid-game and still in that game: from a copy of the env it was loaded from)."""
         log = self._log[index, : self._g[index, self._k.G_LOG_LEN]]
         if self._rng0[index, INC_LOW] == 0:  # loaded mid-game (batched_load.py): no generator has an even increment
-            env = self._loaded_from[index].clone()
+            from tableenvs.pilipili.batched_load import loaded_env
+
+            env = loaded_env(self, index)
             for action in log:
                 env.step(int(action))
             return env.get_state()

@@ -12,7 +12,8 @@ next one (``tests/pilipili/test_pilipili_batched_load.py``).
 
 ``get_state`` of a loaded row replays the actions played since the load in a copy of the env the row was loaded
 from (the batched engine keeps no event log of its own), until the row's game ends; its next game is replayed from
-its start as every other row's.
+its start as every other row's. ``load_env`` keeps the env it is given (no copy: the search's worlds are thrown away
+after loading), so that env must stay as it is for ``get_state`` of those rows to answer (else a one-line error).
 """
 
 from __future__ import annotations
@@ -64,9 +65,22 @@ def _bits(cards: Any) -> int:
 
 def load_env_rows(engine: Any, rows: np.ndarray, env: Any) -> None:
     """``engine`` (a ``PiliPiliBatched``) gets the game of ``env`` (a ``pilipili_v0`` raw env with the engine's
-    options, its game running) in every env of ``rows``; ``get_state`` of those rows replays from a copy of ``env``."""
+    options, its game running) in every env of ``rows``. ``env`` itself is kept, not a copy (a search loads each
+    world once and throws it away): ``get_state`` of those rows replays from it while it is as it was loaded, and
+    refuses in one line once it has moved on (:func:`loaded_env`)."""
     _write(engine, rows, env)
-    engine._loaded_from.update(dict.fromkeys(rows.tolist(), env.clone()))
+    engine._loaded_from.update(dict.fromkeys(rows.tolist(), (env, env.game, env.event_log, len(env.event_log))))
+
+
+def loaded_env(engine: Any, index: int) -> Any:
+    """A copy of the env that row ``index`` was loaded from, as it was then (``get_state`` replays from it)."""
+    env, game, log, length = engine._loaded_from[index]
+    if env.game is not game or env.event_log is not log or len(log) != length:
+        raise ValueError(
+            f"{engine.name}: get_state({index}): env {index} was loaded by load_env from an env that has moved on "
+            "since (its game or event log changed); load it with load_state(i, env.get_state()) to keep its record"
+        )
+    return env.clone()
 
 
 def load_rows(engine: Any, rows: np.ndarray, record: Mapping[str, Any], check: bool) -> None:
@@ -82,7 +96,7 @@ def load_rows(engine: Any, rows: np.ndarray, record: Mapping[str, Any], check: b
         )
     env = TableEnv.from_state(record)
     _write(engine, rows, env)
-    engine._loaded_from.update(dict.fromkeys(rows.tolist(), env))
+    engine._loaded_from.update(dict.fromkeys(rows.tolist(), (env, env.game, env.event_log, len(env.event_log))))
 
 
 def _mission_of(engine: Any, mission: Any) -> int:
@@ -152,22 +166,26 @@ def _write(engine: Any, rows: np.ndarray, env: Any) -> None:
         for seat, card, value in summary.last_trick:
             ps[k.P_PLVAL][seat] = value
             ps[k.P_PLWILD][seat] = int(card == 0)
-    positions = [[0] * 28 for _ in range(8)]
+    hands, staged = game.hands, game.staged
     for seat in range(n):
-        cards = game.position_cards[seat]
-        positions[seat][: len(cards)] = cards
-        ps[k.P_POSLEN][seat] = len(cards)
-        ps[k.P_POSUSED][seat] = sum(1 << p for p, used in enumerate(game.position_used[seat]) if used)
-        ps[k.P_NSTAGED][seat] = len(game.staged[seat])
-        ps[k.P_HAND][seat] = _bits(game.hands[seat])
-        ps[k.P_STAGED][seat] = _bits(game.staged[seat])
-    deck = [0] * k.NUM_CARDS
-    deck[g[k.G_STOCK] :] = game.stock
+        ps[k.P_NSTAGED][seat] = len(staged[seat])
+        ps[k.P_HAND][seat] = _bits(hands[seat])
+        ps[k.P_STAGED][seat] = _bits(staged[seat])
+    # the memorised hand positions: read only under the memorise mission, whose look writes them afresh each round
+    positions = [[0] * 28 for _ in range(8)] if game.mission.memorise else None
+    if positions is not None:
+        for seat in range(n):
+            cards = game.position_cards[seat]
+            positions[seat][: len(cards)] = cards
+            ps[k.P_POSLEN][seat] = len(cards)
+            ps[k.P_POSUSED][seat] = sum(1 << p for p, used in enumerate(game.position_used[seat]) if used)
     order = [_mission_of(engine, mission) for mission in reversed(pile)]  # drawn from its end in the AEC game
     engine._g[rows] = g
     engine._ps[rows] = ps
-    engine._posc[rows] = positions
-    engine._deck[rows] = deck
+    if positions is not None:
+        engine._posc[rows] = positions
+    if game.stock:  # the round's deck: only its tail, the stock, is read again (extra draws)
+        engine._deck[rows, g[k.G_STOCK] :] = game.stock
     if nm:  # drawn from G_PILE_POS on
         engine._pile[rows, g[k.G_PILE_POS] :] = order
     engine._rng[rows] = generator_row(game.rng.bit_generator.state)

@@ -153,8 +153,15 @@ def test_load_state_refuses_a_bad_record_and_changes_nothing():
     scripted.reset(seed=1)
     with pytest.raises(ValueError, match="mission 0 is not in this engine's mission deck"):
         batched.load_env(0, scripted)
+    moving = tableenvs.make_raw(NAME, num_players=5)
+    moving.reset(seed=2)
+    batched.load_env(1, moving)  # load_env keeps the env itself: once it moves on, get_state(1) cannot answer
+    assert batched.get_state(1) == moving.get_state()
+    moving.step(moving.legal_actions()[0])
+    with pytest.raises(ValueError, match=r"get_state\(1\): env 1 was loaded by load_env from an env that has moved on"):
+        batched.get_state(1)
     while not any(env.terminations.values()):
         env.step(env.legal_actions()[0])
     with pytest.raises(ValueError, match="ended"):
         batched.load_state(0, env.get_state())
-    assert batched.get_state(0) == before[0] and np.array_equal(batched.obs, before[1])
+    assert batched.get_state(0) == before[0] and np.array_equal(batched.obs[0], before[1][0])
