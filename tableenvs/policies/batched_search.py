@@ -24,8 +24,9 @@ rollout still the one the flat search plays in its world). With uniformly random
 copies of a world do not share their random choices.
 
 The worlds go through the engine in chunks (about :data:`CHUNK_ROWS` rows: worlds times root actions), so that a
-budget in milliseconds (``ms=T``) can stop between chunks; the last chunk is shrunk to the worlds that the time left
-allows at the cost per world measured so far (a power of two, so that few engine sizes are made and kept).
+budget in milliseconds (``ms=T``) can stop between chunks; under such a budget the first chunk is the two worlds every
+decision plays, and each later one is shrunk to the worlds that the time left allows at the cost per world measured so
+far (a power of two, so that few engine sizes are made and kept).
 ``sims=N`` plays ``ceil(N / legal actions)`` worlds (at least 2), as ``root=paired`` does; ``z=X`` keeps the
 rollout policy's own root choice unless another action beats it by more than ``X`` standard errors of the paired
 gain. The action played: the highest mean value (ties: the lower id).
@@ -107,7 +108,9 @@ class BatchedRollouts:
                 left = deadline - now
                 if done >= 2 and left <= 0:
                     break
-                size = per_chunk if per_world == 0 else int(min(per_chunk, max(1, left // per_world)))
+                # the first chunk: the two worlds every decision plays (a world's cost is not known yet, and sampling
+                # one can take milliseconds where the game constrains what others hold)
+                size = 2 if per_world == 0 else int(min(per_chunk, max(1, left // per_world)))
                 size = max(1 << (size.bit_length() - 1), 2 - done)  # a power of two: few engine sizes to keep
             if size <= 0:
                 break
