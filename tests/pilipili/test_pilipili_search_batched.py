@@ -91,3 +91,20 @@ def test_a_millisecond_budget_and_random_rollouts_play_legal_moves():
         action = policy.act(seen["observation"], seen["action_mask"], np.random.default_rng(0))
         assert seen["action_mask"][action] == 1
         assert policy.last_simulations >= 2 * count and policy.last_simulations % count == 0
+
+
+def test_share_generator_gives_each_row_a_copy_of_one_generator_and_refuses_bad_input():
+    from tableenvs.pilipili.batched_heuristic import BatchedHeuristic
+
+    heuristic = BatchedHeuristic(5, 6)
+    source = np.random.default_rng(42)
+    heuristic.share_generator(range(1, 4), source)
+    expected = np.random.default_rng(42).bit_generator.state
+    assert source.bit_generator.state == expected  # not advanced
+    for env in (1, 2, 3):
+        assert heuristic.generator(env).bit_generator.state == expected
+    assert heuristic.generator(0).bit_generator.state == np.random.default_rng(0).bit_generator.state  # untouched
+    with pytest.raises(ValueError, match="env indices must be a sequence in 0..5"):
+        heuristic.share_generator([6], source)
+    with pytest.raises(ValueError, match="give a numpy Generator"):
+        heuristic.share_generator([0], 42)  # type: ignore[arg-type]
