@@ -213,7 +213,7 @@ class BatchedHeuristic:
         if not legal.any(axis=1).all():
             raise ValueError(f"row {int(np.flatnonzero(~legal.any(axis=1))[0])} of the mask has no legal action")
         rack, staged, table, opened = _read(obs)
-        anything_staged = staged.any(axis=1)
+        anything_staged = np.asarray(staged.any(axis=1))
 
         # HeuristicPolicy.plan: the kept plan, or a new question
         same = (
