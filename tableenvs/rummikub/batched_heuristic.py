@@ -255,7 +255,7 @@ def _grown32(array, size):
 
 def _compiled() -> Any:
     """``act_kernel`` compiled (once per process; on disk across processes)."""
-    return kernels_once((act_kernel,), "the Rummikub batched heuristic", __file__, "about 30 CPU-seconds")[0]
+    return kernels_once((act_kernel,), "the Rummikub batched heuristic", __file__, "about 20 CPU-seconds")[0]
 
 
 class BatchedHeuristic:
