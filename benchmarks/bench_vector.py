@@ -193,11 +193,15 @@ def rummikub_heuristic_rates(seconds: float) -> dict[str, float]:
     Python heuristic in every seat, timing ``act`` alone and the whole loop (``observe`` + ``act`` + ``step``).
     New questions: 40 batches of 1,024 positions of play half heuristic, half random (after ``WARM_STEPS``), every
     position asked afresh (``forget()`` before each batch; the Python policy's plan cache emptied before each row);
-    then, untimed, the positions where both chose alike and the positions compared."""
+    then the CPU time per new plan of the batched heuristic on those positions by table size (under 30 tiles, 30-49,
+    50 or more) and, untimed, the positions where both chose alike and the positions compared."""
     from tableenvs.rummikub.agents import HeuristicPolicy
     from tableenvs.rummikub.batched_heuristic import BatchedHeuristic
+    from tableenvs.rummikub.encoder import LAYOUT
+    from tableenvs.rummikub.tiles import NUM_TILES, TILE_TYPES
 
     name, players, size = "rummikub_v0", 4, 1024
+    table_at = LAYOUT.TABLE
     warm = WARM_STEPS[name]
     figures: dict[str, float] = {}
     games = tableenvs.vector.make(name, size, num_players=players, trusted=True)
@@ -257,6 +261,18 @@ def rummikub_heuristic_rates(seconds: float) -> dict[str, float]:
         python.act(o[decisions % size], m[decisions % size], rng)
         decisions += 1
     figures["python_new"] = decisions / (CLOCK() - start)
+    seen = np.concatenate([o for o, _ in batches])
+    masks = np.concatenate([m for _, m in batches])
+    tiles = seen[:, table_at : table_at + TILE_TYPES].sum(axis=1)
+    for label, low, high in (("small", 0, 30), ("middle", 30, 50), ("big", 50, NUM_TILES + 1)):
+        chosen_rows = np.flatnonzero((tiles >= low) & (tiles < high))
+        solved = fresh.solves
+        start = CLOCK()
+        for first in range(0, len(chosen_rows), size):
+            part = chosen_rows[first : first + size]
+            fresh.forget()
+            fresh.act(seen[part], masks[part])
+        figures[f"plan_us_{label}"] = 1e6 * (CLOCK() - start) / max(1, fresh.solves - solved)
     same = compared = 0
     for o, m in batches[::4]:
         fresh.forget()
@@ -310,7 +326,8 @@ def rummikub_heuristic_lines(seconds: float) -> list[str]:
         f"Rummikub 4p heuristic, every position a new question: BatchedHeuristic {f['batched_new']:,.0f} decisions "
         f"per CPU-second (batches of 1,024, {f['solved']:.0%} of the rows solved), HeuristicPolicy "
         f"{f['python_new']:,.0f} ({f['batched_new'] / f['python_new']:.1f}x); the same choice on {f['same']:,.0f} of "
-        f"{f['compared']:,.0f} positions.",
+        f"{f['compared']:,.0f} positions. CPU per new plan (batched): {f['plan_us_small']:,.0f} µs on tables of "
+        f"under 30 tiles, {f['plan_us_middle']:,.0f} µs on 30-49, {f['plan_us_big']:,.0f} µs on 50 or more.",
     ]
 
 
