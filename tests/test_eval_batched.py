@@ -18,9 +18,11 @@ WITH_HEURISTIC = [name for name in tableenvs.vector.batched_names() if spec(name
 
 
 def model_for(name: str, players: int, tmp_path) -> str:
-    """``"trained"`` when a shipped model is made for ``players``, else a random-weight file for them."""
+    """``"trained"`` when a shipped model is made for ``players`` and can be batched (it reads only the observation:
+    no candidate-scoring model), else a random-weight file for them."""
     for path in model_files(name):
-        if load_numpy_policy(path).options.get("num_players") == players:
+        model = load_numpy_policy(path)
+        if model.options.get("num_players") == players and not model.candidates:
             return "trained"
     return str(random_numpy_policy(tmp_path / f"{name}-{players}p.npz", tableenvs.make_raw(name, num_players=players)))
 
