@@ -33,6 +33,7 @@ from common import CLOCK, commit_label, finished_on_this_machine, markers, rando
 import tableenvs
 import tableenvs.vector
 from tableenvs.rummikub import turn_sweep
+from tableenvs.rummikub.tiles import JOKER
 
 NAME = "rummikub_v0"
 PLAYERS = 4
@@ -75,8 +76,13 @@ class Watch:
         def timed_record(self, table, rack, staged, opening, min_initial, give_up):  # type: ignore[no-untyped-def]
             start = CLOCK()
             answer = record(self, table, rack, staged, opening, min_initial, give_up)
+            seconds = CLOCK() - start
             part = "opening sweeps" if opening else "sweeps, finished" if answer is not None else "sweeps, given up"
-            watch.timers.add(part, CLOCK() - start)
+            watch.timers.add(part, seconds)
+            if not opening:
+                tiles = int(table.sum())
+                jokers = "with" if table[JOKER] + rack[JOKER] else "without"
+                watch.timers.add(f"{tiles // 20 * 20}-{tiles // 20 * 20 + 19} tiles, {jokers} jokers", seconds)
             return answer
 
         def timed_search(self, table, rack, staged):  # type: ignore[no-untyped-def]
@@ -199,6 +205,18 @@ def main() -> None:
         f"Ceiling with this solver: the wrapped step over the batched engine's solver time a step, "
         f"{wrapped_step / (1e6 * solver / steps):.1f}x the wrapped env.",
     ]
+    buckets = sorted(part for part in seconds if part.endswith(" jokers"))
+    if buckets:
+        lines += [
+            "",
+            "| the Python TurnSweeps' sweeps of plays onto the table, by table | sweeps | µs a sweep | µs a step |",
+            "|---|---:|---:|---:|",
+        ]
+        for part in sorted(buckets, key=lambda part: (int(part.split("-")[0]), part)):
+            calls = batched.calls[part]
+            lines.append(
+                f"| {part} | {calls:,} | {1e6 * seconds[part] / calls:,.0f} | {1e6 * seconds[part] / steps:.1f} |"
+            )
     text = "\n".join(lines)
     print(text)
     if args.write_docs:
