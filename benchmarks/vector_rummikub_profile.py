@@ -37,7 +37,7 @@ from tableenvs.rummikub.tiles import JOKER
 
 NAME = "rummikub_v0"
 PLAYERS = 4
-BEGIN, END = markers("rummikub batched profile", "vector_rummikub_profile.py")
+BEGIN, END = markers("rummikub-batched-profile", "vector_rummikub_profile.py")
 
 
 class Timers:
