@@ -158,6 +158,23 @@ class PiliPiliBatched(BatchedEngine):
         self._longest = int(longest)
         return -1
 
+    def last_results(self, envs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The results of the games that ended on the last step in ``envs`` (ints; each must have ended then):
+        ``(returns, scores, winners)``, ``(len(envs), num_players)`` each: every seat's total reward (float64, the
+        AEC env's ``outcome().returns``: ``-chilis`` with ``reward="penalty"``; with ``"win"`` the shared win or -1,
+        0 for a game cut short), its final chilis (``outcome().scores``) and whether it is a winner (the fewest
+        chilis: the rules' winners, and the best score of a game cut short)."""
+        envs = np.asarray(envs, np.int64)
+        chilis = self._ps[envs, self._k.P_ENDED, : self.num_players].astype(np.float64)
+        winners = chilis == chilis.min(axis=1, keepdims=True)
+        if not self._win:
+            returns = 0.0 - chilis  # the sum of -change over the rounds: exact integers (0.0, never -0.0)
+        else:
+            share = 1.0 / winners.sum(axis=1, keepdims=True)
+            returns = np.where(winners, share, -1.0)
+            returns[self.truncated[envs]] = 0.0
+        return returns, chilis, winners
+
     def _state_record(self, index: int) -> dict[str, Any]:
         """Env ``index``'s game replayed in an AEC env from the generator state it started with."""
         env = PiliPiliEnv(**self._env_options)

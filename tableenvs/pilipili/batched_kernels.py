@@ -49,7 +49,8 @@ NG = 24
 # ps rows (per seat)
 (P_CHILIS, P_BIDS, P_WON, P_EXTRAS, P_DESIG, P_CHANGE, P_TCARD, P_TVAL, P_LCARD, P_LVAL, P_PBID, P_PWON,
  P_PTAKEN, P_PDISC, P_PLVAL, P_PLWILD, P_POSLEN, P_POSUSED, P_NSTAGED, P_HAND, P_STAGED) = range(21)  # fmt: skip
-NP = 21
+P_ENDED = 21  # the final chilis of the env's last ended game (``last_results``; kept by ``new_game``)
+NP = 22
 # mp columns
 (M_HAND, M_PASS_DIR, M_PASS_COUNT, M_PASS_N, M_PASS_ALL, M_FORBID, M_FOREHEAD, M_BLIND, M_EXTRA, M_REVEAL,
  M_EXACT, M_SIMUL, M_REV, M_TIMED, M_FL, M_MEMO, M_NOCOPY, M_DESIG, M_HOL, M_LISTED, M_LIST_EACH, M_SWAP,
@@ -694,6 +695,8 @@ def step_envs(actions, check, n, nm, max_rounds, win, g, ps, posc, deck, pile, r
                 for s in range(n):
                     rewards[e, s] = 1.0 / count if ps[e, P_CHILIS, s] == low else -1.0
             if over:
+                for s in range(n):
+                    ps[e, P_ENDED, s] = ps[e, P_CHILIS, s]
                 if g[e, G_TRUNC]:
                     truncated[e] = True
                 else:
