@@ -57,6 +57,9 @@ def test_a_batched_model_chooses_as_numpy_policy_row_by_row(name, options, kind,
     steps = [slice(start, start + 64) for start in range(0, len(obs), 64)]
     by_step = np.concatenate([batched.act(obs[rows], mask[rows], np.arange(64)) for rows in steps])
     assert np.flatnonzero(by_step != expected).tolist() == []
+    # rows read in place from the whole buffers (what the batched evaluation hands over): the same choices
+    picked = np.sort(np.random.default_rng(1).choice(len(obs), 700, replace=False))
+    assert np.array_equal(batched.act_rows(obs, mask, picked), expected[picked])
     spec = "trained" if kind == "shipped" else str(path)
     front = tableenvs.vector.batched_policy(spec, games, env=raw)  # the front door builds the same player
     assert np.array_equal(front.act(obs[:500], mask[:500], np.arange(500)), expected[:500])

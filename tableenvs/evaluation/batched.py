@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from tableenvs.core.outcome import competition_ranks
 from tableenvs.core.registry import make_raw
 from tableenvs.core.registry import spec as game_spec
 
@@ -112,7 +111,10 @@ def play_batched(batch: Batch) -> list[PlayedGame]:
 def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any]) -> list[PlayedGame]:
     """Play ``batch.games`` on ``games`` (one row each), ``by_entrant[e]`` playing entrant ``e``'s seats; their
     records in game order. The rows hold the games sorted by seating, so that a player's rows are often one run of
-    rows (handed over as a view of the engine's buffers, not a copy)."""
+    rows (handed over as a view of the engine's buffers, not a copy); a player with ``act_rows(obs, mask, rows)``
+    reads its rows of the buffers in place."""
+    from tableenvs.vector.players import first_legal
+
     plan, n, m = batch.plan, games.num_players, len(batch.games)
     batch = replace(batch, games=tuple(sorted(batch.games, key=lambda game: (plan.seating(game), game))))
     distinct: list[Any] = []
@@ -121,38 +123,30 @@ def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any])
             distinct.append(player)
     which = np.array([next(i for i, seen in enumerate(distinct) if seen is p) for p in by_entrant], np.int64)
     entrants = np.array([plan.seating(g) for g in batch.games], np.int64).reshape(m, n)
-    drawing = [player for player in distinct if hasattr(player, "seat_generators")]
-    sampled = [player for player in distinct if not batch.deterministic and hasattr(player, "rng")]
-    deal_seeds = []
-    for row, game in enumerate(batch.games):
-        deal_seed, policy_seed = game_seeds(batch.seed, game, plan.size, batch.duplicate)
-        deal_seeds.append(deal_seed)
-        if drawing:  # the seat generators of the AEC path (play_planned_game's)
-            seat_rngs = [np.random.default_rng(child) for child in policy_seed.spawn(n)]
-            for player in drawing:
-                player.seat_generators(row, seat_rngs)
-        if row == 0:
-            for player in sampled:
-                player.rng = np.random.default_rng(policy_seed)  # a sampled model: its batch's first game's seed
+    deal_seeds = _start_rows(batch, n, distinct)
     obs, mask = games.reset(deal_seeds)
     results = getattr(games, "last_results", None)
     log: list[np.ndarray] = []
     active = np.ones(m, bool)
+    idle = np.zeros(0, np.int64)
     decisions = np.zeros(m, np.int64)
-    everyone = np.arange(m)
-    records: list[PlayedGame | None] = [None] * m
-    while active.any():
-        holder = which[entrants[everyone, games.to_act]]
-        actions = np.zeros(m, np.int64)
-        idle = np.flatnonzero(~active)
+    seat_player = which[entrants].ravel()  # the index in distinct of the player in each row's seat; -1: row ended
+    first_seat = np.arange(m) * n
+    records: list[PlayedGame] = []
+    act_rows = [getattr(player, "act_rows", None) for player in distinct]
+    actions = np.zeros(m, np.int64)
+    while idle.size < m:
+        holder = seat_player[first_seat + games.to_act]
         if idle.size:  # an ended row plays on with its first legal action
-            actions[idle] = mask[idle].argmax(axis=1)
+            actions[idle] = first_legal(mask, idle)
         for index, player in enumerate(distinct):
-            rows = np.flatnonzero(active & (holder == index))
+            rows = np.flatnonzero(holder == index)
             if rows.size == 0:
                 continue
             first, last = int(rows[0]), int(rows[-1]) + 1
-            if last - first == rows.size:  # one run of rows: views of the buffers
+            if act_rows[index] is not None:
+                actions[rows] = act_rows[index](obs, mask, rows)
+            elif last - first == rows.size:  # one run of rows: views of the buffers
                 actions[first:last] = player.act(obs[first:last], mask[first:last], rows)
             else:
                 actions[rows] = player.act(obs[rows], mask[rows], rows)
@@ -164,50 +158,91 @@ def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any])
         if ended.size == 0:
             continue
         active[ended] = False
+        idle = np.flatnonzero(~active)
+        seat_player.reshape(m, n)[ended] = -1
         if results is not None:
             returns, scores, winners = results(ended)
-            for j, row in enumerate(ended.tolist()):
-                records[row] = _record(
-                    batch, row, entrants[row], returns[j], scores[j], np.flatnonzero(winners[j]), bool(truncated[row]),
-                    int(decisions[row]), raw_env.higher_is_better,
-                )  # fmt: skip
+            records += _records(
+                batch, ended, entrants, returns, scores, winners, truncated[ended], decisions, raw_env.higher_is_better
+            )
         else:
             for row in ended.tolist():
-                records[row] = _replayed(batch, row, entrants[row], deal_seeds[row], log, int(decisions[row]), raw_env)
-    return sorted((record for record in records if record is not None), key=lambda record: record.index)
+                records.append(_replayed(batch, row, entrants[row], deal_seeds[row], log, int(decisions[row]), raw_env))
+    return sorted(records, key=lambda record: record.index)
 
 
-def _record(
+def _start_rows(batch: Batch, n: int, distinct: Sequence[Any]) -> list[int]:
+    """Each row's deal seed; the players that draw get each row's seat generators (the AEC path's, from the game's
+    policy seed), a sampled model its generator (from the batch's first game's policy seed). Games that share
+    their seeds (the games of a block, with duplicate deals) share the work."""
+    drawing = [player for player in distinct if hasattr(player, "seat_generators")]
+    sampled = [player for player in distinct if not batch.deterministic and hasattr(player, "rng")]
+    deal_seeds = []
+    shared: dict[int, tuple[int, list[np.random.Generator]]] = {}
+    for row, game in enumerate(batch.games):
+        key = game // batch.plan.size if batch.duplicate else -1
+        if key in shared:
+            deal_seed, seat_rngs = shared[key]
+        else:
+            deal_seed, policy_seed = game_seeds(batch.seed, game, batch.plan.size, batch.duplicate)
+            # the seat generators of the AEC path (play_planned_game's); the players copy their states
+            seat_rngs = [np.random.default_rng(child) for child in policy_seed.spawn(n)] if drawing else []
+            if key >= 0:
+                shared[key] = deal_seed, seat_rngs
+            if row == 0:
+                for player in sampled:
+                    first = game_seeds(batch.seed, game, batch.plan.size, batch.duplicate)[1]
+                    player.rng = np.random.default_rng(first)  # a sampled model: its batch's first game's seed
+        deal_seeds.append(deal_seed)
+        for player in drawing:
+            player.seat_generators(row, seat_rngs)
+    return deal_seeds
+
+
+def _records(
     batch: Batch,
-    row: int,
+    ended: np.ndarray,
     entrants: np.ndarray,
     returns: np.ndarray,
     scores: np.ndarray,
     named: np.ndarray,
-    truncated: bool,
-    decisions: int,
+    truncated: np.ndarray,
+    decisions: np.ndarray,
     higher: bool,
-) -> PlayedGame:
-    """A game's :class:`PlayedGame`, its winners as ``TableEnv.outcome`` names them (the rules' winners unless the
-    game was cut short or they name none, else the best scores)."""
-    score = tuple(float(x) for x in scores)
-    winners = () if truncated else tuple(sorted(int(s) for s in named))
-    if not winners:
-        best = max(score) if higher else min(score)
-        winners = tuple(s for s, x in enumerate(score) if x == best)
-    keys = [(0 if s in winners else 1, -x if higher else x) for s, x in enumerate(score)]
-    game = batch.games[row]
-    return PlayedGame(
-        index=game,
-        block=game // batch.plan.size,
-        entrants=tuple(int(e) for e in entrants),
-        rewards=tuple(float(x) for x in returns),
-        scores=score,
-        winners=winners,
-        ranks=tuple(competition_ranks(keys)),
-        truncated=truncated,
-        decisions=decisions,
-    )
+) -> list[PlayedGame]:
+    """The :class:`PlayedGame` of each row of ``ended`` (its results in the same order), the winners as
+    ``TableEnv.outcome`` names them (the rules' winners unless the game was cut short or they name none, else the
+    best scores) and the ranks as ``Outcome.ranks`` gives them (winners first, then by score), for all at once."""
+    scores = np.asarray(scores, np.float64)
+    winners = np.asarray(named, bool) & ~np.asarray(truncated, bool)[:, None]
+    unnamed = ~winners.any(axis=1)
+    if unnamed.any():
+        best = scores.max(axis=1, keepdims=True) if higher else scores.min(axis=1, keepdims=True)
+        winners[unnamed] = (scores == best)[unnamed]
+    group = (~winners).astype(np.int64)  # 0: a winner
+    key = -scores if higher else scores
+    below = (group[:, None, :] < group[:, :, None]) | (
+        (group[:, None, :] == group[:, :, None]) & (key[:, None, :] < key[:, :, None])
+    )  # below[j, s, t]: seat t's key is below seat s's
+    ranks = 1 + below.sum(axis=2)
+    size = batch.plan.size
+    out = []
+    for j, row in enumerate(ended.tolist()):
+        game = batch.games[row]
+        out.append(
+            PlayedGame(
+                index=game,
+                block=game // size,
+                entrants=tuple(entrants[row].tolist()),
+                rewards=tuple(float(x) for x in returns[j].tolist()),
+                scores=tuple(scores[j].tolist()),
+                winners=tuple(np.flatnonzero(winners[j]).tolist()),
+                ranks=tuple(ranks[j].tolist()),
+                truncated=bool(truncated[j]),
+                decisions=int(decisions[row]),
+            )
+        )
+    return out
 
 
 def _replayed(

@@ -58,7 +58,9 @@ def openskill_ratings(
     Each game is ``(entrant of each seat, rank of each seat)`` (rank 1 = best, ties share a rank). Every seat is
     its own one-player team. When one entrant holds several seats of a game (more seats than entrants), each
     seat is rated as a copy of the entrant's rating and the entrant's new ``mu`` and ``sigma`` are the means of
-    its copies' updated values. Model defaults (mu 25, sigma 25/3, tau 25/300) are openskill's.
+    its copies' updated values. Model defaults (mu 25, sigma 25/3, beta 25/6, kappa 0.0001, tau 25/300) are
+    openskill's, read from its ``PlackettLuce``; each game's update is :func:`plackett_luce_update`, openskill's
+    ``PlackettLuce.rate`` for one-player teams computed the same way (the same floats) without its rating objects.
     """
     try:
         from openskill.models import PlackettLuce
@@ -67,20 +69,76 @@ def openskill_ratings(
             "OpenSkill ratings need the openskill package: pip install openskill (or the 'eval' extra)"
         ) from None
     model = PlackettLuce()
+    constants = (float(model.beta), float(model.kappa), float(model.tau))
     mus = [model.mu] * num_entrants
     sigmas = [model.sigma] * num_entrants
     for entrants, ranks in games:
-        teams = [[model.rating(mu=mus[e], sigma=sigmas[e])] for e in entrants]
-        rated = model.rate(teams, ranks=list(ranks))
+        rated = plackett_luce_update([mus[e] for e in entrants], [sigmas[e] for e in entrants], ranks, *constants)
         new_mu: dict[int, list[float]] = {}
         new_sigma: dict[int, list[float]] = {}
-        for entrant, team in zip(entrants, rated, strict=True):
-            new_mu.setdefault(entrant, []).append(team[0].mu)
-            new_sigma.setdefault(entrant, []).append(team[0].sigma)
+        for entrant, (mu, sigma) in zip(entrants, rated, strict=True):
+            new_mu.setdefault(entrant, []).append(mu)
+            new_sigma.setdefault(entrant, []).append(sigma)
         for entrant, values in new_mu.items():
             mus[entrant] = sum(values) / len(values)
             sigmas[entrant] = sum(new_sigma[entrant]) / len(values)
     return list(zip(mus, sigmas, strict=True))
+
+
+def plackett_luce_update(
+    mus: Sequence[float], sigmas: Sequence[float], ranks: Sequence[int], beta: float, kappa: float, tau: float
+) -> list[tuple[float, float]]:
+    """The ``(mu, sigma)`` of each seat after one game, every seat its own one-player team (rank 1 = best, ties
+    share a rank): openskill's ``PlackettLuce.rate(teams, ranks=...)`` (weights, scores, margin, balance and
+    ``limit_sigma`` at their defaults), operation for operation in the same order, so the very same floats
+    (tests/test_evaluation.py compares them with openskill's on many games)."""
+    tau_squared = tau * tau
+    corrected = [math.sqrt(sigma * sigma + tau_squared) for sigma in sigmas]  # "correct sigma with tau"
+    order = sorted(range(len(ranks)), key=lambda i: ranks[i])  # the teams by rank (a stable sort)
+    rank = [int(ranks[i]) for i in order]
+    mu = [0.0 + mus[i] * 1.0 for i in order]  # a team's summed mu and sigma squared
+    sigma_squared = [0.0 + (corrected[i] * 1.0) ** 2 for i in order]
+    beta_squared = beta**2
+    collective = 0.0
+    for value in sigma_squared:
+        collective += value + beta_squared
+    c = math.sqrt(collective)
+    sum_q: list[float] = [0.0] * len(order)
+    seen = [False] * len(order)
+    for i in range(len(order)):
+        summed = math.exp(mu[i] / c)
+        for q in range(len(order)):
+            if rank[i] >= rank[q]:
+                if seen[q]:
+                    sum_q[q] += summed
+                else:
+                    sum_q[q], seen[q] = summed, True
+    a = [sum(1 for other in rank if other == mine) for mine in rank]
+    rated: list[tuple[float, float]] = [(0.0, 0.0)] * len(order)
+    for i in range(len(order)):
+        omega = 0.0
+        delta = 0.0
+        i_mu_over_c = math.exp(mu[i] / c)
+        for q in range(len(order)):
+            share = i_mu_over_c / sum_q[q]
+            if rank[q] <= rank[i]:
+                delta += share * (1 - share) / a[q]
+                if q == i:
+                    omega += (1 - share) / a[q]
+                else:
+                    omega -= share / a[q]
+        omega *= sigma_squared[i] / c
+        delta *= sigma_squared[i] / c**2
+        delta *= math.sqrt(sigma_squared[i]) / c  # gamma
+        new_mu, sigma = mus[order[i]], corrected[order[i]]
+        if omega >= 0:
+            new_mu += (sigma**2 / sigma_squared[i]) * omega * 1.0
+            sigma *= math.sqrt(max(1 - (sigma**2 / sigma_squared[i]) * delta * 1.0, kappa))
+        else:
+            new_mu += (sigma**2 / sigma_squared[i]) * omega / 1.0
+            sigma *= math.sqrt(max(1 - (sigma**2 / sigma_squared[i]) * delta / 1.0, kappa))
+        rated[order[i]] = (new_mu, sigma)
+    return rated
 
 
 def elo_ratings(

@@ -118,39 +118,60 @@ UNION_ROWS = 16
 UNION_SHARE = 0.8
 
 
-def sparse_layer_kernel(x, scale, weight, bias, out):
-    """``out[i] = (x[i] * scale) @ weight + bias`` summed over the nonzero inputs of row ``i`` only (``scale`` empty:
-    none). A row of Llama Party or Pili Pili holds about 50 nonzero inputs of 469 or 689: a tenth of the dense
-    product's work. The row's nonzero inputs are found without a branch, then each adds its weight row."""
+def sparse_layer_kernel(x, rows, scale, weight, bias, out):
+    """``out[i] = (x[rows[i]] * scale) @ weight + bias`` summed over that row's nonzero inputs only (``scale``
+    empty: none). A row of Llama Party or Pili Pili holds about 50 nonzero inputs of 469 or 689: a tenth of the
+    dense product's work. The row's nonzero inputs are found without a branch, then each adds its weight row."""
     scaled = scale.shape[0] > 0
     width = weight.shape[1]
     nonzero = np.empty(x.shape[1], np.int64)
     acc = np.empty(width, np.float32)
-    for i in range(x.shape[0]):
+    for i in range(rows.shape[0]):
+        r = rows[i]
         count = 0
         for j in range(x.shape[1]):
             nonzero[count] = j
-            count += x[i, j] != 0.0
+            count += x[r, j] != 0.0
         acc[:] = 0.0
         for q in range(count):
             j = nonzero[q]
-            v = x[i, j] * scale[j] if scaled else x[i, j]
+            v = x[r, j] * scale[j] if scaled else x[r, j]
             for c in range(width):
                 acc[c] += v * weight[j, c]
         for c in range(width):
             out[i, c] = acc[c] + bias[c]
 
 
-def greedy_kernel(logits, mask, margin, best, close):
-    """``best[i]``: row ``i``'s legal action of the highest logit (the first of equal ones); ``close[i]``: its two
-    best legal logits are within ``margin * (1 + |best|)``, or one is not finite (decided again row by row). Returns
-    the first row without a legal action, else -1."""
+def first_legal_kernel(mask, rows, out):
+    """``out[i]``: the first legal action of ``mask[rows[i]]`` (0 when it has none)."""
+    for i in range(rows.shape[0]):
+        out[i] = 0
+        for a in range(mask.shape[1]):
+            if mask[rows[i], a] != 0:
+                out[i] = a
+                break
+
+
+def first_legal(mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """int64: the first legal action of each row ``rows`` of ``mask`` (an engine's int8 buffer), read in place (what
+    a batched evaluation plays in rows whose game is over while others finish)."""
+    (kernel,) = kernels_once((first_legal_kernel,), "the batched first-legal-action kernel", __file__, "about 1 s")
+    out = np.empty(len(rows), np.int64)
+    kernel(mask, np.ascontiguousarray(rows, np.int64), out)
+    return out
+
+
+def greedy_kernel(logits, mask, rows, margin, best, close):
+    """``best[i]``: the legal action (``mask[rows[i]]``) of the highest logit of ``logits[i]`` (the first of equal
+    ones); ``close[i]``: its two best legal logits are within ``margin * (1 + |best|)``, or one is not finite
+    (decided again row by row). Returns the first ``i`` without a legal action, else -1."""
     for i in range(logits.shape[0]):
+        r = rows[i]
         chosen = -1
         top = second = -np.inf
         odd = False
         for a in range(logits.shape[1]):
-            if mask[i, a] != 0:
+            if mask[r, a] != 0:
                 v = logits[i, a]
                 if v != v:
                     odd = True
@@ -230,21 +251,26 @@ class BatchedNumpyPolicy:
     def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """float32 ``(k, num_actions)``: the network's logits of every row, one matrix product per layer (the first,
         without an input offset, over each row's nonzero inputs only)."""
-        return self._logits(obs, mask).copy()
+        obs = np.asarray(obs)
+        return self._logits(obs, np.asarray(mask), np.arange(len(obs))).copy()
 
-    def _logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """:meth:`logits` in this player's own buffer (valid until its next call)."""
-        x = self.inputs(np.asarray(obs), np.asarray(mask))
-        rows = len(x)
+    def _logits(self, obs: np.ndarray, mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The logits of rows ``rows`` of ``obs`` in this player's own buffer (valid until its next call)."""
+        if self._features is not None:  # the features of those rows appended: a new array of them alone
+            x = self.inputs(obs[rows], mask[rows])
+            rows = np.arange(len(x))
+        else:
+            x = obs
         last = len(self._weights) - 1
         for index, (weight, bias) in enumerate(self._weights):
-            out = self._out(index, rows)
+            out = self._out(index, len(rows))
             if index == 0 and self._offset is None:
-                x = np.ascontiguousarray(x, np.float32)
-                self._sparse(x, self._scale32, weight, bias, out)
+                if x.dtype != np.float32 or not x.flags.c_contiguous:
+                    x = np.ascontiguousarray(x, np.float32)
+                self._sparse(x, np.ascontiguousarray(rows, np.int64), self._scale32, weight, bias, out)
             else:
-                if index == 0:  # an input offset: the dense product, as before
-                    x = x.astype(np.float32)
+                if index == 0:  # an input offset: the dense product
+                    x = x[rows].astype(np.float32)
                     x -= self._offset
                     if self._scale is not None:
                         x *= self._scale
@@ -264,24 +290,30 @@ class BatchedNumpyPolicy:
 
     def act(self, obs: np.ndarray, mask: np.ndarray, envs: np.ndarray | None = None) -> np.ndarray:
         """One action per row: the most likely legal action, or a sample of the masked softmax."""
-        obs, mask = np.asarray(obs), np.asarray(mask)
-        if len(obs) == 0:
+        obs = np.asarray(obs)
+        return self.act_rows(obs, np.asarray(mask), np.arange(len(obs)))
+
+    def act_rows(self, obs: np.ndarray, mask: np.ndarray, rows: np.ndarray, envs: Any = None) -> np.ndarray:
+        """:meth:`act` for rows ``rows`` (int64) of ``obs`` and ``mask`` (an engine's whole buffers), read in place
+        rather than copied out: one action per entry of ``rows``."""
+        if len(rows) == 0:
             return np.zeros(0, np.int64)
         if not self.deterministic:
-            legal = mask != 0
+            legal = mask[rows] != 0
             if not legal.any(axis=1).all():
                 row = int(np.flatnonzero(~legal.any(axis=1))[0])
                 raise ValueError(f"{self.name}: row {row}'s action mask has no legal action")
-            return self._sample(np.where(legal, self._logits(obs, mask), -np.inf))
+            return self._sample(np.where(legal, self._logits(obs, mask, rows), -np.inf))
         flags = mask if mask.dtype == np.int8 else (mask != 0).view(np.int8)
-        logits = self._logits(obs, mask)
-        best = np.empty(len(obs), np.int64)
-        close = np.empty(len(obs), np.bool_)
-        row = self._greedy(logits, np.ascontiguousarray(flags), TIE_MARGIN, best, close)
+        rows = np.ascontiguousarray(rows, np.int64)
+        logits = self._logits(obs, mask, rows)
+        best = np.empty(len(rows), np.int64)
+        close = np.empty(len(rows), np.bool_)
+        row = self._greedy(logits, np.ascontiguousarray(flags), rows, TIE_MARGIN, best, close)
         if row >= 0:
             raise ValueError(f"{self.name}: row {row}'s action mask has no legal action")
         for near in np.flatnonzero(close).tolist():  # a near tie (or not finite): decided as NumpyPolicy decides it
-            best[near] = self.reference.act(obs[near], mask[near], self.rng)
+            best[near] = self.reference.act(obs[rows[near]], mask[rows[near]], self.rng)
         return best
 
     def _sample(self, masked: np.ndarray) -> np.ndarray:
