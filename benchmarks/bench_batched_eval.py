@@ -41,10 +41,10 @@ INSIDE: dict[str, float] = {}
 
 
 def count_inside() -> None:
-    """Time every batched player's ``act`` (by policy spec) and every batched engine's ``step`` into
-    :data:`INSIDE` (wrapping the evaluation's player factory and the engines' shared ``step``)."""
+    """Time every batched player's ``act`` or ``act_rows`` (by policy spec) and every batched engine's step into
+    :data:`INSIDE` (wrapping the evaluation's player factory and each engine class's ``_play``, the compiled step
+    every ``step`` ends in)."""
     import tableenvs.evaluation.batched as batched
-    from tableenvs.vector.engine import BatchedEngine
 
     def timing(function, key):
         def timed(*args, **kwargs):
@@ -62,12 +62,17 @@ def count_inside() -> None:
         built = make_players(specs, games, raw_env, deterministic, seed)
         for spec, player in zip(specs, built, strict=True):
             if not getattr(player, "_timed", False):
-                player.act = timing(player.act, f"{spec} act()")
+                if hasattr(player, "act_rows"):  # what the evaluation calls (act would call it too)
+                    player.act_rows = timing(player.act_rows, f"{spec} act()")
+                else:
+                    player.act = timing(player.act, f"{spec} act()")
                 player._timed = True
         return built
 
     batched.players = players
-    BatchedEngine.step = timing(BatchedEngine.step, "engine step()")
+    for name in tableenvs.vector.batched_names():
+        engine = type(tableenvs.vector.make(name, 1))
+        engine._play = timing(engine._play, "engine step()")
 
 
 BEGIN, END = markers("bench-batched-eval", "bench_batched_eval.py --write-docs")
