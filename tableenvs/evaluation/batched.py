@@ -175,27 +175,35 @@ def _start_rows(batch: Batch, n: int, distinct: Sequence[Any]) -> list[int]:
     """Each row's deal seed; the players that draw get each row's seat generators (the AEC path's, from the game's
     policy seed), a sampled model its generator (from the batch's first game's policy seed). Games that share
     their seeds (the games of a block, with duplicate deals) share the work."""
+    from tableenvs.vector.draws import GENERATOR_WORDS, load_state
+
     drawing = [player for player in distinct if hasattr(player, "seat_generators")]
     sampled = [player for player in distinct if not batch.deterministic and hasattr(player, "rng")]
     deal_seeds = []
-    shared: dict[int, tuple[int, list[np.random.Generator]]] = {}
+    shared: dict[int, tuple[int, list[np.random.Generator], np.ndarray]] = {}
     for row, game in enumerate(batch.games):
         key = game // batch.plan.size if batch.duplicate else -1
         if key in shared:
-            deal_seed, seat_rngs = shared[key]
+            deal_seed, seat_rngs, states = shared[key]
         else:
             deal_seed, policy_seed = game_seeds(batch.seed, game, batch.plan.size, batch.duplicate)
             # the seat generators of the AEC path (play_planned_game's); the players copy their states
             seat_rngs = [np.random.default_rng(child) for child in policy_seed.spawn(n)] if drawing else []
+            states = np.zeros((len(seat_rngs), GENERATOR_WORDS), np.uint64)
+            for seat, generator in enumerate(seat_rngs):
+                load_state(states[seat], generator)
             if key >= 0:
-                shared[key] = deal_seed, seat_rngs
+                shared[key] = deal_seed, seat_rngs, states
             if row == 0:
                 for player in sampled:
                     first = game_seeds(batch.seed, game, batch.plan.size, batch.duplicate)[1]
                     player.rng = np.random.default_rng(first)  # a sampled model: its batch's first game's seed
         deal_seeds.append(deal_seed)
         for player in drawing:
-            player.seat_generators(row, seat_rngs)
+            if hasattr(player, "seat_states"):
+                player.seat_states(row, states)
+            else:
+                player.seat_generators(row, seat_rngs)
     return deal_seeds
 
 

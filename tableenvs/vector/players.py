@@ -369,6 +369,11 @@ class BatchedRandomPolicy:
         for seat, generator in enumerate(generators):
             load_state(self.generators[env, seat], generator)
 
+    def seat_states(self, env: int, states: np.ndarray) -> None:
+        """:meth:`seat_generators` given the generators' states (uint64 ``(num_players, GENERATOR_WORDS)``, rows as
+        :func:`tableenvs.vector.draws.load_state` writes them)."""
+        self.generators[env] = states
+
     def act(self, obs: np.ndarray, mask: np.ndarray, envs: np.ndarray) -> np.ndarray:
         envs = np.ascontiguousarray(envs, np.int64)
         seats = np.ascontiguousarray(self.games.to_act[envs], np.int64)
