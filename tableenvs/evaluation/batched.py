@@ -112,7 +112,8 @@ def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any])
     """Play ``batch.games`` on ``games`` (one row each), ``by_entrant[e]`` playing entrant ``e``'s seats; their
     records in game order. The rows hold the games sorted by seating, so that a player's rows are often one run of
     rows (handed over as a view of the engine's buffers, not a copy); a player with ``act_rows(obs, mask, rows)``
-    reads its rows of the buffers in place."""
+    reads its rows of the buffers in place. Once a row's game is over it waits (an engine with
+    ``step_rows(rows, actions)`` steps the others only) or plays on with its first legal action, uncounted."""
     from tableenvs.vector.players import first_legal
 
     plan, n, m = batch.plan, games.num_players, len(batch.games)
@@ -134,10 +135,11 @@ def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any])
     first_seat = np.arange(m) * n
     records: list[PlayedGame] = []
     act_rows = [getattr(player, "act_rows", None) for player in distinct]
+    step_rows = getattr(games, "step_rows", None)  # an engine that steps some rows only: ended rows wait
     actions = np.zeros(m, np.int64)
     while idle.size < m:
         holder = seat_player[first_seat + games.to_act]
-        if idle.size:  # an ended row plays on with its first legal action
+        if idle.size and step_rows is None:  # an ended row plays on with its first legal action
             actions[idle] = first_legal(mask, idle)
         for index, player in enumerate(distinct):
             rows = np.flatnonzero(holder == index)
@@ -153,7 +155,11 @@ def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any])
         decisions += active
         if results is None:
             log.append(actions.copy())
-        obs, mask, _rewards, terminated, truncated = games.step(actions)
+        if idle.size and step_rows is not None:
+            playing = np.flatnonzero(active)
+            obs, mask, _rewards, terminated, truncated = step_rows(playing, actions[playing])
+        else:
+            obs, mask, _rewards, terminated, truncated = games.step(actions)
         ended = np.flatnonzero(active & (terminated | truncated))
         if ended.size == 0:
             continue

@@ -27,6 +27,7 @@ from tableenvs.pilipili.encoder import mission_vector
 from tableenvs.pilipili.env import PiliPiliEnv
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission
 from tableenvs.pilipili.table import effective_hand_size
+from tableenvs.vector.checks import actions_array, illegal_action
 from tableenvs.vector.compile import kernels_once
 from tableenvs.vector.draws import GENERATOR_WORDS, seeded, state_of
 from tableenvs.vector.engine import BatchedEngine, refuse_render_mode
@@ -157,6 +158,38 @@ class PiliPiliBatched(BatchedEngine):
             return -1 - int(longest)
         self._longest = int(longest)
         return -1
+
+    def step_rows(self, rows: Any, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`step` for the envs ``rows`` only (distinct env indices), ``actions[i]`` played in env ``rows[i]``;
+        every other env is left as it is (its rewards zero, not ended on this step). Returns the whole buffers, as
+        ``step`` does. What a batched evaluation calls once some envs' games are over (they wait, at no cost). The
+        same checks as ``step`` (range always, the mask unless trusted): a one-line ``ValueError``, nothing
+        changed."""
+        self._require_started("step_rows")
+        rows = np.asarray(rows)
+        if rows.ndim != 1 or rows.dtype.kind not in "iu":
+            raise ValueError(f"rows must be a 1-D array of env indices, got shape {rows.shape} dtype {rows.dtype}")
+        rows = np.ascontiguousarray(rows, np.int64)
+        if len(rows) and (rows.min() < 0 or rows.max() >= self.num_envs or len(np.unique(rows)) != len(rows)):
+            raise ValueError(f"rows must be distinct env indices in 0..{self.num_envs - 1}")
+        actions = actions_array(actions, len(rows), self.num_actions)
+        (kernel,) = kernels_once((self._k.step_rows,), "the Pili Pili batched engine's step_rows", self._k.__file__,
+                                 "about 20 CPU-seconds")  # fmt: skip
+        if self._longest >= self._log.shape[1]:
+            grown = np.zeros((self.num_envs, 2 * self._log.shape[1]), np.int16)
+            grown[:, : self._log.shape[1]] = self._log
+            self._log = grown
+        longest = kernel(
+            rows, actions, not self.trusted, self.num_players, self._nm, self._max_rounds, self._win, self._g,
+            self._ps, self._posc, self._deck, self._pile, self._rng, self._rng0, self._log, self._mp, self._mnz,
+            self._mvec, self.obs, self.mask, self.rewards, self.terminated, self.truncated, self.to_act,
+        )  # fmt: skip
+        if longest < 0:
+            env = int(rows[-1 - longest])
+            raise illegal_action(self.name, env, int(actions[-1 - longest]), int(self.to_act[env]),
+                                 self.legal_actions(env))  # fmt: skip
+        self._longest = int(longest)
+        return self.obs, self.mask, self.rewards, self.terminated, self.truncated
 
     def last_results(self, envs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The results of the games that ended on the last step in ``envs`` (ints; each must have ended then):

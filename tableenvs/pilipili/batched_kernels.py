@@ -672,38 +672,69 @@ def step_envs(actions, check, n, nm, max_rounds, win, g, ps, posc, deck, pile, r
             return -1 - bad
     longest = 0
     for e in range(actions.shape[0]):
-        a = actions[e]
-        for s in range(n):
-            rewards[e, s] = 0.0
-        terminated[e] = False
-        truncated[e] = False
-        log[e, g[e, G_LOG_LEN]] = a
-        g[e, G_LOG_LEN] += 1
-        if apply(e, n, nm, max_rounds, a, g, ps, posc, deck, pile, rng, mp):
-            over = g[e, G_PHASE] == GAME_OVER
-            if not win:
-                for s in range(n):
-                    rewards[e, s] = -ps[e, P_CHANGE, s]
-            elif over and not g[e, G_TRUNC]:
-                low = ps[e, P_CHILIS, 0]
-                for s in range(1, n):
-                    low = min(low, ps[e, P_CHILIS, s])
-                count = 0
-                for s in range(n):
-                    if ps[e, P_CHILIS, s] == low:
-                        count += 1
-                for s in range(n):
-                    rewards[e, s] = 1.0 / count if ps[e, P_CHILIS, s] == low else -1.0
-            if over:
-                for s in range(n):
-                    ps[e, P_ENDED, s] = ps[e, P_CHILIS, s]
-                if g[e, G_TRUNC]:
-                    truncated[e] = True
-                else:
-                    terminated[e] = True
-                new_game(e, n, nm, g, ps, deck, pile, rng, rng0, mp)
-        to_act[e] = g[e, G_TO_ACT]
-        fill_observation(e, n, to_act[e], g, ps, mp, mnz, mvec, obs)
-        fill_mask(e, n, g, ps, mp, mask)
+        step_env(e, actions[e], n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mnz, mvec, obs,
+                 mask, rewards, terminated, truncated, to_act)  # fmt: skip
         longest = max(longest, g[e, G_LOG_LEN])
     return longest
+
+
+def step_rows(rows, actions, check, n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mnz, mvec,
+              obs, mask, rewards, terminated, truncated, to_act):  # fmt: skip
+    """:func:`step_envs` for envs ``rows`` only (``actions[i]`` in env ``rows[i]``); every other env is left as it
+    is, its rewards zero and not ended. Returns the longest action log now held, or ``-1 - i`` for the first
+    ``i`` whose action is out of range (or, with ``check``, not in its env's mask), having changed nothing."""
+    g, ps, posc, deck, pile = borrowed(g), borrowed(ps), borrowed(posc), borrowed(deck), borrowed(pile)
+    rng, rng0, log, mp, mnz = borrowed(rng), borrowed(rng0), borrowed(log), borrowed(mp), borrowed(mnz)
+    mvec, obs, mask = borrowed(mvec), borrowed(obs), borrowed(mask)
+    for i in range(rows.shape[0]):
+        a = actions[i]
+        if a < 0 or a >= NUM_ACTIONS or (check and mask[rows[i], a] == 0):
+            return -1 - i
+    rewards[:] = 0.0
+    terminated[:] = False
+    truncated[:] = False
+    for i in range(rows.shape[0]):
+        step_env(rows[i], actions[i], n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mnz, mvec,
+                 obs, mask, rewards, terminated, truncated, to_act)  # fmt: skip
+    longest = 0
+    for e in range(g.shape[0]):
+        longest = max(longest, g[e, G_LOG_LEN])
+    return longest
+
+
+@register_jitable
+def step_env(e, a, n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mnz, mvec, obs, mask,
+             rewards, terminated, truncated, to_act):  # fmt: skip
+    """Env ``e`` plays its legal action ``a`` (a finished game followed by the next); its view and rewards."""
+    for s in range(n):
+        rewards[e, s] = 0.0
+    terminated[e] = False
+    truncated[e] = False
+    log[e, g[e, G_LOG_LEN]] = a
+    g[e, G_LOG_LEN] += 1
+    if apply(e, n, nm, max_rounds, a, g, ps, posc, deck, pile, rng, mp):
+        over = g[e, G_PHASE] == GAME_OVER
+        if not win:
+            for s in range(n):
+                rewards[e, s] = -ps[e, P_CHANGE, s]
+        elif over and not g[e, G_TRUNC]:
+            low = ps[e, P_CHILIS, 0]
+            for s in range(1, n):
+                low = min(low, ps[e, P_CHILIS, s])
+            count = 0
+            for s in range(n):
+                if ps[e, P_CHILIS, s] == low:
+                    count += 1
+            for s in range(n):
+                rewards[e, s] = 1.0 / count if ps[e, P_CHILIS, s] == low else -1.0
+        if over:
+            for s in range(n):
+                ps[e, P_ENDED, s] = ps[e, P_CHILIS, s]
+            if g[e, G_TRUNC]:
+                truncated[e] = True
+            else:
+                terminated[e] = True
+            new_game(e, n, nm, g, ps, deck, pile, rng, rng0, mp)
+    to_act[e] = g[e, G_TO_ACT]
+    fill_observation(e, n, to_act[e], g, ps, mp, mnz, mvec, obs)
+    fill_mask(e, n, g, ps, mp, mask)
