@@ -5,15 +5,15 @@ Where you are: :mod:`tableenvs.vector` (no game here). Every player is a :class:
 (``act(obs, mask, envs) -> int64 (k,)``), so opponent seats, rollouts and evaluations never leave the engine.
 
 * :class:`BatchedNumpyPolicy` — a numpy policy file (``.npz``, ``"trained"``) for ``k`` rows at once: the input
-  transform, the named input features, every layer as one product over all rows (the first, compiled, summing
-  only each row's nonzero inputs; with an input offset, a matrix product), then the masked argmax (greedy,
-  compiled, in one pass) or a sample from the masked softmax. Greedy, it chooses exactly as
-  :class:`~tableenvs.policies.numpy_policy.NumpyPolicy` row by row: a batched matrix product may round differently
-  from one row's, so a row whose two best legal logits are closer than :data:`TIE_MARGIN` (relative) is decided
-  again by ``NumpyPolicy``'s own one-row forward pass. Sampled, each row draws one uniform number from the
-  player's generator (``numpy.random.default_rng(seed)``, in row order) and takes the action where the cumulative
-  masked softmax passes it: a different stream from ``NumpyPolicy``'s ``rng.choice`` (a tournament's sampled games
-  differ from the AEC path's). A candidate-scoring model is refused (:func:`check_batchable_model`).
+  transform, the named input features, every layer as one product over all rows (the first, compiled, summing only
+  each row's nonzero inputs; with an input offset, a matrix product), then the masked argmax (greedy, compiled, the
+  output layer computed for the legal actions only) or a sample from the masked softmax. Greedy, it chooses exactly as
+  :class:`~tableenvs.policies.numpy_policy.NumpyPolicy` row by row: a batched product may round differently from one
+  row's, so a row whose two best legal logits are closer than :data:`TIE_MARGIN` (relative) is decided again by
+  ``NumpyPolicy``'s own one-row forward pass. Sampled, each row draws one uniform number from the player's generator
+  (``numpy.random.default_rng(seed)``, in row order) and takes the action where the cumulative masked softmax passes
+  it: a different stream from ``NumpyPolicy``'s ``rng.choice`` (a tournament's sampled games differ from the AEC
+  path's). A candidate-scoring model is refused (:func:`check_batchable_model`).
 * :class:`BatchedRandomPolicy` — uniform over the legal actions, drawn from one generator per env and seat
   (:meth:`~BatchedRandomPolicy.seat_generators`): ``legal[rng.integers(len(legal))]``, compiled with numpy's exact
   draws (:mod:`tableenvs.vector.draws`), so with the generators the AEC path gives each seat it draws exactly as
@@ -118,6 +118,11 @@ UNION_ROWS = 16
 UNION_SHARE = 0.8
 
 
+#: A model of at least this many actions computes its output layer for the legal actions only (greedy); below it,
+#: one matrix product for all actions is faster (a row has a few legal actions: Pili Pili about 5 of 234).
+LEGAL_ONLY_ACTIONS = 128
+
+
 def sparse_layer_kernel(x, rows, scale, weight, bias, out):
     """``out[i] = (x[rows[i]] * scale) @ weight + bias`` summed over that row's nonzero inputs only (``scale``
     empty: none). A row of Llama Party or Pili Pili holds about 50 nonzero inputs of 469 or 689: a tenth of the
@@ -159,6 +164,41 @@ def first_legal(mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
     out = np.empty(len(rows), np.int64)
     kernel(mask, np.ascontiguousarray(rows, np.int64), out)
     return out
+
+
+def greedy_output_kernel(hidden, weight_t, bias, mask, rows, margin, best, close):
+    """:func:`greedy_kernel` of the output layer's logits (``hidden @ weight_t.T + bias``, float32) computed for the
+    legal actions only (each a dot product in eight partial sums): a few of Pili Pili's 234 actions."""
+    width = hidden.shape[1]
+    whole = width - width % 8
+    part = np.empty(8, np.float32)
+    for i in range(hidden.shape[0]):
+        r = rows[i]
+        chosen = -1
+        top = second = -np.inf
+        odd = False
+        for a in range(mask.shape[1]):
+            if mask[r, a] != 0:
+                part[:] = 0.0
+                for c0 in range(0, whole, 8):
+                    for u in range(8):
+                        part[u] += hidden[i, c0 + u] * weight_t[a, c0 + u]
+                for c in range(whole, width):
+                    part[0] += hidden[i, c] * weight_t[a, c]
+                v = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7])) + bias[a]
+                if v != v:
+                    odd = True
+                elif chosen < 0 or v > top:
+                    second = top
+                    top = v
+                    chosen = a
+                elif v > second:
+                    second = v
+        if chosen < 0 and not odd:
+            return i
+        best[i] = max(chosen, 0)
+        close[i] = odd or not np.isfinite(top) or top - second <= margin * (1.0 + abs(top))
+    return -1
 
 
 def greedy_kernel(logits, mask, rows, margin, best, close):
@@ -222,9 +262,10 @@ class BatchedNumpyPolicy:
         scale = np.zeros(0, np.float32) if self._scale is None else self._scale
         self._scale32 = np.ascontiguousarray(scale, np.float32)
         self._buffers: list[np.ndarray] = []  # one per layer, grown to the largest batch seen
-        self._sparse, self._greedy = kernels_once(
-            (sparse_layer_kernel, greedy_kernel), "the batched model player", __file__, "about 3 s"
+        self._sparse, self._greedy, self._greedy_output = kernels_once(
+            (sparse_layer_kernel, greedy_kernel, greedy_output_kernel), "the batched model player", __file__, "4 s"
         )
+        self._output_t = np.ascontiguousarray(self._weights[-1][0].T)  # (actions, hidden): each action's weights
 
     def __repr__(self) -> str:
         return f"BatchedNumpyPolicy({self.name!r}, deterministic={self.deterministic})"
@@ -254,15 +295,16 @@ class BatchedNumpyPolicy:
         obs = np.asarray(obs)
         return self._logits(obs, np.asarray(mask), np.arange(len(obs))).copy()
 
-    def _logits(self, obs: np.ndarray, mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """The logits of rows ``rows`` of ``obs`` in this player's own buffer (valid until its next call)."""
+    def _logits(self, obs: np.ndarray, mask: np.ndarray, rows: np.ndarray, layers: int | None = None) -> np.ndarray:
+        """The logits of rows ``rows`` of ``obs`` in this player's own buffer (valid until its next call); with
+        ``layers``, the output of the first ``layers`` layers (activated)."""
         if self._features is not None:  # the features of those rows appended: a new array of them alone
             x = self.inputs(obs[rows], mask[rows])
             rows = np.arange(len(x))
         else:
             x = obs
         last = len(self._weights) - 1
-        for index, (weight, bias) in enumerate(self._weights):
+        for index, (weight, bias) in enumerate(self._weights[:layers]):
             out = self._out(index, len(rows))
             if index == 0 and self._offset is None:
                 if x.dtype != np.float32 or not x.flags.c_contiguous:
@@ -306,10 +348,15 @@ class BatchedNumpyPolicy:
             return self._sample(np.where(legal, self._logits(obs, mask, rows), -np.inf))
         flags = mask if mask.dtype == np.int8 else (mask != 0).view(np.int8)
         rows = np.ascontiguousarray(rows, np.int64)
-        logits = self._logits(obs, mask, rows)
+        flags = np.ascontiguousarray(flags)
         best = np.empty(len(rows), np.int64)
         close = np.empty(len(rows), np.bool_)
-        row = self._greedy(logits, np.ascontiguousarray(flags), rows, TIE_MARGIN, best, close)
+        if len(self._weights) > 1 and flags.shape[1] >= LEGAL_ONLY_ACTIONS:  # the output layer for the legal actions
+            hidden = self._logits(obs, mask, rows, layers=len(self._weights) - 1)
+            output = self._output_t, self._weights[-1][1]
+            row = self._greedy_output(hidden, *output, flags, rows, TIE_MARGIN, best, close)
+        else:
+            row = self._greedy(self._logits(obs, mask, rows), flags, rows, TIE_MARGIN, best, close)
         if row >= 0:
             raise ValueError(f"{self.name}: row {row}'s action mask has no legal action")
         for near in np.flatnonzero(close).tolist():  # a near tie (or not finite): decided as NumpyPolicy decides it
