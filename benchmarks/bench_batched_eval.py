@@ -43,7 +43,7 @@ INSIDE: dict[str, float] = {}
 def count_inside() -> None:
     """Time every batched player's ``act`` or ``act_rows`` (by policy spec) and every batched engine's step into
     :data:`INSIDE` (wrapping the evaluation's player factory and each engine class's ``_play``, the compiled step
-    every ``step`` ends in)."""
+    every ``step`` ends in, and its ``step_rows``)."""
     import tableenvs.evaluation.batched as batched
 
     def timing(function, key):
@@ -73,6 +73,8 @@ def count_inside() -> None:
     for name in tableenvs.vector.batched_names():
         engine = type(tableenvs.vector.make(name, 1))
         engine._play = timing(engine._play, "engine step()")
+        if hasattr(engine, "step_rows"):  # the rows still playing, once some games are over
+            engine.step_rows = timing(engine.step_rows, "engine step()")
 
 
 BEGIN, END = markers("bench-batched-eval", "bench_batched_eval.py --write-docs")
