@@ -170,7 +170,11 @@ class PiliPiliBatched(BatchedEngine):
         if rows.ndim != 1 or rows.dtype.kind not in "iu":
             raise ValueError(f"rows must be a 1-D array of env indices, got shape {rows.shape} dtype {rows.dtype}")
         rows = np.ascontiguousarray(rows, np.int64)
-        if len(rows) and (rows.min() < 0 or rows.max() >= self.num_envs or len(np.unique(rows)) != len(rows)):
+        if len(rows) and (rows.min() < 0 or rows.max() >= self.num_envs):
+            raise ValueError(f"rows must be distinct env indices in 0..{self.num_envs - 1}")
+        named = np.zeros(self.num_envs, np.bool_)
+        named[rows] = True
+        if np.count_nonzero(named) != len(rows):
             raise ValueError(f"rows must be distinct env indices in 0..{self.num_envs - 1}")
         actions = actions_array(actions, len(rows), self.num_actions)
         (kernel,) = kernels_once((self._k.step_rows,), "the Pili Pili batched engine's step_rows", self._k.__file__,
