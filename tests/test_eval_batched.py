@@ -118,3 +118,15 @@ def test_a_model_saved_again_is_played_anew(tmp_path):
         random_numpy_policy(path, raw, seed=seed)
         aec = evaluate(name, [str(path), "heuristic", "random"], engine="aec", **kwargs)
         assert evaluate(name, [str(path), "heuristic", "random"], engine="batched", **kwargs).records == aec.records
+
+
+def test_a_player_given_its_seat_generators_as_numpy_generators_draws_the_same(monkeypatch):
+    """A drawing player without ``seat_states`` gets numpy Generators in the seats' states
+    (``seat_generators``): the same records."""
+    from tableenvs.vector.players import BatchedRandomPolicy
+
+    name = WITH_HEURISTIC[0]
+    monkeypatch.delattr(BatchedRandomPolicy, "seat_states")
+    kwargs = {"num_players": 3, "games": 6, "seed": 3}
+    aec = evaluate(name, ["random", "random", "random"], engine="aec", **kwargs)
+    assert evaluate(name, ["random", "random", "random"], engine="batched", **kwargs).records == aec.records

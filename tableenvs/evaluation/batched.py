@@ -178,39 +178,42 @@ def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any])
 
 
 def _start_rows(batch: Batch, n: int, distinct: Sequence[Any]) -> list[int]:
-    """Each row's deal seed; the players that draw get each row's seat generators (the AEC path's, from the game's
-    policy seed), a sampled model its generator (from the batch's first game's policy seed). Games that share
-    their seeds (the games of a block, with duplicate deals) share the work."""
-    from tableenvs.vector.draws import GENERATOR_WORDS, load_state
+    """Each row's deal seed; the players that draw get each row's seat generators, a sampled model its generator
+    (from the batch's first game's policy seed): :func:`~tableenvs.evaluation.playing.game_seeds`'s seeds and the
+    AEC path's seat generators (``policy_seed.spawn(n)``), computed for all rows at once
+    (:mod:`tableenvs.vector.seeding`, numpy's own hashing compiled)."""
+    from tableenvs.vector.seeding import spawned_generators, spawned_words
 
     drawing = [player for player in distinct if hasattr(player, "seat_generators")]
     sampled = [player for player in distinct if not batch.deterministic and hasattr(player, "rng")]
-    deal_seeds = []
-    shared: dict[int, tuple[int, list[np.random.Generator], np.ndarray]] = {}
-    for row, game in enumerate(batch.games):
-        key = game // batch.plan.size if batch.duplicate else -1
-        if key in shared:
-            deal_seed, seat_rngs, states = shared[key]
-        else:
-            deal_seed, policy_seed = game_seeds(batch.seed, game, batch.plan.size, batch.duplicate)
-            # the seat generators of the AEC path (play_planned_game's); the players copy their states
-            seat_rngs = [np.random.default_rng(child) for child in policy_seed.spawn(n)] if drawing else []
-            states = np.zeros((len(seat_rngs), GENERATOR_WORDS), np.uint64)
-            for seat, generator in enumerate(seat_rngs):
-                load_state(states[seat], generator)
-            if key >= 0:
-                shared[key] = deal_seed, seat_rngs, states
-            if row == 0:
-                for player in sampled:
-                    first = game_seeds(batch.seed, game, batch.plan.size, batch.duplicate)[1]
-                    player.rng = np.random.default_rng(first)  # a sampled model: its batch's first game's seed
-        deal_seeds.append(deal_seed)
+    games = np.array(batch.games, np.int64)
+    ids = games // batch.plan.size if batch.duplicate else games  # the spawn key's first entry: block or game
+    deal_tag, policy_tag = (2, 3) if batch.duplicate else (0, 1)
+    words = spawned_words(batch.seed, np.stack([ids, np.full_like(ids, deal_tag)], axis=1), 2)
+    deal_seeds = [int(high) << 32 | int(low) for high, low in words.tolist()]
+    if drawing:  # the seat generators of the AEC path (play_planned_game's: the policy seed spawned per seat)
+        keys = np.stack([np.repeat(ids, n), np.full(len(ids) * n, policy_tag), np.tile(np.arange(n), len(ids))], 1)
+        states = spawned_generators(batch.seed, keys).reshape(len(ids), n, -1)
         for player in drawing:
             if hasattr(player, "seat_states"):
-                player.seat_states(row, states)
+                for row in range(len(ids)):
+                    player.seat_states(row, states[row])
             else:
-                player.seat_generators(row, seat_rngs)
+                for row in range(len(ids)):
+                    player.seat_generators(row, [_generator(state) for state in states[row]])
+    for player in sampled:  # a sampled model: its batch's first game's policy seed
+        first = game_seeds(batch.seed, batch.games[0], batch.plan.size, batch.duplicate)[1]
+        player.rng = np.random.default_rng(first)
     return deal_seeds
+
+
+def _generator(state: np.ndarray) -> np.random.Generator:
+    """A numpy generator in the state of generator row ``state``."""
+    from tableenvs.vector.draws import state_of
+
+    generator = np.random.default_rng(0)
+    generator.bit_generator.state = state_of(state)
+    return generator
 
 
 def _records(
