@@ -141,13 +141,16 @@ def main() -> None:
             f"{name} {players}p, batched, per game (last run): {parts}, the rest of the games' loop {rest:.2f} ms; "
             f"the whole call {1000 * whole / args.batched_games:.2f} ms."
         )
+        paired = sorted(b[0] / a[0] for a, b in zip(aec_rates, batched_rates, strict=True))
         rows.append(
             f"| {name} {players}p | {aec_eval:,.1f} ({aec_play:,.1f}) | {batched_eval:,.0f} ({batched_play:,.0f}) | "
-            f"**{batched_eval / aec_eval:.1f}x** ({batched_play / aec_play:.1f}x) | {same:,} of {compared:,} |"
+            f"**{batched_eval / aec_eval:.1f}x** ({batched_play / aec_play:.1f}x) | {statistics.median(paired):.1f}x "
+            f"({paired[0]:.1f}-{paired[-1]:.1f}x) | {same:,} of {compared:,} |"
         )
     table = [
-        "| game | AEC: games per CPU-second, eval (play) | batched | batched / AEC | same records |",
-        "|---|---|---|---|---|",
+        "| game | AEC: games per CPU-second, eval (play) | batched | batched / AEC | each repeat's ratio, eval: "
+        "median (range) | same records |",
+        "|---|---|---|---|---|---|",
         *rows,
     ]
     text = "\n".join(table + [""] + shares + ([""] + skipped if skipped else []))
@@ -162,7 +165,8 @@ def main() -> None:
             f"`evaluate(GAME, {POLICIES!r})` at the shipped model's player count, one process; CPU time of this "
             f"process, the median of {args.repeats} alternating runs; AEC {args.aec_games} games, batched "
             f"{args.batched_games}. eval: the whole call (checks, set-up, games, report); play: the games alone. "
-            "same records: the batched games equal to the AEC path's, game for game."
+            "each repeat's ratio: a repeat's batched rate over the AEC rate measured just before it (the load "
+            "moves between repeats). same records: the batched games equal to the AEC path's, game for game."
         )
         path = write_block(BEGIN, END, f"{stamp}\n\n{text}")
         print(f"wrote {path}", file=sys.stderr)
