@@ -114,7 +114,7 @@ def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any])
     rows (handed over as a view of the engine's buffers, not a copy); a player with ``act_rows(obs, mask, rows)``
     reads its rows of the buffers in place. Once a row's game is over it waits (an engine with
     ``step_rows(rows, actions)`` steps the others only) or plays on with its first legal action, uncounted."""
-    from tableenvs.vector.players import first_legal
+    from tableenvs.vector.model_kernels import first_legal
 
     plan, n, m = batch.plan, games.num_players, len(batch.games)
     batch = replace(batch, games=tuple(sorted(batch.games, key=lambda game: (plan.seating(game), game))))
@@ -134,7 +134,7 @@ def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any])
     seat_player = which[entrants].ravel()  # the index in distinct of the player in each row's seat; -1: row ended
     first_seat = np.arange(m) * n
     records: list[PlayedGame] = []
-    act_rows = [getattr(player, "act_rows", None) for player in distinct]
+    act_rows: list[Any] = [getattr(player, "act_rows", None) for player in distinct]
     step_rows = getattr(games, "step_rows", None)  # an engine that steps some rows only: ended rows wait
     actions = np.zeros(m, np.int64)
     while idle.size < m:
@@ -146,8 +146,9 @@ def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any])
             if rows.size == 0:
                 continue
             first, last = int(rows[0]), int(rows[-1]) + 1
-            if act_rows[index] is not None:
-                actions[rows] = act_rows[index](obs, mask, rows)
+            reader = act_rows[index]
+            if reader is not None:
+                actions[rows] = reader(obs, mask, rows)
             elif last - first == rows.size:  # one run of rows: views of the buffers
                 actions[first:last] = player.act(obs[first:last], mask[first:last], rows)
             else:

@@ -20,6 +20,7 @@ Every decision where the rules write-up is silent is the AEC engine's, line for 
 
 from __future__ import annotations
 
+import numpy as np
 from numba.extending import register_jitable
 
 from tableenvs.pilipili.batched_primitives import borrowed, highest_bit, lowest_bit, popcount, wrap_seat
@@ -644,59 +645,40 @@ def reset_envs(envs, n, nm, g, ps, deck, pile, rng, rng0, mp, mnz, mvec, obs, ma
         fill_mask(e, n, g, ps, mp, mask)
 
 
-@register_jitable
-def first_illegal(actions, mask):
-    """The first env whose action is out of range or not in its mask, else -1."""
-    for e in range(actions.shape[0]):
-        a = actions[e]
-        if a < 0 or a >= NUM_ACTIONS or mask[e, a] == 0:
-            return e
-    return -1
-
-
 def step_envs(actions, check, n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mnz, mvec,
               obs, mask, rewards, terminated, truncated, to_act):  # fmt: skip
     """Apply each env's (legal) action; an env whose game ended starts its next one. Returns the longest action
     log now held (the caller grows ``log`` before it fills), or, when ``check`` finds an action out of range or
     not in its env's mask, ``-1 - e`` for the first such env ``e``, having changed nothing. The range is checked
     even unchecked (``check`` false): the kernel indexes with the action."""
-    g, ps, posc, deck, pile = borrowed(g), borrowed(ps), borrowed(posc), borrowed(deck), borrowed(pile)
-    rng, rng0, log, mp, mnz = borrowed(rng), borrowed(rng0), borrowed(log), borrowed(mp), borrowed(mnz)
-    mvec, obs, mask = borrowed(mvec), borrowed(obs), borrowed(mask)
-    for e in range(actions.shape[0]):
-        if actions[e] < 0 or actions[e] >= NUM_ACTIONS:
-            return -1 - e
-    if check:
-        bad = first_illegal(actions, mask)
-        if bad >= 0:
-            return -1 - bad
-    longest = 0
-    for e in range(actions.shape[0]):
-        step_env(e, actions[e], n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mnz, mvec, obs,
-                 mask, rewards, terminated, truncated, to_act)  # fmt: skip
-        longest = max(longest, g[e, G_LOG_LEN])
-    return longest
+    return _step_some(np.arange(actions.shape[0]), actions, check, n, nm, max_rounds, win, g, ps, posc, deck, pile,
+                      rng, rng0, log, mp, mnz, mvec, obs, mask, rewards, terminated, truncated, to_act)  # fmt: skip
 
 
 def step_rows(rows, actions, check, n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mnz, mvec,
               obs, mask, rewards, terminated, truncated, to_act):  # fmt: skip
-    """:func:`step_envs` for envs ``rows`` only (``actions[i]`` in env ``rows[i]``); every other env is left as it
-    is, its rewards zero and not ended. Returns the longest action log now held, or ``-1 - i`` for the first
-    ``i`` whose action is out of range (or, with ``check``, not in its env's mask), having changed nothing."""
+    """:func:`step_envs` for envs ``rows`` only (``actions[i]`` in env ``rows[i]``; ``-1 - i`` for the first bad
+    one); every other env is left as it is, its rewards zero and not ended."""
+    return _step_some(rows, actions, check, n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mnz,
+                      mvec, obs, mask, rewards, terminated, truncated, to_act)  # fmt: skip
+
+
+@register_jitable
+def _step_some(rows, actions, check, n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mnz, mvec,
+               obs, mask, rewards, terminated, truncated, to_act):  # fmt: skip
     g, ps, posc, deck, pile = borrowed(g), borrowed(ps), borrowed(posc), borrowed(deck), borrowed(pile)
     rng, rng0, log, mp, mnz = borrowed(rng), borrowed(rng0), borrowed(log), borrowed(mp), borrowed(mnz)
     mvec, obs, mask = borrowed(mvec), borrowed(obs), borrowed(mask)
     for i in range(rows.shape[0]):
-        a = actions[i]
-        if a < 0 or a >= NUM_ACTIONS or (check and mask[rows[i], a] == 0):
+        if actions[i] < 0 or actions[i] >= NUM_ACTIONS or (check and mask[rows[i], actions[i]] == 0):
             return -1 - i
     rewards[:] = 0.0
     terminated[:] = False
     truncated[:] = False
+    longest = 0
     for i in range(rows.shape[0]):
         step_env(rows[i], actions[i], n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mnz, mvec,
                  obs, mask, rewards, terminated, truncated, to_act)  # fmt: skip
-    longest = 0
     for e in range(g.shape[0]):
         longest = max(longest, g[e, G_LOG_LEN])
     return longest

@@ -37,6 +37,7 @@ from tableenvs.core.registry import spec as game_spec
 from tableenvs.vector.compile import kernels_once
 from tableenvs.vector.contract import BatchedGame, BatchedPolicy
 from tableenvs.vector.draws import GENERATOR_WORDS, integers, load_state
+from tableenvs.vector.model_kernels import model_kernels
 
 __all__ = [
     "BATCHED_POLICIES",
@@ -113,7 +114,7 @@ class blas_threads:
 
 #: With an input offset (nothing is zero after it), the first layer's product leaves out the inputs that are zero
 #: in every row when the batch has at least ``UNION_ROWS`` rows and the others are fewer than ``UNION_SHARE`` of
-#: them. Without one, the first layer is :func:`sparse_layer_kernel` (observations are mostly one-hot sections).
+#: them. Without one, the first layer sums each row's nonzero inputs only (``model_kernels.sparse_layer_kernel``).
 UNION_ROWS = 16
 UNION_SHARE = 0.8
 
@@ -121,111 +122,6 @@ UNION_SHARE = 0.8
 #: A model of at least this many actions computes its output layer for the legal actions only (greedy); below it,
 #: one matrix product for all actions is faster (a row has a few legal actions: Pili Pili about 5 of 234).
 LEGAL_ONLY_ACTIONS = 128
-
-
-def sparse_layer_kernel(x, rows, scale, weight, bias, out):
-    """``out[i] = (x[rows[i]] * scale) @ weight + bias`` summed over that row's nonzero inputs only (``scale``
-    empty: none). A row of Llama Party or Pili Pili holds about 50 nonzero inputs of 469 or 689: a tenth of the
-    dense product's work. The row's nonzero inputs are found without a branch, then each adds its weight row."""
-    scaled = scale.shape[0] > 0
-    width = weight.shape[1]
-    nonzero = np.empty(x.shape[1], np.int64)
-    acc = np.empty(width, np.float32)
-    for i in range(rows.shape[0]):
-        r = rows[i]
-        count = 0
-        for j in range(x.shape[1]):
-            nonzero[count] = j
-            count += x[r, j] != 0.0
-        acc[:] = 0.0
-        for q in range(count):
-            j = nonzero[q]
-            v = x[r, j] * scale[j] if scaled else x[r, j]
-            for c in range(width):
-                acc[c] += v * weight[j, c]
-        for c in range(width):
-            out[i, c] = acc[c] + bias[c]
-
-
-def first_legal_kernel(mask, rows, out):
-    """``out[i]``: the first legal action of ``mask[rows[i]]`` (0 when it has none)."""
-    for i in range(rows.shape[0]):
-        out[i] = 0
-        for a in range(mask.shape[1]):
-            if mask[rows[i], a] != 0:
-                out[i] = a
-                break
-
-
-def first_legal(mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """int64: the first legal action of each row ``rows`` of ``mask`` (an engine's int8 buffer), read in place (what
-    a batched evaluation plays in rows whose game is over while others finish)."""
-    (kernel,) = kernels_once((first_legal_kernel,), "the batched first-legal-action kernel", __file__, "about 1 s")
-    out = np.empty(len(rows), np.int64)
-    kernel(mask, np.ascontiguousarray(rows, np.int64), out)
-    return out
-
-
-def greedy_output_kernel(hidden, weight_t, bias, mask, rows, margin, best, close):
-    """:func:`greedy_kernel` of the output layer's logits (``hidden @ weight_t.T + bias``, float32) computed for the
-    legal actions only (each a dot product in eight partial sums): a few of Pili Pili's 234 actions."""
-    width = hidden.shape[1]
-    whole = width - width % 8
-    part = np.empty(8, np.float32)
-    for i in range(hidden.shape[0]):
-        r = rows[i]
-        chosen = -1
-        top = second = -np.inf
-        odd = False
-        for a in range(mask.shape[1]):
-            if mask[r, a] != 0:
-                part[:] = 0.0
-                for c0 in range(0, whole, 8):
-                    for u in range(8):
-                        part[u] += hidden[i, c0 + u] * weight_t[a, c0 + u]
-                for c in range(whole, width):
-                    part[0] += hidden[i, c] * weight_t[a, c]
-                v = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7])) + bias[a]
-                if v != v:
-                    odd = True
-                elif chosen < 0 or v > top:
-                    second = top
-                    top = v
-                    chosen = a
-                elif v > second:
-                    second = v
-        if chosen < 0 and not odd:
-            return i
-        best[i] = max(chosen, 0)
-        close[i] = odd or not np.isfinite(top) or top - second <= margin * (1.0 + abs(top))
-    return -1
-
-
-def greedy_kernel(logits, mask, rows, margin, best, close):
-    """``best[i]``: the legal action (``mask[rows[i]]``) of the highest logit of ``logits[i]`` (the first of equal
-    ones); ``close[i]``: its two best legal logits are within ``margin * (1 + |best|)``, or one is not finite
-    (decided again row by row). Returns the first ``i`` without a legal action, else -1."""
-    for i in range(logits.shape[0]):
-        r = rows[i]
-        chosen = -1
-        top = second = -np.inf
-        odd = False
-        for a in range(logits.shape[1]):
-            if mask[r, a] != 0:
-                v = logits[i, a]
-                if v != v:
-                    odd = True
-                elif chosen < 0 or v > top:
-                    second = top
-                    top = v
-                    chosen = a
-                elif v > second:
-                    second = v
-        if chosen < 0 and not odd:
-            return i
-        best[i] = max(chosen, 0)
-        close[i] = odd or not np.isfinite(top) or top - second <= margin * (1.0 + abs(top))
-    return -1
 
 
 def check_batchable_model(model: Any) -> None:
@@ -262,9 +158,7 @@ class BatchedNumpyPolicy:
         scale = np.zeros(0, np.float32) if self._scale is None else self._scale
         self._scale32 = np.ascontiguousarray(scale, np.float32)
         self._buffers: list[np.ndarray] = []  # one per layer, grown to the largest batch seen
-        self._sparse, self._greedy, self._greedy_output = kernels_once(
-            (sparse_layer_kernel, greedy_kernel, greedy_output_kernel), "the batched model player", __file__, "4 s"
-        )
+        self._sparse, self._greedy, self._greedy_output = model_kernels()
         self._output_t = np.ascontiguousarray(self._weights[-1][0].T)  # (actions, hidden): each action's weights
 
     def __repr__(self) -> str:
