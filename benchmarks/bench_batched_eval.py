@@ -4,7 +4,8 @@ same run: games per CPU-second, and the same records on the same games.
 For every game with a batched engine (at the player count of its shipped model), ``evaluate(GAME,
 ["trained", "heuristic"], engine=...)`` (what ``tableenvs eval`` calls; duplicate deals, every seating, seed 0,
 one process) is timed by this process's CPU time (``time.process_time``: numpy's BLAS and numba's threads
-included), alternating AEC and batched ``--repeats`` times; the figure is the median. Two rates each:
+included), alternating AEC and batched ``--repeats`` times; the figure is the median, and each repeat's own
+ratio (its batched rate over the AEC rate measured just before) is listed too, median and range. Two rates each:
 
 * **eval**: the whole ``evaluate`` call: checks, setting up the players (and the batched engine), the games, and
   the report (the per-game OpenSkill update, the tables), as ``tableenvs eval`` spends it;
