@@ -6,8 +6,11 @@ Where you are: beside :mod:`tableenvs.evaluation.playing` (the AEC game loop), f
 the rows of one :class:`tableenvs.vector.BatchedGame`: row ``i`` is reset with game ``i``'s deal seed
 (:func:`~tableenvs.evaluation.playing.game_seeds`, as the AEC path deals it), its entrants sit as the seating plan
 says, and each step every row's seat to act is played by its entrant's batched player
-(:func:`tableenvs.vector.batched_policy`), one call per player over all the rows it holds. A row whose game ended
-plays on (its first legal action, not counted) until the batch's last game ends.
+(:func:`tableenvs.vector.batched_policy`), one call per player over all the rows it holds (``act_rows``: read in
+place from the engine's buffers, where the player has it). A row whose game ended waits for the batch's last game:
+an engine with ``step_rows`` steps only the rows still playing, else the row plays on (its first legal action, not
+counted). The deal seeds and the seat generators of all the rows are computed at once
+(:mod:`tableenvs.vector.seeding`: numpy's ``SeedSequence`` compiled, the same states).
 
 Results: the engine plays the AEC env's game, so deterministic players (greedy model files, the heuristics) play
 the very games of the AEC path, and ``random`` draws from the seat generators the AEC path gives it
