@@ -4,7 +4,8 @@ same run: games per CPU-second, and the same records on the same games.
 For every game with a batched engine (at the player count of its shipped model), ``evaluate(GAME,
 ["trained", "heuristic"], engine=...)`` (what ``tableenvs eval`` calls; duplicate deals, every seating, seed 0,
 one process) is timed by this process's CPU time (``time.process_time``: numpy's BLAS and numba's threads
-included), alternating AEC and batched ``--repeats`` times; the figure is the median. Two rates each:
+included), alternating AEC and batched ``--repeats`` times; the figure is the median, and each repeat's own
+ratio (its batched rate over the AEC rate measured just before) is listed too, median and range. Two rates each:
 
 * **eval**: the whole ``evaluate`` call: checks, setting up the players (and the batched engine), the games, and
   the report (the per-game OpenSkill update, the tables), as ``tableenvs eval`` spends it;
@@ -41,10 +42,10 @@ INSIDE: dict[str, float] = {}
 
 
 def count_inside() -> None:
-    """Time every batched player's ``act`` (by policy spec) and every batched engine's ``step`` into
-    :data:`INSIDE` (wrapping the evaluation's player factory and the engines' shared ``step``)."""
+    """Time every batched player's ``act`` or ``act_rows`` (by policy spec) and every batched engine's step into
+    :data:`INSIDE` (wrapping the evaluation's player factory and each engine class's ``_play``, the compiled step
+    every ``step`` ends in, and its ``step_rows``)."""
     import tableenvs.evaluation.batched as batched
-    from tableenvs.vector.engine import BatchedEngine
 
     def timing(function, key):
         def timed(*args, **kwargs):
@@ -62,12 +63,19 @@ def count_inside() -> None:
         built = make_players(specs, games, raw_env, deterministic, seed)
         for spec, player in zip(specs, built, strict=True):
             if not getattr(player, "_timed", False):
-                player.act = timing(player.act, f"{spec} act()")
+                if hasattr(player, "act_rows"):  # what the evaluation calls (act would call it too)
+                    player.act_rows = timing(player.act_rows, f"{spec} act()")
+                else:
+                    player.act = timing(player.act, f"{spec} act()")
                 player._timed = True
         return built
 
     batched.players = players
-    BatchedEngine.step = timing(BatchedEngine.step, "engine step()")
+    for name in tableenvs.vector.batched_names():
+        engine = type(tableenvs.vector.make(name, 1))
+        engine._play = timing(engine._play, "engine step()")
+        if hasattr(engine, "step_rows"):  # the rows still playing, once some games are over
+            engine.step_rows = timing(engine.step_rows, "engine step()")
 
 
 BEGIN, END = markers("bench-batched-eval", "bench_batched_eval.py --write-docs")
@@ -134,13 +142,16 @@ def main() -> None:
             f"{name} {players}p, batched, per game (last run): {parts}, the rest of the games' loop {rest:.2f} ms; "
             f"the whole call {1000 * whole / args.batched_games:.2f} ms."
         )
+        paired = sorted(b[0] / a[0] for a, b in zip(aec_rates, batched_rates, strict=True))
         rows.append(
             f"| {name} {players}p | {aec_eval:,.1f} ({aec_play:,.1f}) | {batched_eval:,.0f} ({batched_play:,.0f}) | "
-            f"**{batched_eval / aec_eval:.1f}x** ({batched_play / aec_play:.1f}x) | {same:,} of {compared:,} |"
+            f"**{batched_eval / aec_eval:.1f}x** ({batched_play / aec_play:.1f}x) | {statistics.median(paired):.1f}x "
+            f"({paired[0]:.1f}-{paired[-1]:.1f}x) | {same:,} of {compared:,} |"
         )
     table = [
-        "| game | AEC: games per CPU-second, eval (play) | batched | batched / AEC | same records |",
-        "|---|---|---|---|---|",
+        "| game | AEC: games per CPU-second, eval (play) | batched | batched / AEC | each repeat's ratio, eval: "
+        "median (range) | same records |",
+        "|---|---|---|---|---|---|",
         *rows,
     ]
     text = "\n".join(table + [""] + shares + ([""] + skipped if skipped else []))
@@ -155,7 +166,8 @@ def main() -> None:
             f"`evaluate(GAME, {POLICIES!r})` at the shipped model's player count, one process; CPU time of this "
             f"process, the median of {args.repeats} alternating runs; AEC {args.aec_games} games, batched "
             f"{args.batched_games}. eval: the whole call (checks, set-up, games, report); play: the games alone. "
-            "same records: the batched games equal to the AEC path's, game for game."
+            "each repeat's ratio: a repeat's batched rate over the AEC rate measured just before it (the load "
+            "moves between repeats). same records: the batched games equal to the AEC path's, game for game."
         )
         path = write_block(BEGIN, END, f"{stamp}\n\n{text}")
         print(f"wrote {path}", file=sys.stderr)

@@ -185,6 +185,106 @@ def pilipili_heuristic_rates(seconds: float) -> tuple[float, float, int, int]:
     return fast, slow, int(same), compared
 
 
+def rummikub_heuristic_rates(seconds: float) -> dict[str, float]:
+    """Rummikub 4p heuristic decisions per CPU-second, ``BatchedHeuristic`` against ``HeuristicPolicy``.
+
+    Self-play (plans kept within a turn, as in play): 1,024 batched envs with the batched heuristic in every seat,
+    after ``WARM_STEPS`` steps, timing ``act`` alone and the whole loop (``act`` + ``step``); the AEC env with the
+    Python heuristic in every seat, timing ``act`` alone and the whole loop (``observe`` + ``act`` + ``step``).
+    New questions: 40 batches of 1,024 positions of play half heuristic, half random (after ``WARM_STEPS``), every
+    position asked afresh (``forget()`` before each batch; the Python policy's plan cache emptied before each row);
+    then the CPU time per new plan of the batched heuristic on those positions by table size (under 30 tiles, 30-49,
+    50 or more) and, untimed, the positions where both chose alike and the positions compared."""
+    from tableenvs.rummikub.agents import HeuristicPolicy
+    from tableenvs.rummikub.batched_heuristic import BatchedHeuristic
+    from tableenvs.rummikub.encoder import LAYOUT
+    from tableenvs.rummikub.tiles import NUM_TILES, TILE_TYPES
+
+    name, players, size = "rummikub_v0", 4, 1024
+    table_at = LAYOUT.TABLE
+    warm = WARM_STEPS[name]
+    figures: dict[str, float] = {}
+    games = tableenvs.vector.make(name, size, num_players=players, trusted=True)
+    heuristic = tableenvs.vector.batched_heuristic(games)
+    envs = np.arange(size, dtype=np.int64)
+    obs, mask = games.reset(0)
+    for _ in range(warm):
+        obs, mask, _, _, _ = games.step(heuristic.act(obs, mask, envs))
+    acting = stepping = decisions = 0.0
+    while acting + stepping < seconds:
+        start = CLOCK()
+        actions = heuristic.act(obs, mask, envs)
+        middle = CLOCK()
+        obs, mask, _, _, _ = games.step(actions)
+        acting, stepping, decisions = acting + middle - start, stepping + CLOCK() - middle, decisions + size
+    figures["batched_act"], figures["batched_loop"] = decisions / acting, decisions / (acting + stepping)
+    raw = tableenvs.make_raw(name, num_players=players)
+    python = HeuristicPolicy(raw)
+    rng = np.random.default_rng(2)
+    acting = whole = decisions = 0.0
+    seed = 0
+    while whole < seconds:
+        raw.reset(seed=seed)
+        seed += 1
+        while not (raw.terminations[raw.agent_selection] or raw.truncations[raw.agent_selection]):
+            start = CLOCK()
+            seen = raw.observe(raw.agent_selection)
+            middle = CLOCK()
+            action = python.act(seen["observation"], seen["action_mask"], rng)
+            end = CLOCK()
+            raw.step(action)
+            acting, whole, decisions = acting + end - middle, whole + CLOCK() - start, decisions + 1
+    figures["python_act"], figures["python_loop"] = decisions / acting, decisions / whole
+    obs, mask = games.reset(1)
+    batches = []
+    for step in range(warm + 40):
+        if step >= warm:
+            batches.append((obs.copy(), mask.copy()))
+        chosen = heuristic.act(obs, mask, envs)
+        pick(mask, rng.random(size), actions)
+        obs, mask, _, _, _ = games.step(np.where(rng.random(size) < 0.5, chosen, actions))
+    fresh = BatchedHeuristic(size)
+    decisions = 0
+    start = CLOCK()
+    while CLOCK() - start < seconds:
+        for o, m in batches:
+            fresh.forget()
+            fresh.act(o, m)
+            decisions += size
+    figures["batched_new"] = decisions / (CLOCK() - start)
+    figures["solved"] = fresh.solves / decisions
+    decisions = 0
+    start = CLOCK()
+    while CLOCK() - start < seconds:
+        o, m = batches[decisions // size % len(batches)]
+        python._key = None
+        python.act(o[decisions % size], m[decisions % size], rng)
+        decisions += 1
+    figures["python_new"] = decisions / (CLOCK() - start)
+    seen = np.concatenate([o for o, _ in batches])
+    masks = np.concatenate([m for _, m in batches])
+    tiles = seen[:, table_at : table_at + TILE_TYPES].sum(axis=1)
+    for label, low, high in (("small", 0, 30), ("middle", 30, 50), ("big", 50, NUM_TILES + 1)):
+        chosen_rows = np.flatnonzero((tiles >= low) & (tiles < high))
+        solved = fresh.solves
+        start = CLOCK()
+        for first in range(0, len(chosen_rows), size):
+            part = chosen_rows[first : first + size]
+            fresh.forget()
+            fresh.act(seen[part], masks[part])
+        figures[f"plan_us_{label}"] = 1e6 * (CLOCK() - start) / max(1, fresh.solves - solved)
+    same = compared = 0
+    for o, m in batches[::4]:
+        fresh.forget()
+        chosen = fresh.act(o, m)
+        for i in range(size):
+            python._key = None
+            same += int(python.act(o[i], m[i], rng) == chosen[i])
+        compared += size
+    figures["same"], figures["compared"] = same, compared
+    return figures
+
+
 def rss_mb() -> float:
     """The process's resident set now, in MB (``/proc/self/status``)."""
     with open("/proc/self/status") as status:
@@ -215,13 +315,35 @@ def memory_over_games(name: str, players: int, games_wanted: int, num_envs: int 
     return before or rss_mb(), rss_mb(), finished
 
 
+def rummikub_heuristic_lines(seconds: float) -> list[str]:
+    """:func:`rummikub_heuristic_rates` as the lines of the benchmark's report."""
+    f = rummikub_heuristic_rates(seconds)
+    return [
+        f"Rummikub 4p heuristic, self-play (plans kept within a turn): BatchedHeuristic {f['batched_act']:,.0f} "
+        f"decisions per CPU-second (1,024 envs), HeuristicPolicy {f['python_act']:,.0f} in the AEC env "
+        f"({f['batched_act'] / f['python_act']:.1f}x); the whole loop (engine and heuristic) {f['batched_loop']:,.0f} "
+        f"against {f['python_loop']:,.0f} agent-steps per CPU-second ({f['batched_loop'] / f['python_loop']:.1f}x).",
+        f"Rummikub 4p heuristic, every position a new question: BatchedHeuristic {f['batched_new']:,.0f} decisions "
+        f"per CPU-second (batches of 1,024, {f['solved']:.0%} of the rows solved), HeuristicPolicy "
+        f"{f['python_new']:,.0f} ({f['batched_new'] / f['python_new']:.1f}x); the same choice on {f['same']:,.0f} of "
+        f"{f['compared']:,.0f} positions. CPU per new plan (batched): {f['plan_us_small']:,.0f} µs on tables of "
+        f"under 30 tiles, {f['plan_us_middle']:,.0f} µs on 30-49, {f['plan_us_big']:,.0f} µs on 50 or more.",
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="CPU seconds per measured row")
     parser.add_argument("--games", type=int, default=100_000, help="finished games of the memory run")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="batch sizes, comma-separated")
     parser.add_argument("--write-docs", action="store_true", help="write the table into docs/benchmarks.md")
+    parser.add_argument(
+        "--rummikub-heuristic", action="store_true", help="only the Rummikub heuristic's rates (printed, no docs)"
+    )
     args = parser.parse_args()
+    if args.rummikub_heuristic:
+        print("\n".join(rummikub_heuristic_lines(args.seconds)))
+        return
     load = os.getloadavg()[0]
     sizes = [int(x) for x in args.sizes.split(",")]
     names = tableenvs.vector.batched_names()
@@ -275,6 +397,8 @@ def main() -> None:
             f"Pili Pili 5p heuristic: BatchedHeuristic {fast:,.0f} decisions per CPU-second (batches of 1,024), "
             f"HeuristicPolicy {slow:,.0f} ({fast / slow:.0f}x); the same choice on {same:,} of {compared:,} positions."
         )
+    if "rummikub_v0" in names:
+        lines.extend(rummikub_heuristic_lines(args.seconds))
     for name, players, before, after, finished in memory:
         lines.append(
             f"Memory, {name} {players}p at 1,024 envs: resident set {before:,.1f} MB after the first 1,024 games, "

@@ -76,6 +76,7 @@ for _game in (
             "population": "tableenvs.rummikub.recipes:POPULATION",
         },
         batched="tableenvs.rummikub.batched:batched_game",
+        batched_heuristic="tableenvs.rummikub.batched_heuristic:batched_heuristic",
     ),
 ):
     register_game(_game)

@@ -18,9 +18,11 @@ WITH_HEURISTIC = [name for name in tableenvs.vector.batched_names() if spec(name
 
 
 def model_for(name: str, players: int, tmp_path) -> str:
-    """``"trained"`` when a shipped model is made for ``players``, else a random-weight file for them."""
+    """``"trained"`` when a shipped model is made for ``players`` and can be batched (it reads only the observation:
+    no candidate-scoring model), else a random-weight file for them."""
     for path in model_files(name):
-        if load_numpy_policy(path).options.get("num_players") == players:
+        model = load_numpy_policy(path)
+        if model.options.get("num_players") == players and not model.candidates:
             return "trained"
     return str(random_numpy_policy(tmp_path / f"{name}-{players}p.npz", tableenvs.make_raw(name, num_players=players)))
 
@@ -29,7 +31,13 @@ def table_without_notes(result) -> str:
     return "\n".join(line for line in result.format_table().splitlines() if "engine" not in line)
 
 
-CASES = [(name, players) for name in WITH_HEURISTIC for players in (3, 4)]
+def shipped_counts(name: str) -> set[int]:
+    """The player counts of the game's shipped models."""
+    return {int(load_numpy_policy(path).options["num_players"]) for path in model_files(name)}
+
+
+# 3 and 4 players, and each shipped model's own count (Pili Pili's 5 players: its whole model, its expert missions)
+CASES = [(name, players) for name in WITH_HEURISTIC for players in sorted({3, 4} | shipped_counts(name))]
 
 
 @pytest.mark.parametrize("name, players", CASES, ids=[f"{n}-{p}p" for n, p in CASES])
@@ -53,13 +61,20 @@ def test_gauntlets_and_unduplicated_deals_equal_the_aec_path():
     assert evaluate(name, ["heuristic", "random"], engine="batched", duplicate=False, **kwargs).records == aec.records
 
 
-def test_an_engine_without_results_replays_the_games_in_the_aec_env():
-    """Pili Pili's engine keeps no results of ended games: its records come from replaying each game's actions in
-    the AEC env, and equal the AEC path's (random players, drawing from the AEC path's seat generators)."""
-    name = next(n for n in tableenvs.vector.batched_names() if not hasattr(tableenvs.vector.make(n, 1), "last_results"))
+def test_an_engine_without_results_replays_the_games_in_the_aec_env(monkeypatch):
+    """An engine that keeps no results of ended games (no ``last_results``; here one with it taken away): its
+    records come from replaying each game's actions in the AEC env, and equal the AEC path's (random players,
+    drawing from the AEC path's seat generators)."""
+    import tableenvs.evaluation.batched as batched
+
+    name = WITH_HEURISTIC[0]
+    monkeypatch.delattr(type(tableenvs.vector.make(name, 1)), "last_results", raising=False)
+    replayed, real = [], batched._replayed
+    monkeypatch.setattr(batched, "_replayed", lambda *args: replayed.append(args[1]) or real(*args))
     kwargs = {"num_players": 3, "games": 12, "seed": 2}
     aec = evaluate(name, ["random", "random", "random"], engine="aec", **kwargs)
     assert evaluate(name, ["random", "random", "random"], engine="batched", **kwargs).records == aec.records
+    assert len(replayed) == 12  # every game was replayed
 
 
 def test_auto_keeps_the_aec_path_where_batched_would_differ_or_cannot_be(tmp_path):
@@ -105,3 +120,15 @@ def test_a_model_saved_again_is_played_anew(tmp_path):
         random_numpy_policy(path, raw, seed=seed)
         aec = evaluate(name, [str(path), "heuristic", "random"], engine="aec", **kwargs)
         assert evaluate(name, [str(path), "heuristic", "random"], engine="batched", **kwargs).records == aec.records
+
+
+def test_a_player_given_its_seat_generators_as_numpy_generators_draws_the_same(monkeypatch):
+    """A drawing player without ``seat_states`` gets numpy Generators in the seats' states
+    (``seat_generators``): the same records."""
+    from tableenvs.vector.players import BatchedRandomPolicy
+
+    name = WITH_HEURISTIC[0]
+    monkeypatch.delattr(BatchedRandomPolicy, "seat_states")
+    kwargs = {"num_players": 3, "games": 6, "seed": 3}
+    aec = evaluate(name, ["random", "random", "random"], engine="aec", **kwargs)
+    assert evaluate(name, ["random", "random", "random"], engine="batched", **kwargs).records == aec.records

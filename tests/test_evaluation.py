@@ -387,6 +387,37 @@ def test_openskill_rates_the_winner_up_and_averages_duplicate_seats():
     assert abs(mu_a - 25.0) < abs(mu_b - 25.0)
 
 
+def test_openskill_ratings_are_openskills_own_floats():
+    """``openskill_ratings`` updates without openskill's rating objects: on many games (2 to 8 seats, shared ranks,
+    entrants in several seats) it gives exactly what rating every game with ``PlackettLuce.rate`` gives."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+
+    def through_openskill(num_entrants, games):
+        mus, sigmas = [model.mu] * num_entrants, [model.sigma] * num_entrants
+        for entrants, ranks in games:
+            rated = model.rate([[model.rating(mu=mus[e], sigma=sigmas[e])] for e in entrants], ranks=list(ranks))
+            copies: dict[int, list] = {}
+            for entrant, team in zip(entrants, rated, strict=True):
+                copies.setdefault(entrant, []).append((team[0].mu, team[0].sigma))
+            for entrant, values in copies.items():
+                mus[entrant] = sum(v[0] for v in values) / len(values)
+                sigmas[entrant] = sum(v[1] for v in values) / len(values)
+        return list(zip(mus, sigmas, strict=True))
+
+    rng = np.random.default_rng(5)
+    for trial in range(40):
+        num_entrants = int(rng.integers(2, 6))
+        games = []
+        for _ in range(int(rng.integers(1, 60))):
+            seats = int(rng.integers(2, 9))
+            entrants = tuple(int(e) for e in rng.integers(0, num_entrants, seats))
+            points = rng.integers(0, 4 if trial % 2 else 100, seats)  # few values: many shared ranks
+            games.append((entrants, tuple(competition_ranks([(-p,) for p in points]))))
+        assert openskill_ratings(num_entrants, games) == through_openskill(num_entrants, games)
+
+
 def _record(index, entrants, rewards, winners, ranks, scores):
     return GameRecord(index, index // 2, entrants, rewards, scores, winners, ranks, False, 10)
 

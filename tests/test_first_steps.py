@@ -92,7 +92,12 @@ def test_a_model_of_another_game_is_refused_as_the_wrong_game(package_models, cl
         make_policy(model, tableenvs.make_raw("rummikub_v0"))
 
 
-def test_trained_where_no_model_fits_names_the_settings_that_have_one(package_models):
+def test_trained_where_no_model_fits_names_the_settings_that_have_one(package_models, monkeypatch, tmp_path):
+    from tableenvs.policies.numpy_policy import MODELS_DIR
+
+    # a models directory with the default setting's file alone (the package ships one for most player counts)
+    (tmp_path / "pilipili_v0.npz").write_bytes((MODELS_DIR / "pilipili_v0.npz").read_bytes())
+    monkeypatch.setenv("TABLEENVS_MODELS", str(tmp_path))
     with pytest.raises(ValueError) as raised:
         make_policy("trained", tableenvs.make_raw("pilipili_v0", num_players=3))
     message = str(raised.value)
@@ -174,7 +179,7 @@ def test_the_final_table_places_the_run_among_random_heuristic_and_the_shipped_m
     from tableenvs.training.reports import SHIPPED_AGENT, format_table, shipped_model_fits, standings
 
     assert shipped_model_fits(TrainConfig("pilipili_v0"))  # the quick start's setting: the shipped model fits
-    assert not shipped_model_fits(TrainConfig("pilipili_v0", options={"num_players": 3}))
+    assert not shipped_model_fits(TrainConfig("pilipili_v0", options={"missions": "none"}))  # a changed rule: none
 
     def row(agent, chilis):
         values = {"win_rate": 0.2, "mean_reward": -chilis, "mean_score": chilis}

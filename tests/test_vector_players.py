@@ -53,11 +53,13 @@ def test_a_batched_model_chooses_as_numpy_policy_row_by_row(name, options, kind,
     assert chosen.dtype == np.int64 and chosen.shape == expected.shape
     assert len(np.unique(expected)) > 8  # varied positions, not one choice repeated
     assert np.flatnonzero(chosen != expected).tolist() == []
-    # in batches of one step's 64 rows, the first layer leaves out the inputs zero in all of them: the same choices
+    # in batches of one step's 64 rows (the first layer sums each row's nonzero inputs only): the same choices
     steps = [slice(start, start + 64) for start in range(0, len(obs), 64)]
-    assert any((obs[rows] != 0).any(axis=0).mean() < UNION_SHARE for rows in steps)  # that path is taken
     by_step = np.concatenate([batched.act(obs[rows], mask[rows], np.arange(64)) for rows in steps])
     assert np.flatnonzero(by_step != expected).tolist() == []
+    # rows read in place from the whole buffers (what the batched evaluation hands over): the same choices
+    picked = np.sort(np.random.default_rng(1).choice(len(obs), 700, replace=False))
+    assert np.array_equal(batched.act_rows(obs, mask, picked), expected[picked])
     spec = "trained" if kind == "shipped" else str(path)
     front = tableenvs.vector.batched_policy(spec, games, env=raw)  # the front door builds the same player
     assert np.array_equal(front.act(obs[:500], mask[:500], np.arange(500)), expected[:500])
@@ -126,11 +128,15 @@ def test_what_cannot_be_batched_is_refused_in_one_line(tmp_path):
         tableenvs.vector.batched_policy(str(other), games)
 
 
-def test_a_model_reading_input_features_and_an_input_scale_chooses_as_numpy_policy(tmp_path):
+@pytest.mark.parametrize("offset", [False, True], ids=["scale", "offset-and-scale"])
+def test_a_model_reading_input_features_and_an_input_scale_chooses_as_numpy_policy(tmp_path, offset):
     """The features a model file names are appended to every row (row by row through the game's feature class,
-    which has no batched form), after an input scale: still NumpyPolicy's choice on every position."""
+    which has no batched form), after an input scale (and an input offset: the dense first layer, leaving out the
+    inputs zero in every row of a batch): still NumpyPolicy's choice on every position."""
+    from tableenvs.core.layout import layout_version
     from tableenvs.policies.input_features import feature_size
-    from tableenvs.policies.numpy_policy import save_for_env
+    from tableenvs.policies.model_env import model_options
+    from tableenvs.policies.model_file import save_numpy_policy
 
     name = "llama_party_v0"
     features = next(iter(tableenvs.spec(name).input_features))
@@ -140,11 +146,19 @@ def test_a_model_reading_input_features_and_an_input_scale_chooses_as_numpy_poli
     rng = np.random.default_rng(4)
     weights = [(rng.normal(0, 0.1, (inputs, 24)), np.zeros(24)), (rng.normal(0, 0.3, (24, 32)), rng.normal(0, 0.1, 32))]
     scale = rng.uniform(0.5, 2.0, inputs).astype(np.float32)
-    path = save_for_env(
-        tmp_path / "f.npz", raw, weights=weights, activation="relu", input_scale=scale, input_features=features
-    )
+    shift = np.where(rng.random(inputs) < 0.1, rng.normal(0, 0.5, inputs), 0).astype(np.float32) if offset else None
+    path = save_numpy_policy(
+        tmp_path / "f.npz", game=name, options=model_options(raw), layout_version=layout_version(raw), weights=weights,
+        activation="relu", input_offset=shift, input_scale=scale, input_features=features,
+    )  # fmt: skip
     reference = NumpyPolicy(path, raw)
     expected = np.array([reference.act(o, m, rng) for o, m in zip(obs, mask, strict=True)])
-    chosen = tableenvs.vector.batched_policy(str(path), games, env=raw).act(obs, mask, np.arange(len(obs)))
+    player = tableenvs.vector.batched_policy(str(path), games, env=raw)
+    chosen = player.act(obs, mask, np.arange(len(obs)))
     assert len(np.unique(expected)) > 8
     assert np.flatnonzero(chosen != expected).tolist() == []
+    if offset:  # most inputs stay zero after the offset, so the batch's union of nonzero inputs is the smaller product
+        shifted = (np.concatenate([obs, player.inputs(obs, mask)[:, obs.shape[1] :]], axis=1) - shift) != 0
+        assert shifted.any(axis=0).mean() < UNION_SHARE
+    for rows in (slice(0, 1), slice(5, 40)):  # one row, a few rows
+        assert np.array_equal(player.act(obs[rows], mask[rows], np.arange(len(obs))[rows]), expected[rows])

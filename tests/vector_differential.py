@@ -4,7 +4,8 @@
 and as many raw AEC envs (``tableenvs.make_raw``) reset with the same seeds, driven by the same random legal
 actions, must agree on the seat to act, the observation, the mask and every seat's reward at every step; an AEC
 env whose game ended is reset without a seed (its generator continues, as the batched env's does) and play goes on
-until every env has finished ``games`` games and played ``extra`` steps of the next. Every ``state_every`` steps the
+until every env has finished ``games`` games and played ``extra`` steps of the next; an engine with
+``last_results`` must give each ended game's ``outcome()`` (returns, scores, winners). Every ``state_every`` steps the
 batched ``get_state(i)`` of a few envs must equal the AEC record (its event log aside, unless ``event_log``: an
 engine that replays its games keeps one). ``watch(env)`` sees every AEC env before each step (to count what was
 played) and ``finish(batched, envs)`` both sides at the end (for checks of the final positions).
@@ -51,6 +52,7 @@ def play_both(
     assert obs.dtype == np.float32 and obs.shape == (num_envs, batched.obs_size)
     assert mask.dtype == np.int8 and mask.shape == (num_envs, batched.num_actions)
     rng = np.random.default_rng(action_seed)
+    results = getattr(batched, "last_results", None)
     ended = np.zeros(num_envs, np.int64)
     after = np.zeros(num_envs, np.int64)
     steps = states = 0
@@ -78,6 +80,8 @@ def play_both(
             assert (bool(terminated[i]), bool(truncated[i])) == done_here, f"env {i} step {steps}: game end"
             if any(done_here):
                 ended[i] += 1
+                if results is not None:  # the engine's record of the ended game: the AEC env's outcome()
+                    check_results(results, i, env.outcome(), f"env {i} step {steps}")
                 env.reset()
             elif ended[i] >= games:
                 after[i] += 1
@@ -90,6 +94,16 @@ def play_both(
     if finish is not None:
         finish(batched, raws)
     return {"steps": steps, "games": int(ended.sum()), "states": states}
+
+
+def check_results(results: Callable[[Any], Any], env: int, outcome: Any, where: str) -> None:
+    """The engine's ``last_results([env])`` equal ``outcome`` (the AEC env's ``outcome()`` of the same game): every
+    seat's total reward and final score exactly, and the winners where the rules name them (a game not cut short)."""
+    returns, scores, winners = results([env])
+    assert tuple(float(x) for x in returns[0]) == outcome.returns, f"{where}: returns {returns[0]} {outcome.returns}"
+    assert tuple(float(x) for x in scores[0]) == outcome.scores, f"{where}: scores {scores[0]} {outcome.scores}"
+    if not outcome.truncated:
+        assert tuple(np.flatnonzero(winners[0]).tolist()) == outcome.winners, f"{where}: winners {winners[0]}"
 
 
 def same_games_from_seeds(name: str, options: dict[str, Any], steps: int) -> None:

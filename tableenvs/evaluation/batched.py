@@ -6,8 +6,11 @@ Where you are: beside :mod:`tableenvs.evaluation.playing` (the AEC game loop), f
 the rows of one :class:`tableenvs.vector.BatchedGame`: row ``i`` is reset with game ``i``'s deal seed
 (:func:`~tableenvs.evaluation.playing.game_seeds`, as the AEC path deals it), its entrants sit as the seating plan
 says, and each step every row's seat to act is played by its entrant's batched player
-(:func:`tableenvs.vector.batched_policy`), one call per player over all the rows it holds. A row whose game ended
-plays on (its first legal action, not counted) until the batch's last game ends.
+(:func:`tableenvs.vector.batched_policy`), one call per player over all the rows it holds (``act_rows``: read in
+place from the engine's buffers, where the player has it). A row whose game ended waits for the batch's last game:
+an engine with ``step_rows`` steps only the rows still playing, else the row plays on (its first legal action, not
+counted). The deal seeds and the seat generators of all the rows are computed at once
+(:mod:`tableenvs.vector.seeding`: numpy's ``SeedSequence`` compiled, the same states).
 
 Results: the engine plays the AEC env's game, so deterministic players (greedy model files, the heuristics) play
 the very games of the AEC path, and ``random`` draws from the seat generators the AEC path gives it
@@ -25,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from tableenvs.core.outcome import competition_ranks
 from tableenvs.core.registry import make_raw
 from tableenvs.core.registry import spec as game_spec
 
@@ -112,7 +114,11 @@ def play_batched(batch: Batch) -> list[PlayedGame]:
 def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any]) -> list[PlayedGame]:
     """Play ``batch.games`` on ``games`` (one row each), ``by_entrant[e]`` playing entrant ``e``'s seats; their
     records in game order. The rows hold the games sorted by seating, so that a player's rows are often one run of
-    rows (handed over as a view of the engine's buffers, not a copy)."""
+    rows (handed over as a view of the engine's buffers, not a copy); a player with ``act_rows(obs, mask, rows)``
+    reads its rows of the buffers in place. Once a row's game is over it waits (an engine with
+    ``step_rows(rows, actions)`` steps the others only) or plays on with its first legal action, uncounted."""
+    from tableenvs.vector.model_kernels import first_legal
+
     plan, n, m = batch.plan, games.num_players, len(batch.games)
     batch = replace(batch, games=tuple(sorted(batch.games, key=lambda game: (plan.seating(game), game))))
     distinct: list[Any] = []
@@ -121,93 +127,143 @@ def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any])
             distinct.append(player)
     which = np.array([next(i for i, seen in enumerate(distinct) if seen is p) for p in by_entrant], np.int64)
     entrants = np.array([plan.seating(g) for g in batch.games], np.int64).reshape(m, n)
-    drawing = [player for player in distinct if hasattr(player, "seat_generators")]
-    sampled = [player for player in distinct if not batch.deterministic and hasattr(player, "rng")]
-    deal_seeds = []
-    for row, game in enumerate(batch.games):
-        deal_seed, policy_seed = game_seeds(batch.seed, game, plan.size, batch.duplicate)
-        deal_seeds.append(deal_seed)
-        if drawing:  # the seat generators of the AEC path (play_planned_game's)
-            seat_rngs = [np.random.default_rng(child) for child in policy_seed.spawn(n)]
-            for player in drawing:
-                player.seat_generators(row, seat_rngs)
-        if row == 0:
-            for player in sampled:
-                player.rng = np.random.default_rng(policy_seed)  # a sampled model: its batch's first game's seed
+    deal_seeds = _start_rows(batch, n, distinct)
     obs, mask = games.reset(deal_seeds)
     results = getattr(games, "last_results", None)
     log: list[np.ndarray] = []
     active = np.ones(m, bool)
+    idle = np.zeros(0, np.int64)
     decisions = np.zeros(m, np.int64)
-    everyone = np.arange(m)
-    records: list[PlayedGame | None] = [None] * m
-    while active.any():
-        holder = which[entrants[everyone, games.to_act]]
-        actions = np.zeros(m, np.int64)
-        idle = np.flatnonzero(~active)
-        if idle.size:  # an ended row plays on with its first legal action
-            actions[idle] = mask[idle].argmax(axis=1)
+    seat_player = which[entrants].ravel()  # the index in distinct of the player in each row's seat; -1: row ended
+    first_seat = np.arange(m) * n
+    records: list[PlayedGame] = []
+    act_rows: list[Any] = [getattr(player, "act_rows", None) for player in distinct]
+    step_rows = getattr(games, "step_rows", None)  # an engine that steps some rows only: ended rows wait
+    actions = np.zeros(m, np.int64)
+    while idle.size < m:
+        holder = seat_player[first_seat + games.to_act]
+        if idle.size and step_rows is None:  # an ended row plays on with its first legal action
+            actions[idle] = first_legal(mask, idle)
         for index, player in enumerate(distinct):
-            rows = np.flatnonzero(active & (holder == index))
+            rows = np.flatnonzero(holder == index)
             if rows.size == 0:
                 continue
             first, last = int(rows[0]), int(rows[-1]) + 1
-            if last - first == rows.size:  # one run of rows: views of the buffers
+            reader = act_rows[index]
+            if reader is not None:
+                actions[rows] = reader(obs, mask, rows)
+            elif last - first == rows.size:  # one run of rows: views of the buffers
                 actions[first:last] = player.act(obs[first:last], mask[first:last], rows)
             else:
                 actions[rows] = player.act(obs[rows], mask[rows], rows)
         decisions += active
         if results is None:
             log.append(actions.copy())
-        obs, mask, _rewards, terminated, truncated = games.step(actions)
+        if idle.size and step_rows is not None:
+            playing = np.flatnonzero(active)
+            obs, mask, _rewards, terminated, truncated = step_rows(playing, actions[playing])
+        else:
+            obs, mask, _rewards, terminated, truncated = games.step(actions)
         ended = np.flatnonzero(active & (terminated | truncated))
         if ended.size == 0:
             continue
         active[ended] = False
+        idle = np.flatnonzero(~active)
+        seat_player.reshape(m, n)[ended] = -1
         if results is not None:
             returns, scores, winners = results(ended)
-            for j, row in enumerate(ended.tolist()):
-                records[row] = _record(
-                    batch, row, entrants[row], returns[j], scores[j], np.flatnonzero(winners[j]), bool(truncated[row]),
-                    int(decisions[row]), raw_env.higher_is_better,
-                )  # fmt: skip
+            records += _records(
+                batch, ended, entrants, returns, scores, winners, truncated[ended], decisions, raw_env.higher_is_better
+            )
         else:
             for row in ended.tolist():
-                records[row] = _replayed(batch, row, entrants[row], deal_seeds[row], log, int(decisions[row]), raw_env)
-    return sorted((record for record in records if record is not None), key=lambda record: record.index)
+                records.append(_replayed(batch, row, entrants[row], deal_seeds[row], log, int(decisions[row]), raw_env))
+    return sorted(records, key=lambda record: record.index)
 
 
-def _record(
+def _start_rows(batch: Batch, n: int, distinct: Sequence[Any]) -> list[int]:
+    """Each row's deal seed; the players that draw get each row's seat generators, a sampled model its generator
+    (from the batch's first game's policy seed): :func:`~tableenvs.evaluation.playing.game_seeds`'s seeds and the
+    AEC path's seat generators (``policy_seed.spawn(n)``), computed for all rows at once
+    (:mod:`tableenvs.vector.seeding`, numpy's own hashing compiled)."""
+    from tableenvs.vector.seeding import spawned_generators, spawned_words
+
+    drawing = [player for player in distinct if hasattr(player, "seat_generators")]
+    sampled = [player for player in distinct if not batch.deterministic and hasattr(player, "rng")]
+    games = np.array(batch.games, np.int64)
+    ids = games // batch.plan.size if batch.duplicate else games  # the spawn key's first entry: block or game
+    deal_tag, policy_tag = (2, 3) if batch.duplicate else (0, 1)
+    words = spawned_words(batch.seed, np.stack([ids, np.full_like(ids, deal_tag)], axis=1), 2)
+    deal_seeds = [int(high) << 32 | int(low) for high, low in words.tolist()]
+    if drawing:  # the seat generators of the AEC path (play_planned_game's: the policy seed spawned per seat)
+        keys = np.stack([np.repeat(ids, n), np.full(len(ids) * n, policy_tag), np.tile(np.arange(n), len(ids))], 1)
+        states = spawned_generators(batch.seed, keys).reshape(len(ids), n, -1)
+        for player in drawing:
+            if hasattr(player, "seat_states"):
+                for row in range(len(ids)):
+                    player.seat_states(row, states[row])
+            else:
+                for row in range(len(ids)):
+                    player.seat_generators(row, [_generator(state) for state in states[row]])
+    for player in sampled:  # a sampled model: its batch's first game's policy seed
+        first = game_seeds(batch.seed, batch.games[0], batch.plan.size, batch.duplicate)[1]
+        player.rng = np.random.default_rng(first)
+    return deal_seeds
+
+
+def _generator(state: np.ndarray) -> np.random.Generator:
+    """A numpy generator in the state of generator row ``state``."""
+    from tableenvs.vector.draws import state_of
+
+    generator = np.random.default_rng(0)
+    generator.bit_generator.state = state_of(state)
+    return generator
+
+
+def _records(
     batch: Batch,
-    row: int,
+    ended: np.ndarray,
     entrants: np.ndarray,
     returns: np.ndarray,
     scores: np.ndarray,
     named: np.ndarray,
-    truncated: bool,
-    decisions: int,
+    truncated: np.ndarray,
+    decisions: np.ndarray,
     higher: bool,
-) -> PlayedGame:
-    """A game's :class:`PlayedGame`, its winners as ``TableEnv.outcome`` names them (the rules' winners unless the
-    game was cut short or they name none, else the best scores)."""
-    score = tuple(float(x) for x in scores)
-    winners = () if truncated else tuple(sorted(int(s) for s in named))
-    if not winners:
-        best = max(score) if higher else min(score)
-        winners = tuple(s for s, x in enumerate(score) if x == best)
-    keys = [(0 if s in winners else 1, -x if higher else x) for s, x in enumerate(score)]
-    game = batch.games[row]
-    return PlayedGame(
-        index=game,
-        block=game // batch.plan.size,
-        entrants=tuple(int(e) for e in entrants),
-        rewards=tuple(float(x) for x in returns),
-        scores=score,
-        winners=winners,
-        ranks=tuple(competition_ranks(keys)),
-        truncated=truncated,
-        decisions=decisions,
-    )
+) -> list[PlayedGame]:
+    """The :class:`PlayedGame` of each row of ``ended`` (its results in the same order), the winners as
+    ``TableEnv.outcome`` names them (the rules' winners unless the game was cut short or they name none, else the
+    best scores) and the ranks as ``Outcome.ranks`` gives them (winners first, then by score), for all at once."""
+    scores = np.asarray(scores, np.float64)
+    winners = np.asarray(named, bool) & ~np.asarray(truncated, bool)[:, None]
+    unnamed = ~winners.any(axis=1)
+    if unnamed.any():
+        best = scores.max(axis=1, keepdims=True) if higher else scores.min(axis=1, keepdims=True)
+        winners[unnamed] = (scores == best)[unnamed]
+    group = (~winners).astype(np.int64)  # 0: a winner
+    key = -scores if higher else scores
+    below = (group[:, None, :] < group[:, :, None]) | (
+        (group[:, None, :] == group[:, :, None]) & (key[:, None, :] < key[:, :, None])
+    )  # below[j, s, t]: seat t's key is below seat s's
+    ranks = 1 + below.sum(axis=2)
+    size = batch.plan.size
+    out = []
+    for j, row in enumerate(ended.tolist()):
+        game = batch.games[row]
+        out.append(
+            PlayedGame(
+                index=game,
+                block=game // size,
+                entrants=tuple(entrants[row].tolist()),
+                rewards=tuple(float(x) for x in returns[j].tolist()),
+                scores=tuple(scores[j].tolist()),
+                winners=tuple(np.flatnonzero(winners[j]).tolist()),
+                ranks=tuple(ranks[j].tolist()),
+                truncated=bool(truncated[j]),
+                decisions=int(decisions[row]),
+            )
+        )
+    return out
 
 
 def _replayed(

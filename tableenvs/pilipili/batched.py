@@ -27,6 +27,7 @@ from tableenvs.pilipili.encoder import mission_vector
 from tableenvs.pilipili.env import PiliPiliEnv
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission
 from tableenvs.pilipili.table import effective_hand_size
+from tableenvs.vector.checks import actions_array, illegal_action
 from tableenvs.vector.compile import kernels_once
 from tableenvs.vector.draws import GENERATOR_WORDS, INC_LOW, seeded, state_of
 from tableenvs.vector.engine import BatchedEngine, refuse_render_mode
@@ -171,6 +172,59 @@ class PiliPiliBatched(BatchedEngine):
         from tableenvs.pilipili.batched_load import load_env_rows
 
         load_env_rows(self, rows, env)
+
+    def step_rows(self, rows: Any, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`step` for the envs ``rows`` only (distinct env indices), ``actions[i]`` played in env ``rows[i]``;
+        every other env is left as it is (its rewards zero, not ended on this step). Returns the whole buffers, as
+        ``step`` does. What a batched evaluation calls once some envs' games are over (they wait, at no cost). The
+        same checks as ``step`` (range always, the mask unless trusted): a one-line ``ValueError``, nothing
+        changed."""
+        self._require_started("step_rows")
+        rows = np.asarray(rows)
+        if rows.ndim != 1 or rows.dtype.kind not in "iu":
+            raise ValueError(f"rows must be a 1-D array of env indices, got shape {rows.shape} dtype {rows.dtype}")
+        rows = np.ascontiguousarray(rows, np.int64)
+        if len(rows) and (rows.min() < 0 or rows.max() >= self.num_envs):
+            raise ValueError(f"rows must be distinct env indices in 0..{self.num_envs - 1}")
+        named = np.zeros(self.num_envs, np.bool_)
+        named[rows] = True
+        if np.count_nonzero(named) != len(rows):
+            raise ValueError(f"rows must be distinct env indices in 0..{self.num_envs - 1}")
+        actions = actions_array(actions, len(rows), self.num_actions)
+        (kernel,) = kernels_once((self._k.step_rows,), "the Pili Pili batched engine's step_rows", self._k.__file__,
+                                 "about 20 CPU-seconds")  # fmt: skip
+        if self._longest >= self._log.shape[1]:
+            grown = np.zeros((self.num_envs, 2 * self._log.shape[1]), np.int16)
+            grown[:, : self._log.shape[1]] = self._log
+            self._log = grown
+        longest = kernel(
+            rows, actions, not self.trusted, self.num_players, self._nm, self._max_rounds, self._win, self._g,
+            self._ps, self._posc, self._deck, self._pile, self._rng, self._rng0, self._log, self._mp, self._mnz,
+            self._mvec, self.obs, self.mask, self.rewards, self.terminated, self.truncated, self.to_act,
+        )  # fmt: skip
+        if longest < 0:
+            env = int(rows[-1 - longest])
+            raise illegal_action(self.name, env, int(actions[-1 - longest]), int(self.to_act[env]),
+                                 self.legal_actions(env))  # fmt: skip
+        self._longest = int(longest)
+        return self.obs, self.mask, self.rewards, self.terminated, self.truncated
+
+    def last_results(self, envs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The results of the games that ended on the last step in ``envs`` (ints; each must have ended then):
+        ``(returns, scores, winners)``, ``(len(envs), num_players)`` each: every seat's total reward (float64, the
+        AEC env's ``outcome().returns``: ``-chilis`` with ``reward="penalty"``; with ``"win"`` the shared win or -1,
+        0 for a game cut short), its final chilis (``outcome().scores``) and whether it is a winner (the fewest
+        chilis: the rules' winners, and the best score of a game cut short)."""
+        envs = np.asarray(envs, np.int64)
+        chilis = self._ps[envs, self._k.P_ENDED, : self.num_players].astype(np.float64)
+        winners = chilis == chilis.min(axis=1, keepdims=True)
+        if not self._win:
+            returns = 0.0 - chilis  # the sum of -change over the rounds: exact integers (0.0, never -0.0)
+        else:
+            share = 1.0 / winners.sum(axis=1, keepdims=True)
+            returns = np.where(winners, share, -1.0)
+            returns[self.truncated[envs]] = 0.0
+        return returns, chilis, winners
 
     def _state_record(self, index: int) -> dict[str, Any]:
         """Env ``index``'s game replayed in an AEC env from the generator state it started with (a row loaded

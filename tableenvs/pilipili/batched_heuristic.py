@@ -290,6 +290,20 @@ class BatchedHeuristic:
         self._generators[rows * self.num_players] = state
         self._per_seat[rows] = False
 
+    def seat_states(self, env: int, states: np.ndarray) -> None:
+        """:meth:`seat_generators` given the seats' generator states (uint64 ``(num_players, GENERATOR_WORDS)``,
+        rows as :func:`tableenvs.vector.draws.load_state` writes them): the batched evaluation's way, which reads
+        each game's seat generators once for all its players."""
+        if self._to_act is None:
+            raise ValueError("one generator per seat needs to_act (the engine's seat to act)")
+        if not 0 <= env < self.num_envs:
+            raise ValueError(f"env index {env} out of range 0..{self.num_envs - 1}")
+        if states.shape != (self.num_players, GENERATOR_WORDS) or states.dtype != np.uint64:
+            raise ValueError(
+                f"seat_states: uint64 ({self.num_players}, {GENERATOR_WORDS}) expected, got {states.shape}"
+            )
+        self._store(env, states)
+
     def generator(self, env: int, seat: int = 0) -> np.random.Generator:
         """A numpy generator in the state env ``env``'s generator (seat ``seat``'s, when each seat has one) is in
         now."""

@@ -20,6 +20,7 @@ Every decision where the rules write-up is silent is the AEC engine's, line for 
 
 from __future__ import annotations
 
+import numpy as np
 from numba.extending import register_jitable
 
 from tableenvs.pilipili.batched_primitives import borrowed, highest_bit, lowest_bit, popcount, wrap_seat
@@ -49,7 +50,8 @@ NG = 24
 # ps rows (per seat)
 (P_CHILIS, P_BIDS, P_WON, P_EXTRAS, P_DESIG, P_CHANGE, P_TCARD, P_TVAL, P_LCARD, P_LVAL, P_PBID, P_PWON,
  P_PTAKEN, P_PDISC, P_PLVAL, P_PLWILD, P_POSLEN, P_POSUSED, P_NSTAGED, P_HAND, P_STAGED) = range(21)  # fmt: skip
-NP = 21
+P_ENDED = 21  # the final chilis of the env's last ended game (``last_results``; kept by ``new_game``)
+NP = 22
 # mp columns
 (M_HAND, M_PASS_DIR, M_PASS_COUNT, M_PASS_N, M_PASS_ALL, M_FORBID, M_FOREHEAD, M_BLIND, M_EXTRA, M_REVEAL,
  M_EXACT, M_SIMUL, M_REV, M_TIMED, M_FL, M_MEMO, M_NOCOPY, M_DESIG, M_HOL, M_LISTED, M_LIST_EACH, M_SWAP,
@@ -643,64 +645,78 @@ def reset_envs(envs, n, nm, g, ps, deck, pile, rng, rng0, mp, mnz, mvec, obs, ma
         fill_mask(e, n, g, ps, mp, mask)
 
 
-@register_jitable
-def first_illegal(actions, mask):
-    """The first env whose action is out of range or not in its mask, else -1."""
-    for e in range(actions.shape[0]):
-        a = actions[e]
-        if a < 0 or a >= NUM_ACTIONS or mask[e, a] == 0:
-            return e
-    return -1
-
-
 def step_envs(actions, check, n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mnz, mvec,
               obs, mask, rewards, terminated, truncated, to_act):  # fmt: skip
     """Apply each env's (legal) action; an env whose game ended starts its next one. Returns the longest action
     log now held (the caller grows ``log`` before it fills), or, when ``check`` finds an action out of range or
     not in its env's mask, ``-1 - e`` for the first such env ``e``, having changed nothing. The range is checked
     even unchecked (``check`` false): the kernel indexes with the action."""
+    return _step_some(np.arange(actions.shape[0]), actions, check, n, nm, max_rounds, win, g, ps, posc, deck, pile,
+                      rng, rng0, log, mp, mnz, mvec, obs, mask, rewards, terminated, truncated, to_act)  # fmt: skip
+
+
+def step_rows(rows, actions, check, n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mnz, mvec,
+              obs, mask, rewards, terminated, truncated, to_act):  # fmt: skip
+    """:func:`step_envs` for envs ``rows`` only (``actions[i]`` in env ``rows[i]``; ``-1 - i`` for the first bad
+    one); every other env is left as it is, its rewards zero and not ended."""
+    return _step_some(rows, actions, check, n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mnz,
+                      mvec, obs, mask, rewards, terminated, truncated, to_act)  # fmt: skip
+
+
+@register_jitable
+def _step_some(rows, actions, check, n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mnz, mvec,
+               obs, mask, rewards, terminated, truncated, to_act):  # fmt: skip
     g, ps, posc, deck, pile = borrowed(g), borrowed(ps), borrowed(posc), borrowed(deck), borrowed(pile)
     rng, rng0, log, mp, mnz = borrowed(rng), borrowed(rng0), borrowed(log), borrowed(mp), borrowed(mnz)
     mvec, obs, mask = borrowed(mvec), borrowed(obs), borrowed(mask)
-    for e in range(actions.shape[0]):
-        if actions[e] < 0 or actions[e] >= NUM_ACTIONS:
-            return -1 - e
-    if check:
-        bad = first_illegal(actions, mask)
-        if bad >= 0:
-            return -1 - bad
+    for i in range(rows.shape[0]):
+        if actions[i] < 0 or actions[i] >= NUM_ACTIONS or (check and mask[rows[i], actions[i]] == 0):
+            return -1 - i
+    rewards[:] = 0.0
+    terminated[:] = False
+    truncated[:] = False
     longest = 0
-    for e in range(actions.shape[0]):
-        a = actions[e]
-        for s in range(n):
-            rewards[e, s] = 0.0
-        terminated[e] = False
-        truncated[e] = False
-        log[e, g[e, G_LOG_LEN]] = a
-        g[e, G_LOG_LEN] += 1
-        if apply(e, n, nm, max_rounds, a, g, ps, posc, deck, pile, rng, mp):
-            over = g[e, G_PHASE] == GAME_OVER
-            if not win:
-                for s in range(n):
-                    rewards[e, s] = -ps[e, P_CHANGE, s]
-            elif over and not g[e, G_TRUNC]:
-                low = ps[e, P_CHILIS, 0]
-                for s in range(1, n):
-                    low = min(low, ps[e, P_CHILIS, s])
-                count = 0
-                for s in range(n):
-                    if ps[e, P_CHILIS, s] == low:
-                        count += 1
-                for s in range(n):
-                    rewards[e, s] = 1.0 / count if ps[e, P_CHILIS, s] == low else -1.0
-            if over:
-                if g[e, G_TRUNC]:
-                    truncated[e] = True
-                else:
-                    terminated[e] = True
-                new_game(e, n, nm, g, ps, deck, pile, rng, rng0, mp)
-        to_act[e] = g[e, G_TO_ACT]
-        fill_observation(e, n, to_act[e], g, ps, mp, mnz, mvec, obs)
-        fill_mask(e, n, g, ps, mp, mask)
+    for i in range(rows.shape[0]):
+        step_env(rows[i], actions[i], n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mnz, mvec,
+                 obs, mask, rewards, terminated, truncated, to_act)  # fmt: skip
+    for e in range(g.shape[0]):
         longest = max(longest, g[e, G_LOG_LEN])
     return longest
+
+
+@register_jitable
+def step_env(e, a, n, nm, max_rounds, win, g, ps, posc, deck, pile, rng, rng0, log, mp, mnz, mvec, obs, mask,
+             rewards, terminated, truncated, to_act):  # fmt: skip
+    """Env ``e`` plays its legal action ``a`` (a finished game followed by the next); its view and rewards."""
+    for s in range(n):
+        rewards[e, s] = 0.0
+    terminated[e] = False
+    truncated[e] = False
+    log[e, g[e, G_LOG_LEN]] = a
+    g[e, G_LOG_LEN] += 1
+    if apply(e, n, nm, max_rounds, a, g, ps, posc, deck, pile, rng, mp):
+        over = g[e, G_PHASE] == GAME_OVER
+        if not win:
+            for s in range(n):
+                rewards[e, s] = -ps[e, P_CHANGE, s]
+        elif over and not g[e, G_TRUNC]:
+            low = ps[e, P_CHILIS, 0]
+            for s in range(1, n):
+                low = min(low, ps[e, P_CHILIS, s])
+            count = 0
+            for s in range(n):
+                if ps[e, P_CHILIS, s] == low:
+                    count += 1
+            for s in range(n):
+                rewards[e, s] = 1.0 / count if ps[e, P_CHILIS, s] == low else -1.0
+        if over:
+            for s in range(n):
+                ps[e, P_ENDED, s] = ps[e, P_CHILIS, s]
+            if g[e, G_TRUNC]:
+                truncated[e] = True
+            else:
+                terminated[e] = True
+            new_game(e, n, nm, g, ps, deck, pile, rng, rng0, mp)
+    to_act[e] = g[e, G_TO_ACT]
+    fill_observation(e, n, to_act[e], g, ps, mp, mnz, mvec, obs)
+    fill_mask(e, n, g, ps, mp, mask)

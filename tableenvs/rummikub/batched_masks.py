@@ -124,12 +124,16 @@ class MaskSolver:
         self._stage = np.zeros((e, TILE_TYPES), np.bool_)
         self._verdict = np.zeros(e, np.int64)
         self._python = np.zeros(e, np.bool_)
+        self._asked = np.zeros(e, np.bool_)  # the envs whose Python sweep answered a question since their last renewal
         self.python_questions = 0  # questions answered by the Python TurnSweeps (for the benchmarks)
         self.questions = 0
 
     def renew(self, envs: np.ndarray) -> None:
-        """At the end of a turn in ``envs``: replace the Python sweeps that outgrew their small buffers."""
+        """At the end of a turn in ``envs``: replace the Python sweeps that outgrew their small buffers (only a sweep
+        asked a question since its env's last renewal can have grown)."""
         sweeps = self.sweeps
+        envs = envs[self._asked[envs]]
+        self._asked[envs] = False
         for e in envs.tolist():
             if outgrown(sweeps[e]):
                 sweeps[e] = fresh_sweep(sweeps[e]._last_sweep)
@@ -150,6 +154,7 @@ class MaskSolver:
         sweeps = self.sweeps
         min_initial = self.min_initial
         asked = np.flatnonzero(python).tolist()
+        self._asked |= python
         self.questions += len(seats)
         self.python_questions += len(asked)
         for e in asked:

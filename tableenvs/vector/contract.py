@@ -28,6 +28,8 @@ class BatchedGame(Protocol):
     ``(len(envs), num_players)``: every seat's total reward (float64), its final score in the game's measure (the
     AEC env's ``outcome().scores``) and whether the rules name it a winner (bool). The batched evaluation
     (:mod:`tableenvs.evaluation.batched`) reads it, and replays a finished game in the AEC env where it is missing.
+    Optional: ``step_rows(rows, actions)``, ``step`` for the envs ``rows`` only (the others left as they are, no
+    reward, not ended): the batched evaluation steps only the games still running with it (games of varied length).
     """
 
     #: The registered game's name.

@@ -5,14 +5,15 @@ Where you are: :mod:`tableenvs.vector` (no game here). Every player is a :class:
 (``act(obs, mask, envs) -> int64 (k,)``), so opponent seats, rollouts and evaluations never leave the engine.
 
 * :class:`BatchedNumpyPolicy` — a numpy policy file (``.npz``, ``"trained"``) for ``k`` rows at once: the input
-  transform, the named input features, every layer as one matrix product over all rows, then the masked argmax
-  (greedy) or a sample from the masked softmax. Greedy, it chooses exactly as
-  :class:`~tableenvs.policies.numpy_policy.NumpyPolicy` row by row: a batched matrix product may round differently
-  from one row's, so a row whose two best legal logits are closer than :data:`TIE_MARGIN` (relative) is decided
-  again by ``NumpyPolicy``'s own one-row forward pass. Sampled, each row draws one uniform number from the
-  player's generator (``numpy.random.default_rng(seed)``, in row order) and takes the action where the cumulative
-  masked softmax passes it: a different stream from ``NumpyPolicy``'s ``rng.choice`` (a tournament's sampled games
-  differ from the AEC path's). A candidate-scoring model is refused (:func:`check_batchable_model`).
+  transform, the named input features, every layer as one product over all rows (the first, compiled, summing only
+  each row's nonzero inputs; with an input offset, a matrix product), then the masked argmax (greedy, compiled, the
+  output layer computed for the legal actions only) or a sample from the masked softmax. Greedy, it chooses exactly as
+  :class:`~tableenvs.policies.numpy_policy.NumpyPolicy` row by row: a batched product may round differently from one
+  row's, so a row whose two best legal logits are closer than :data:`TIE_MARGIN` (relative) is decided again by
+  ``NumpyPolicy``'s own one-row forward pass. Sampled, each row draws one uniform number from the player's generator
+  (``numpy.random.default_rng(seed)``, in row order) and takes the action where the cumulative masked softmax passes
+  it: a different stream from ``NumpyPolicy``'s ``rng.choice`` (a tournament's sampled games differ from the AEC
+  path's). A candidate-scoring model is refused (:func:`check_batchable_model`).
 * :class:`BatchedRandomPolicy` — uniform over the legal actions, drawn from one generator per env and seat
   (:meth:`~BatchedRandomPolicy.seat_generators`): ``legal[rng.integers(len(legal))]``, compiled with numpy's exact
   draws (:mod:`tableenvs.vector.draws`), so with the generators the AEC path gives each seat it draws exactly as
@@ -36,6 +37,7 @@ from tableenvs.core.registry import spec as game_spec
 from tableenvs.vector.compile import kernels_once
 from tableenvs.vector.contract import BatchedGame, BatchedPolicy
 from tableenvs.vector.draws import GENERATOR_WORDS, integers, load_state
+from tableenvs.vector.model_kernels import model_kernels
 
 __all__ = [
     "BATCHED_POLICIES",
@@ -110,10 +112,16 @@ class blas_threads:
         self._saved = []
 
 
-#: The first layer's product leaves out the inputs that are zero in every row (observations are mostly one-hot
-#: sections) when the batch has at least ``UNION_ROWS`` rows and the others are fewer than ``UNION_SHARE`` of them.
+#: With an input offset (nothing is zero after it), the first layer's product leaves out the inputs that are zero
+#: in every row when the batch has at least ``UNION_ROWS`` rows and the others are fewer than ``UNION_SHARE`` of
+#: them. Without one, the first layer sums each row's nonzero inputs only (``model_kernels.sparse_layer_kernel``).
 UNION_ROWS = 16
 UNION_SHARE = 0.8
+
+
+#: A model of at least this many actions computes its output layer for the legal actions only (greedy); below it,
+#: one matrix product for all actions is faster (a row has a few legal actions: Pili Pili about 5 of 234).
+LEGAL_ONLY_ACTIONS = 128
 
 
 def check_batchable_model(model: Any) -> None:
@@ -144,9 +152,14 @@ class BatchedNumpyPolicy:
         self.rng = np.random.default_rng(seed)
         self._features = reference._features
         self._batch_features = getattr(self._features, "batch", None)
-        self._weights = reference._weights
+        self._weights = reference._weights  # float32, C-contiguous (NumpyPolicy converted them once)
         self._relu = reference._relu
         self._offset, self._scale = reference._offset, reference._scale
+        scale = np.zeros(0, np.float32) if self._scale is None else self._scale
+        self._scale32 = np.ascontiguousarray(scale, np.float32)
+        self._buffers: list[np.ndarray] = []  # one per layer, grown to the largest batch seen
+        self._sparse, self._greedy, self._greedy_output = model_kernels()
+        self._output_t = np.ascontiguousarray(self._weights[-1][0].T)  # (actions, hidden): each action's weights
 
     def __repr__(self) -> str:
         return f"BatchedNumpyPolicy({self.name!r}, deterministic={self.deterministic})"
@@ -161,52 +174,88 @@ class BatchedNumpyPolicy:
             extra = np.stack([self._features(o, m) for o, m in zip(obs, mask, strict=True)]).astype(np.float32)
         return np.concatenate([obs, extra], axis=1)
 
+    def _out(self, index: int, rows: int) -> np.ndarray:
+        """Layer ``index``'s output buffer for ``rows`` rows (valid until the next call)."""
+        width = self._weights[index][1].shape[0]
+        while len(self._buffers) <= index:
+            self._buffers.append(np.empty((0, 0), np.float32))
+        if self._buffers[index].shape[0] < rows:
+            self._buffers[index] = np.empty((max(rows, 2 * self._buffers[index].shape[0]), width), np.float32)
+        return self._buffers[index][:rows]
+
     def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """float32 ``(k, num_actions)``: the network's logits of every row, one matrix product per layer."""
-        x = self.inputs(np.asarray(obs), np.asarray(mask))
-        if x.dtype != np.float32 or self._offset is not None or self._scale is not None:
-            x = x.astype(np.float32)
-            if self._offset is not None:
-                x -= self._offset
-            if self._scale is not None:
-                x *= self._scale
+        """float32 ``(k, num_actions)``: the network's logits of every row, one matrix product per layer (the first,
+        without an input offset, over each row's nonzero inputs only)."""
+        obs = np.asarray(obs)
+        return self._logits(obs, np.asarray(mask), np.arange(len(obs))).copy()
+
+    def _logits(self, obs: np.ndarray, mask: np.ndarray, rows: np.ndarray, layers: int | None = None) -> np.ndarray:
+        """The logits of rows ``rows`` of ``obs`` in this player's own buffer (valid until its next call); with
+        ``layers``, the output of the first ``layers`` layers (activated)."""
+        if self._features is not None:  # the features of those rows appended: a new array of them alone
+            x = self.inputs(obs[rows], mask[rows])
+            rows = np.arange(len(x))
+        else:
+            x = obs
         last = len(self._weights) - 1
-        for index, (weight, bias) in enumerate(self._weights):
-            if index == 0 and len(x) >= UNION_ROWS:
-                used = np.flatnonzero(x.any(axis=0))  # inputs zero in every row add nothing: left out
-                if used.size < UNION_SHARE * x.shape[1]:
-                    x, weight = x[:, used], weight[used]
-            x = x @ weight
-            x += bias
+        for index, (weight, bias) in enumerate(self._weights[:layers]):
+            out = self._out(index, len(rows))
+            if index == 0 and self._offset is None:
+                if x.dtype != np.float32 or not x.flags.c_contiguous:
+                    x = np.ascontiguousarray(x, np.float32)
+                self._sparse(x, np.ascontiguousarray(rows, np.int64), self._scale32, weight, bias, out)
+            else:
+                if index == 0:  # an input offset: the dense product
+                    x = x[rows].astype(np.float32)
+                    x -= self._offset
+                    if self._scale is not None:
+                        x *= self._scale
+                    if len(x) >= UNION_ROWS:
+                        used = np.flatnonzero(x.any(axis=0))  # inputs zero in every row add nothing: left out
+                        if used.size < UNION_SHARE * x.shape[1]:
+                            x, weight = x[:, used], weight[used]
+                np.matmul(x, weight, out=out)
+                out += bias
             if index < last:
                 if self._relu:
-                    np.maximum(x, 0, out=x)
+                    np.maximum(out, 0, out=out)
                 else:
-                    np.tanh(x, out=x)
+                    np.tanh(out, out=out)
+            x = out
         return x
 
     def act(self, obs: np.ndarray, mask: np.ndarray, envs: np.ndarray | None = None) -> np.ndarray:
         """One action per row: the most likely legal action, or a sample of the masked softmax."""
-        obs, mask = np.asarray(obs), np.asarray(mask)
-        if len(obs) == 0:
+        obs = np.asarray(obs)
+        return self.act_rows(obs, np.asarray(mask), np.arange(len(obs)))
+
+    def act_rows(self, obs: np.ndarray, mask: np.ndarray, rows: np.ndarray, envs: Any = None) -> np.ndarray:
+        """:meth:`act` for rows ``rows`` (int64) of ``obs`` and ``mask`` (an engine's whole buffers), read in place
+        rather than copied out: one action per entry of ``rows``."""
+        if len(rows) == 0:
             return np.zeros(0, np.int64)
-        legal = mask != 0
-        if not legal.any(axis=1).all():
-            row = int(np.flatnonzero(~legal.any(axis=1))[0])
-            raise ValueError(f"{self.name}: row {row}'s action mask has no legal action")
-        logits = self.logits(obs, mask)
-        masked = np.where(legal, logits, -np.inf)
         if not self.deterministic:
-            return self._sample(masked)
-        best = masked.argmax(axis=1)
-        rows = np.arange(len(best))
-        top = masked[rows, best]
-        masked[rows, best] = -np.inf
-        second = masked.max(axis=1)
-        close = np.flatnonzero(~np.isfinite(top) | (top - second <= TIE_MARGIN * (1.0 + np.abs(top))))
-        for near in close.tolist():  # a near tie (or all -inf): decided as NumpyPolicy decides it
-            best[near] = self.reference.act(obs[near], mask[near], self.rng)
-        return best.astype(np.int64)
+            legal = mask[rows] != 0
+            if not legal.any(axis=1).all():
+                row = int(np.flatnonzero(~legal.any(axis=1))[0])
+                raise ValueError(f"{self.name}: row {row}'s action mask has no legal action")
+            return self._sample(np.where(legal, self._logits(obs, mask, rows), -np.inf))
+        flags = mask if mask.dtype == np.int8 else (mask != 0).view(np.int8)
+        rows = np.ascontiguousarray(rows, np.int64)
+        flags = np.ascontiguousarray(flags)
+        best = np.empty(len(rows), np.int64)
+        close = np.empty(len(rows), np.bool_)
+        if len(self._weights) > 1 and flags.shape[1] >= LEGAL_ONLY_ACTIONS:  # the output layer for the legal actions
+            hidden = self._logits(obs, mask, rows, layers=len(self._weights) - 1)
+            output = self._output_t, self._weights[-1][1]
+            row = self._greedy_output(hidden, *output, flags, rows, TIE_MARGIN, best, close)
+        else:
+            row = self._greedy(self._logits(obs, mask, rows), flags, rows, TIE_MARGIN, best, close)
+        if row >= 0:
+            raise ValueError(f"{self.name}: row {row}'s action mask has no legal action")
+        for near in np.flatnonzero(close).tolist():  # a near tie (or not finite): decided as NumpyPolicy decides it
+            best[near] = self.reference.act(obs[rows[near]], mask[rows[near]], self.rng)
+        return best
 
     def _sample(self, masked: np.ndarray) -> np.ndarray:
         wide = masked.astype(np.float64)
@@ -260,6 +309,11 @@ class BatchedRandomPolicy:
         """Env ``env``'s seats draw from now on as ``generators[s]`` (numpy ``Generator`` objects, PCG64) would."""
         for seat, generator in enumerate(generators):
             load_state(self.generators[env, seat], generator)
+
+    def seat_states(self, env: int, states: np.ndarray) -> None:
+        """:meth:`seat_generators` given the generators' states (uint64 ``(num_players, GENERATOR_WORDS)``, rows as
+        :func:`tableenvs.vector.draws.load_state` writes them)."""
+        self.generators[env] = states
 
     def act(self, obs: np.ndarray, mask: np.ndarray, envs: np.ndarray) -> np.ndarray:
         envs = np.ascontiguousarray(envs, np.int64)

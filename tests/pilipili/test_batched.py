@@ -183,3 +183,52 @@ def test_reset_mid_batch_and_every_call_form_play_the_same_games():
         fresh.step(wrong)
     assert np.array_equal(before[0], fresh.obs) and np.array_equal(before[1], fresh.to_act)
     assert before[2] == fresh.get_state(2)
+
+
+def test_step_rows_plays_only_the_envs_it_names():
+    """``step_rows`` (the batched evaluation's step once some games are over): the envs named play on exactly as
+    their AEC envs, with their results; the others stay as they are, no reward, not ended; bad rows are refused."""
+    from tests.vector_differential import check_results
+
+    num = 12
+    batched = tableenvs.vector.make(NAME, num, num_players=4)
+    raws = [tableenvs.make_raw(NAME, num_players=4) for _ in range(num)]
+    for i, env in enumerate(raws):
+        env.reset(seed=50 + i)
+    obs, mask = batched.reset(50)
+    rng = np.random.default_rng(3)
+    ended = waited = 0
+    for step in range(1500):
+        rows = np.flatnonzero(rng.random(num) < 0.5)
+        actions = np.array([rng.choice(np.flatnonzero(mask[r])) for r in rows], np.int64)
+        obs, mask, rewards, terminated, truncated = batched.step_rows(rows, actions)
+        played = dict(zip(rows.tolist(), actions.tolist(), strict=True))
+        for i, env in enumerate(raws):
+            if i in played:
+                env.step(played[i])
+                assert rewards[i].tolist() == [env.rewards[a] for a in env.possible_agents], f"step {step} env {i}"
+                if terminated[i] or truncated[i]:
+                    check_results(batched.last_results, i, env.outcome(), f"step {step} env {i}")
+                    ended += 1
+                    env.reset()
+            else:
+                assert not rewards[i].any() and not terminated[i] and not truncated[i]
+                waited += 1
+            agent = env.agent_selection
+            assert batched.to_act[i] == env.agent_name_mapping[agent]
+            assert np.array_equal(env.observe(agent)["observation"], obs[i]), f"step {step} env {i}"
+            assert np.array_equal(env.observe(agent)["action_mask"], mask[i])
+    assert ended >= num and waited > 1000
+    before = obs.copy()
+    legal = int(np.flatnonzero(mask[1])[0])
+    illegal = int(np.flatnonzero(mask[1] == 0)[0])
+    for rows, actions, match in (
+        ([1, 1], [legal, legal], "distinct env indices"),
+        ([1, num], [legal, 0], "distinct env indices"),
+        ([1], [illegal], f"env 1: illegal action {illegal}"),
+        ([1], [234], "not an action id"),
+    ):
+        with pytest.raises(ValueError, match=match) as error:
+            batched.step_rows(np.array(rows), np.array(actions))
+        assert "\n" not in str(error.value)
+    assert np.array_equal(batched.obs, before)

@@ -198,7 +198,11 @@ def test_bad_input_is_refused_clearly_and_changes_nothing():
             "options",
             "no model for rummikub_v0 with",
         ),
-        ({"game": "pilipili_v0", "seats": ["human", "trained"]}, "options", "no model for pilipili_v0 with"),
+        (  # a changed rule has no model
+            {"game": "pilipili_v0", "seats": ["human", "trained"], "options": {"expert": False}},
+            "options",
+            "no model for pilipili_v0 with",
+        ),
         ({"game": "pilipili_v0", "seats": ["human", "/etc/passwd.zip"]}, "seats[1]", "unknown seat"),
         ({"game": "pilipili_v0", "seats": ["human", "human"], "options": []}, "options", "object"),
         ({"game": "pilipili_v0", "seats": ["human", "human"], "options": {"colour": 1}}, "options", "colour"),

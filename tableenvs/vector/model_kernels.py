@@ -1,0 +1,125 @@
+"""The compiled kernels of a numpy policy file played for many rows at once (:class:`tableenvs.vector.players.
+BatchedNumpyPolicy`) and of a batched evaluation's waiting rows.
+
+Where you are: :mod:`tableenvs.vector` (no game here). Each kernel reads the rows it is given (``rows``: int64
+indices into an engine's whole ``obs`` / ``mask`` buffers) in place, so no row is copied out of the engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tableenvs.vector.compile import kernels_once
+
+
+def sparse_layer_kernel(x, rows, scale, weight, bias, out):
+    """``out[i] = (x[rows[i]] * scale) @ weight + bias`` summed over that row's nonzero inputs only (``scale``
+    empty: none). A row of Llama Party or Pili Pili holds about 50 nonzero inputs of 469 or 689: a tenth of the
+    dense product's work. The row's nonzero inputs are found without a branch, then each adds its weight row."""
+    scaled = scale.shape[0] > 0
+    width = weight.shape[1]
+    nonzero = np.empty(x.shape[1], np.int64)
+    acc = np.empty(width, np.float32)
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        count = 0
+        for j in range(x.shape[1]):
+            nonzero[count] = j
+            count += x[r, j] != 0.0
+        acc[:] = 0.0
+        for q in range(count):
+            j = nonzero[q]
+            v = x[r, j] * scale[j] if scaled else x[r, j]
+            for c in range(width):
+                acc[c] += v * weight[j, c]
+        for c in range(width):
+            out[i, c] = acc[c] + bias[c]
+
+
+def first_legal_kernel(mask, rows, out):
+    """``out[i]``: the first legal action of ``mask[rows[i]]`` (0 when it has none)."""
+    for i in range(rows.shape[0]):
+        out[i] = 0
+        for a in range(mask.shape[1]):
+            if mask[rows[i], a] != 0:
+                out[i] = a
+                break
+
+
+def first_legal(mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """int64: the first legal action of each row ``rows`` of ``mask`` (an engine's int8 buffer), read in place (what
+    a batched evaluation plays in rows whose game is over while others finish)."""
+    (kernel,) = kernels_once((first_legal_kernel,), "the batched first-legal-action kernel", __file__, "about 1 s")
+    out = np.empty(len(rows), np.int64)
+    kernel(mask, np.ascontiguousarray(rows, np.int64), out)
+    return out
+
+
+def greedy_output_kernel(hidden, weight_t, bias, mask, rows, margin, best, close):
+    """:func:`greedy_kernel` of the output layer's logits (``hidden @ weight_t.T + bias``, float32) computed for the
+    legal actions only (each a dot product in eight partial sums): a few of Pili Pili's 234 actions."""
+    width = hidden.shape[1]
+    whole = width - width % 8
+    part = np.empty(8, np.float32)
+    for i in range(hidden.shape[0]):
+        r = rows[i]
+        chosen = -1
+        top = second = -np.inf
+        odd = False
+        for a in range(mask.shape[1]):
+            if mask[r, a] != 0:
+                part[:] = 0.0
+                for c0 in range(0, whole, 8):
+                    for u in range(8):
+                        part[u] += hidden[i, c0 + u] * weight_t[a, c0 + u]
+                for c in range(whole, width):
+                    part[0] += hidden[i, c] * weight_t[a, c]
+                v = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7])) + bias[a]
+                if v != v:
+                    odd = True
+                elif chosen < 0 or v > top:
+                    second = top
+                    top = v
+                    chosen = a
+                elif v > second:
+                    second = v
+        if chosen < 0 and not odd:
+            return i
+        best[i] = max(chosen, 0)
+        close[i] = odd or not np.isfinite(top) or top - second <= margin * (1.0 + abs(top))
+    return -1
+
+
+def greedy_kernel(logits, mask, rows, margin, best, close):
+    """``best[i]``: the legal action (``mask[rows[i]]``) of the highest logit of ``logits[i]`` (the first of equal
+    ones); ``close[i]``: its two best legal logits are within ``margin * (1 + |best|)``, or one is not finite
+    (decided again row by row). Returns the first ``i`` without a legal action, else -1."""
+    for i in range(logits.shape[0]):
+        r = rows[i]
+        chosen = -1
+        top = second = -np.inf
+        odd = False
+        for a in range(logits.shape[1]):
+            if mask[r, a] != 0:
+                v = logits[i, a]
+                if v != v:
+                    odd = True
+                elif chosen < 0 or v > top:
+                    second = top
+                    top = v
+                    chosen = a
+                elif v > second:
+                    second = v
+        if chosen < 0 and not odd:
+            return i
+        best[i] = max(chosen, 0)
+        close[i] = odd or not np.isfinite(top) or top - second <= margin * (1.0 + abs(top))
+    return -1
+
+
+def model_kernels() -> tuple[Any, ...]:
+    """``(sparse_layer_kernel, greedy_kernel, greedy_output_kernel)`` compiled (once; cached on disk)."""
+    functions = (sparse_layer_kernel, greedy_kernel, greedy_output_kernel)
+    return kernels_once(functions, "the batched model player", __file__, "about 4 s")
