@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from vector_differential import loaded_rows_play_on
 
 import tableenvs
 import tableenvs.vector
@@ -30,35 +31,6 @@ def _positions(options: dict, count: int, seed: int) -> list[TableEnv]:
     return envs
 
 
-def _play_on(batched, envs: list[TableEnv], rows: list[int], rng: np.random.Generator, games: int = 2) -> int:
-    """Step the batched rows and the AEC envs alike until every env has ended ``games`` games; assert agreement."""
-    obs, mask = batched.obs, batched.mask
-    ended = np.zeros(len(envs), np.int64)
-    steps = 0
-    while (ended < games).any():
-        actions = np.zeros(batched.num_envs, np.int64)
-        for env, row in zip(envs, rows, strict=True):
-            agent = env.agent_selection
-            assert batched.to_act[row] == env.agent_name_mapping[agent], f"row {row} step {steps}: seat to act"
-            seen = env.observe(agent)
-            assert np.array_equal(seen["observation"], obs[row]), f"row {row} step {steps}: observation"
-            assert np.array_equal(seen["action_mask"], mask[row]), f"row {row} step {steps}: mask"
-        for row in range(batched.num_envs):
-            actions[row] = rng.choice(np.flatnonzero(mask[row]))
-        obs, mask, rewards, terminated, _ = batched.step(actions)
-        steps += 1
-        for i, (env, row) in enumerate(zip(envs, rows, strict=True)):
-            env.step(int(actions[row]))
-            expected = np.array([env.rewards[a] for a in env.possible_agents], np.float32)
-            assert np.array_equal(expected, rewards[row]), f"row {row} step {steps}: rewards"
-            done = all(env.terminations.values())
-            assert bool(terminated[row]) == done, f"row {row} step {steps}: game end"
-            if done:
-                ended[i] += 1
-                env.reset()  # no seed: the record's generator goes on, as the batched row's does
-    return steps
-
-
 @pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_a_loaded_aec_state_plays_on_as_the_aec_env(num_players):
     options = {"num_players": num_players}
@@ -70,7 +42,7 @@ def test_a_loaded_aec_state_plays_on_as_the_aec_env(num_players):
         batched.load_state(row, env.get_state())
         assert batched.get_state(row)["rules"] == env.get_state()["rules"]
     opened = [TableEnv.from_state(env.get_state()) for env in envs]  # the record's own game, played by a fresh env
-    assert _play_on(batched, opened, rows, np.random.default_rng(num_players), games=2) > 50
+    assert loaded_rows_play_on(batched, opened, rows, np.random.default_rng(num_players), games=2) > 50
 
 
 @pytest.mark.parametrize("num_players", [3, 4])
@@ -88,7 +60,7 @@ def test_sampled_worlds_loaded_into_several_rows_play_on_as_the_worlds(num_playe
         for copy in range(3):
             worlds.append(world.clone())
             rows.append(3 * e + copy)
-    assert _play_on(batched, worlds, rows, rng, games=1) > 10
+    assert loaded_rows_play_on(batched, worlds, rows, rng, games=1) > 10
 
 
 def test_load_state_refuses_a_bad_record_and_changes_nothing():

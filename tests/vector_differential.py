@@ -143,3 +143,37 @@ def state_plays_on(name: str, options: dict[str, Any], warmup: int, steps: int =
         assert [env.rewards[a] for a in env.possible_agents] == rewards[1].tolist()
         if terminated[1]:
             env.reset()
+
+
+def loaded_rows_play_on(
+    batched, envs: list[TableEnv], rows: list[int], rng: np.random.Generator, games: int = 1
+) -> int:
+    """Step ``rows`` of ``batched`` (loaded from ``envs`` by ``load_state``/``load_env``) and the raw ``envs`` alike,
+    random legal actions from ``rng`` in every row, until every env has ended ``games`` games: the same seat to act,
+    observation, mask, rewards and game end (terminated and truncated) at every step. Returns the steps."""
+    obs, mask = batched.obs, batched.mask
+    ended = np.zeros(len(envs), np.int64)
+    steps = 0
+    while (ended < games).any():
+        actions = np.zeros(batched.num_envs, np.int64)
+        for env, row in zip(envs, rows, strict=True):
+            agent = env.agent_selection
+            assert batched.to_act[row] == env.agent_name_mapping[agent], f"row {row} step {steps}: seat to act"
+            seen = env.observe(agent)
+            differs = np.flatnonzero(seen["observation"] != obs[row])
+            assert differs.size == 0, f"row {row} step {steps}: observation entries {differs.tolist()} differ"
+            assert np.array_equal(seen["action_mask"], mask[row]), f"row {row} step {steps}: mask"
+        for row in range(batched.num_envs):
+            actions[row] = rng.choice(np.flatnonzero(mask[row]))
+        obs, mask, rewards, terminated, truncated = batched.step(actions)
+        steps += 1
+        for i, (env, row) in enumerate(zip(envs, rows, strict=True)):
+            env.step(int(actions[row]))
+            expected = np.array([env.rewards[a] for a in env.possible_agents], np.float32)
+            assert np.array_equal(expected, rewards[row]), f"row {row} step {steps}: rewards"
+            done = all(env.terminations.values()), all(env.truncations.values())
+            assert (bool(terminated[row]), bool(truncated[row])) == done, f"row {row} step {steps}: game end"
+            if any(done):
+                ended[i] += 1
+                env.reset()  # no seed: the env's generator goes on, as the batched row's does
+    return steps

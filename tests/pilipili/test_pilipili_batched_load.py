@@ -13,6 +13,7 @@ import tableenvs
 import tableenvs.vector
 from tableenvs.core.table_env import TableEnv
 from tableenvs.pilipili.rules import Phase
+from tests.vector_differential import loaded_rows_play_on
 
 NAME = "pilipili_v0"
 
@@ -44,36 +45,6 @@ def _positions(options: dict, count: int, seed: int) -> list[TableEnv]:
     return envs
 
 
-def _play_on(batched, envs: list[TableEnv], rows: list[int], rng: np.random.Generator, games: int = 1) -> int:
-    """Step the batched rows and the raw envs alike until every env has ended ``games`` games; assert agreement."""
-    obs, mask = batched.obs, batched.mask
-    ended = np.zeros(len(envs), np.int64)
-    steps = 0
-    while (ended < games).any():
-        actions = np.zeros(batched.num_envs, np.int64)
-        for env, row in zip(envs, rows, strict=True):
-            agent = env.agent_selection
-            assert batched.to_act[row] == env.agent_name_mapping[agent], f"row {row} step {steps}: seat to act"
-            seen = env.observe(agent)
-            differs = np.flatnonzero(seen["observation"] != obs[row])
-            assert differs.size == 0, f"row {row} step {steps}: observation entries {differs.tolist()} differ"
-            assert np.array_equal(seen["action_mask"], mask[row]), f"row {row} step {steps}: mask"
-        for row in range(batched.num_envs):
-            actions[row] = rng.choice(np.flatnonzero(mask[row]))
-        obs, mask, rewards, terminated, truncated = batched.step(actions)
-        steps += 1
-        for i, (env, row) in enumerate(zip(envs, rows, strict=True)):
-            env.step(int(actions[row]))
-            expected = np.array([env.rewards[a] for a in env.possible_agents], np.float32)
-            assert np.array_equal(expected, rewards[row]), f"row {row} step {steps}: rewards"
-            done = all(env.terminations.values()), all(env.truncations.values())
-            assert (bool(terminated[row]), bool(truncated[row])) == done, f"row {row} step {steps}: game end"
-            if any(done):
-                ended[i] += 1
-                env.reset()  # no seed: the env's generator goes on, as the batched row's does
-    return steps
-
-
 @pytest.mark.parametrize(
     ("options", "count"),
     [
@@ -96,7 +67,7 @@ def test_a_loaded_aec_state_plays_on_as_the_aec_env(options, count):
         batched.load_state(row, env.get_state())
         assert batched.get_state(row) == env.get_state()
     opened = [TableEnv.from_state(env.get_state()) for env in envs]  # the record's own game, played by a fresh env
-    assert _play_on(batched, opened, rows, np.random.default_rng(count), games=1) > 20
+    assert loaded_rows_play_on(batched, opened, rows, np.random.default_rng(count), games=1) > 20
     for row, env in zip(rows[:4], opened, strict=False):  # on into the next game: its record replays from its start
         assert batched.get_state(row) == env.get_state()
 
@@ -126,7 +97,7 @@ def test_sampled_worlds_loaded_into_several_rows_play_on_as_the_worlds(num_playe
             world.reset()  # as the batched row did
         elif row % 5 == 0:
             assert batched.get_state(row) == world.get_state()  # replayed from the loaded world's copy
-    assert _play_on(batched, worlds, rows, rng, games=1) > 10
+    assert loaded_rows_play_on(batched, worlds, rows, rng, games=1) > 10
 
 
 def test_load_state_refuses_a_bad_record_and_changes_nothing():
