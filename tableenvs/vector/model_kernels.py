@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numba.extending import register_jitable
 
 from tableenvs.vector.compile import kernels_once
 
@@ -57,17 +58,42 @@ def first_legal(mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return out
 
 
+@register_jitable
+def best_legal(values, legal, count, margin):
+    """The action of the highest of ``values[a]`` over the legal actions ``a`` in ``legal[:count]`` (increasing: the
+    first of equal ones wins), or -1 when there is none; and whether its two best values are within
+    ``margin * (1 + |best|)``, or one is not a number or not finite (the row is decided again by the reference
+    player). Legal actions whose values are all not numbers give ``(0, True)``. Both greedy kernels decide with it."""
+    chosen = -1
+    top = second = -np.inf
+    odd = False
+    for q in range(count):
+        a = legal[q]
+        v = values[a]
+        if v != v:
+            odd = True
+        elif chosen < 0 or v > top:
+            second = top
+            top = v
+            chosen = a
+        elif v > second:
+            second = v
+    if chosen < 0 and not odd:
+        return -1, False
+    return max(chosen, 0), odd or not np.isfinite(top) or top - second <= margin * (1.0 + abs(top))
+
+
 def greedy_output_kernel(hidden, weight_t, bias, mask, rows, margin, best, close):
     """:func:`greedy_kernel` of the output layer's logits (``hidden @ weight_t.T + bias``, float32) computed for the
     legal actions only (each a dot product in eight partial sums): a few of Pili Pili's 234 actions."""
     width = hidden.shape[1]
     whole = width - width % 8
     part = np.empty(8, np.float32)
+    logits = np.empty(mask.shape[1], np.float32)  # written at the row's legal actions only
+    legal = np.empty(mask.shape[1], np.int64)
     for i in range(hidden.shape[0]):
         r = rows[i]
-        chosen = -1
-        top = second = -np.inf
-        odd = False
+        count = 0
         for a in range(mask.shape[1]):
             if mask[r, a] != 0:
                 part[:] = 0.0
@@ -76,19 +102,15 @@ def greedy_output_kernel(hidden, weight_t, bias, mask, rows, margin, best, close
                         part[u] += hidden[i, c0 + u] * weight_t[a, c0 + u]
                 for c in range(whole, width):
                     part[0] += hidden[i, c] * weight_t[a, c]
-                v = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7])) + bias[a]
-                if v != v:
-                    odd = True
-                elif chosen < 0 or v > top:
-                    second = top
-                    top = v
-                    chosen = a
-                elif v > second:
-                    second = v
-        if chosen < 0 and not odd:
+                v = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]))
+                logits[a] = v + bias[a]
+                legal[count] = a
+                count += 1
+        chosen, near = best_legal(logits, legal, count, margin)
+        if chosen < 0:
             return i
-        best[i] = max(chosen, 0)
-        close[i] = odd or not np.isfinite(top) or top - second <= margin * (1.0 + abs(top))
+        best[i] = chosen
+        close[i] = near
     return -1
 
 
@@ -96,26 +118,18 @@ def greedy_kernel(logits, mask, rows, margin, best, close):
     """``best[i]``: the legal action (``mask[rows[i]]``) of the highest logit of ``logits[i]`` (the first of equal
     ones); ``close[i]``: its two best legal logits are within ``margin * (1 + |best|)``, or one is not finite
     (decided again row by row). Returns the first ``i`` without a legal action, else -1."""
+    legal = np.empty(logits.shape[1], np.int64)
     for i in range(logits.shape[0]):
         r = rows[i]
-        chosen = -1
-        top = second = -np.inf
-        odd = False
+        count = 0
         for a in range(logits.shape[1]):
-            if mask[r, a] != 0:
-                v = logits[i, a]
-                if v != v:
-                    odd = True
-                elif chosen < 0 or v > top:
-                    second = top
-                    top = v
-                    chosen = a
-                elif v > second:
-                    second = v
-        if chosen < 0 and not odd:
+            legal[count] = a
+            count += mask[r, a] != 0
+        chosen, near = best_legal(logits[i], legal, count, margin)
+        if chosen < 0:
             return i
-        best[i] = max(chosen, 0)
-        close[i] = odd or not np.isfinite(top) or top - second <= margin * (1.0 + abs(top))
+        best[i] = chosen
+        close[i] = near
     return -1
 
 
