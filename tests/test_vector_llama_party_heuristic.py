@@ -12,23 +12,9 @@ import tableenvs
 import tableenvs.vector
 from tableenvs.llama_party.agents import HeuristicPolicy
 from tableenvs.llama_party.batched_heuristic import BatchedHeuristic
+from tests.batched_positions import recorded_positions
 
 NAME = "llama_party_v0"
-
-
-def recorded_positions(options: dict, num_envs: int, steps: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    games = tableenvs.vector.make(NAME, num_envs, **options)
-    heuristic = BatchedHeuristic(options.get("deck"))
-    rng = np.random.default_rng(seed)
-    obs, mask = games.reset(seed)
-    seen_obs, seen_mask = [], []
-    for _ in range(steps):
-        seen_obs.append(obs.copy())
-        seen_mask.append(mask.copy())
-        chosen = heuristic.act(obs, mask)
-        random = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
-        obs, mask, *_ = games.step(np.where(rng.random(num_envs) < 0.5, chosen, random))
-    return np.concatenate(seen_obs), np.concatenate(seen_mask)
 
 
 @pytest.mark.parametrize(
@@ -37,7 +23,7 @@ def recorded_positions(options: dict, num_envs: int, steps: int, seed: int) -> t
     ids=["2p", "3p", "4p", "4p-several-rule-deck"],
 )
 def test_the_batched_heuristic_chooses_as_the_python_heuristic(options):
-    obs, mask = recorded_positions(options, 48, 80, seed=options["num_players"])  # 3,840 positions
+    obs, mask, _ = recorded_positions(NAME, options, 48, 80, options["num_players"], heuristic=True)  # 3,840 positions
     python = HeuristicPolicy(tableenvs.make_raw(NAME, **options))
     rng = np.random.default_rng(0)
     expected = np.array([python.act(o, m, rng) for o, m in zip(obs, mask, strict=True)])

@@ -13,20 +13,7 @@ import tableenvs.vector
 from tableenvs.policies import RandomPolicy
 from tableenvs.policies.numpy_policy import NumpyPolicy, load_numpy_policy, random_numpy_policy, trained_model_path
 from tableenvs.vector.players import UNION_SHARE, BatchedNumpyPolicy, BatchedRandomPolicy, check_batchable_model
-
-
-def recorded_positions(name: str, options: dict, num_envs: int, steps: int, seed: int):
-    """``num_envs * steps`` (observation, mask) rows of random batched play, and the games."""
-    games = tableenvs.vector.make(name, num_envs, **options)
-    rng = np.random.default_rng(seed)
-    obs, mask = games.reset(seed)
-    seen_obs, seen_mask = [], []
-    for _ in range(steps):
-        seen_obs.append(obs.copy())
-        seen_mask.append(mask.copy())
-        obs, mask, *_ = games.step(np.array([rng.choice(np.flatnonzero(m)) for m in mask]))
-    return np.concatenate(seen_obs), np.concatenate(seen_mask), games
-
+from tests.batched_positions import recorded_positions
 
 MODELS = [
     ("llama_party_v0", {"num_players": 4}, "shipped"),

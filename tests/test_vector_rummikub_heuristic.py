@@ -22,26 +22,9 @@ from tableenvs.rummikub.agents import HeuristicPolicy
 from tableenvs.rummikub.batched_heuristic import BatchedHeuristic
 from tableenvs.rummikub.encoder import COMMIT, DRAW, LAYOUT, NUM_ACTIONS, OBSERVATION_SIZE
 from tableenvs.rummikub.tiles import TILE_TYPES
+from tests.batched_positions import recorded_positions
 
 NAME = "rummikub_v0"
-
-
-def recorded_positions(options: dict, num_envs: int, steps: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every other position of ``steps`` steps of ``num_envs`` batched games."""
-    games = tableenvs.vector.make(NAME, num_envs, **options)
-    heuristic = tableenvs.vector.batched_heuristic(games)
-    rng = np.random.default_rng(seed)
-    envs = np.arange(num_envs, dtype=np.int64)
-    obs, mask = games.reset(seed)
-    seen_obs, seen_mask = [], []
-    for step in range(steps):
-        if step % 2:
-            seen_obs.append(obs.copy())
-            seen_mask.append(mask.copy())
-        chosen = heuristic.act(obs, mask, envs)
-        random = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
-        obs, mask, *_ = games.step(np.where(rng.random(num_envs) < 0.5, chosen, random))
-    return np.concatenate(seen_obs), np.concatenate(seen_mask)
 
 
 def python_choices(options: dict, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -61,7 +44,9 @@ def python_choices(options: dict, obs: np.ndarray, mask: np.ndarray) -> np.ndarr
     ids=["2p", "3p", "4p", "3p-min-initial-12"],
 )
 def test_the_batched_heuristic_chooses_as_the_python_heuristic(options):
-    obs, mask = recorded_positions(options, 40, 160, seed=options["num_players"])  # 3,200 positions
+    obs, mask, _ = recorded_positions(
+        NAME, options, 40, 160, options["num_players"], heuristic=True, every=2
+    )  # 3,200 positions
     expected = python_choices(options, obs, mask)
     heuristic = BatchedHeuristic(len(obs), options.get("min_initial", 30))
     chosen = heuristic.act(obs, mask)
@@ -101,7 +86,7 @@ def test_kept_plans_choose_as_the_python_cache_through_mixed_play():
 def test_grown_and_resumed_sweeps_give_the_same_plans():
     """The kernel's buffers started tiny: every sweep fills them, grows them and resumes (as ``sweep.run``)."""
     options = {"num_players": 4}
-    obs, mask = recorded_positions(options, 16, 120, seed=11)
+    obs, mask, _ = recorded_positions(NAME, options, 16, 120, 11, heuristic=True, every=2)
     expected = python_choices(options, obs, mask)
     heuristic = BatchedHeuristic(len(obs))
     heuristic._buffers = tuple(np.empty(4, a.dtype) for a in heuristic._buffers[:5]) + (np.full(4, -1, np.int32),)

@@ -21,35 +21,17 @@ from tableenvs.pilipili.agents import HeuristicPolicy
 from tableenvs.pilipili.batched_heuristic import BatchedHeuristic
 from tableenvs.pilipili.encoder import NUM_ACTIONS, Encoder
 from tableenvs.policies import play_game
+from tests.batched_positions import recorded_positions
 
 NAME = "pilipili_v0"
 OPTION_SETS = [{}, {"missions": "none"}, {"expert": False, "reward": "win"}]
-
-
-def recorded_positions(options: dict, num_envs: int, steps: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every other position of ``steps`` steps of ``num_envs`` batched games."""
-    games = tableenvs.vector.make(NAME, num_envs, **options)
-    heuristic = tableenvs.vector.batched_heuristic(games)
-    heuristic.seed(seed)
-    rng = np.random.default_rng(seed)
-    envs = np.arange(num_envs, dtype=np.int64)
-    obs, mask = games.reset(seed)
-    seen_obs, seen_mask = [], []
-    for step in range(steps):
-        if step % 2:
-            seen_obs.append(obs.copy())
-            seen_mask.append(mask.copy())
-        chosen = heuristic.act(obs, mask, envs)
-        random = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
-        obs, mask, *_ = games.step(np.where(rng.random(num_envs) < 0.5, chosen, random))
-    return np.concatenate(seen_obs), np.concatenate(seen_mask)
 
 
 @pytest.mark.parametrize("options", OPTION_SETS, ids=["standard", "no-missions", "not-expert-win"])
 @pytest.mark.parametrize("num_players", [2, 5, 8])
 def test_the_batched_heuristic_chooses_and_draws_as_the_python_heuristic(num_players, options):
     options = {"num_players": num_players, **options}
-    obs, mask = recorded_positions(options, 48, 120, seed=num_players)  # 2,880 positions
+    obs, mask, _ = recorded_positions(NAME, options, 48, 120, num_players, heuristic=True, every=2)  # 2,880 positions
     rows = len(obs)
     python = HeuristicPolicy(tableenvs.make_raw(NAME, **options))
     rngs = [np.random.default_rng(i) for i in range(rows)]
@@ -171,7 +153,7 @@ def test_front_door_and_malformed_input():
 
 
 def test_a_row_without_a_legal_action_changes_no_generator():
-    obs, mask = recorded_positions({"num_players": 5}, 48, 120, seed=5)
+    obs, mask, _ = recorded_positions(NAME, {"num_players": 5}, 48, 120, 5, heuristic=True, every=2)
     python = HeuristicPolicy(tableenvs.make_raw(NAME, num_players=5))
     draws = [i for i in range(len(obs)) if _draws(python, obs[i], mask[i])]
     assert draws  # a designate or memorise position, where the heuristic draws
