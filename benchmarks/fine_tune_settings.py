@@ -3,7 +3,7 @@
 Where you are: a long benchmark, never run in CI; it writes the ``fine-tune-settings`` block of docs/lab/training.md.
 :data:`tableenvs.training.recipe.FINE_TUNE` takes two PPO epochs per rollout at 2e-4; the update is most of a
 sample's CPU cost, so fewer epochs are what keep the recipe at 5x the default job's samples per CPU-second. This
-script makes one clone of the heuristic (the recipe's first stage, ``recipe.heuristic_clone``), then fine-tunes it
+script makes one clone of the heuristic (the recipe's first stage, ``recipe.clone_heuristic_aec``), then fine-tunes it
 once per setting (:data:`SETTINGS`, each over :data:`FINE_TUNE`, everything else the recipe's) for ``--steps`` learner
 decisions, and plays each final model against the heuristic (``--games`` games, half the seats each, every seating,
 duplicate deals, :func:`tableenvs.evaluation.evaluate`): the table gives the paired score and win-rate differences
@@ -124,7 +124,7 @@ def main() -> None:
         if getattr(args, name) < 1:
             sys.exit(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     load = os.getloadavg()[0]
-    clone = recipe.heuristic_clone(args.game, args.out / "clone", workers=args.workers, seed=args.seed)
+    clone = recipe.clone_heuristic_aec(args.game, args.out / "clone", workers=args.workers, seed=args.seed)
     rows = []
     runs = [(name, args.steps, args.games, None) for name in SETTINGS]
     runs += [(name, args.full_steps, args.full_games, args.full_seats) for name in args.full or []]

@@ -14,7 +14,7 @@ named here: the engine, the heuristic and the shipped model come from the game's
   ``.npz`` path (a plain ReLU/tanh numpy policy, played greedily as ``make_policy`` plays it, one matrix product for
   all its rows: :class:`BatchedModel`).
 * **The learner**: PPO with the league's settings (:data:`tableenvs.training.league.LEAGUE_PPO`), started from the
-  same clone of the batched heuristic for every target (:func:`tableenvs.training.league.clone_heuristic`; its
+  same clone of the batched heuristic for every target (:func:`tableenvs.training.league.clone_heuristic_batched`; its
   network size, 256x256 by default, is the shipped models'), for a budget of learner samples and/or CPU seconds of
   this process (whichever ends first; checked between updates).
 * **The measure** (:func:`evaluate_gain`): the learner, greedy, in one seat and the target in the others, on fresh
@@ -41,7 +41,7 @@ import numpy as np
 
 from tableenvs.core.validation import check_at_least
 from tableenvs.training.batched_config import BatchedConfig
-from tableenvs.training.league import LEAGUE_PPO, LeagueSettings, LeagueTrainer, clone_heuristic
+from tableenvs.training.league import LEAGUE_PPO, LeagueSettings, LeagueTrainer, clone_heuristic_batched
 
 __all__ = [
     "BatchedModel",
@@ -315,7 +315,7 @@ def best_response(
     check_at_least("eval_games", eval_games, 2 * players)
     batched_target(target, tableenvs.vector.make(game, 1, trusted=True, **options), options)  # refuse before work
     out = Path(out_dir)
-    clone = clone_heuristic(game, out, options=options, label_games=label_games, seed=seed, say=say)
+    clone = clone_heuristic_batched(game, out, options=options, label_games=label_games, seed=seed, say=say)
     config = BatchedConfig(
         game, samples=samples or 2**62, options=options, start=str(clone), seed=seed,
         **{**LEAGUE_PPO, **(settings or {})},

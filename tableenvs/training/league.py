@@ -6,8 +6,8 @@ experience: instead of Python envs stepped one by one, one compiled batched engi
 plays ``num_envs`` games at once and every seat that is not the learner is played for the whole batch in one call.
 No game is named here: the engine and the batched heuristic come from the game's spec.
 
-1. **Clone** (:func:`clone_heuristic`): ``label_games`` games of the batched heuristic against itself, played in the
-   batched engine (every decision labelled with the heuristic's choice), a ReLU MLP fitted to them
+1. **Clone** (:func:`clone_heuristic_batched`): ``label_games`` games of the batched heuristic against itself,
+   played in the batched engine (every decision labelled with the heuristic's choice), a ReLU MLP fitted to them
    (:func:`tableenvs.training.distill.fit`), saved as ``clone.npz``.
 2. **League** (:class:`LeagueTrainer`): PPO from the clone. At each new game an env draws who sits at its table:
    with probability ``self_play`` the learner in every seat (every decision is a sample); otherwise one member of the
@@ -50,7 +50,7 @@ from tableenvs.core.validation import check_at_least
 from tableenvs.training.batched import BatchedTrainer
 from tableenvs.training.batched_config import BatchedConfig
 
-__all__ = ["LEAGUE_PPO", "LeagueSettings", "LeagueTrainer", "check_league_game", "clone_heuristic", "league"]
+__all__ = ["LEAGUE_PPO", "LeagueSettings", "LeagueTrainer", "check_league_game", "clone_heuristic_batched", "league"]
 
 #: PPO settings of the league (:class:`BatchedConfig` fields), the strong recipe's fine-tuning ones
 #: (:data:`tableenvs.training.recipe.FINE_TUNE`) with a larger rollout: one engine of 256 envs at a time.
@@ -166,7 +166,7 @@ def heuristic_labels(
     return data
 
 
-def clone_heuristic(
+def clone_heuristic_batched(
     game: str,
     out_dir: str | Path,
     *,
@@ -177,8 +177,14 @@ def clone_heuristic(
     seed: int = 0,
     say: Any = print,
 ) -> Path:
-    """``out_dir/clone.npz``: a ReLU MLP fitted to the batched heuristic's choices in ``label_games`` games (made
-    once: a rerun returns the file there)."""
+    """``out_dir/clone.npz``: a ReLU MLP fitted to the batched heuristic's choices in ``label_games`` games played
+    in the batched engine (made once: a rerun returns the file there).
+
+    The league's and the best response's clone. :func:`tableenvs.training.recipe.clone_heuristic_aec` (the strong
+    recipe's) does the same job with the game's Python heuristic in AEC games: other deals (there ``seed + i`` per
+    game, here drawn from ``default_rng(seed)``), labels kept on disk (resumable, ``workers`` processes), so the two
+    give different clones for the same seed. The labels here stay in memory (:func:`heuristic_labels`); the fit and
+    export are the same code (:func:`tableenvs.training.distill.fit_and_export`, one torch thread here)."""
     from tableenvs.training import distill
 
     options = dict(options or {})
@@ -440,7 +446,7 @@ def league(
     options = dict(options or {})
     began = time.process_time()
     out = Path(out_dir)
-    start: Path = clone_heuristic(game, out, options=options, label_games=label_games, seed=seed, say=say)
+    start: Path = clone_heuristic_batched(game, out, options=options, label_games=label_games, seed=seed, say=say)
     work = out / "league"
     work.mkdir(parents=True, exist_ok=True)
     done = 0

@@ -10,7 +10,7 @@ each resumable:
    CPU-second). The heuristics read only the observation and the mask, so a network can represent them.
 2. **Clone**: :func:`tableenvs.training.distill.fit`, a masked ReLU MLP on those labels (inputs scaled to [-1, 1] by
    each feature's largest magnitude, the scale kept in the model file), saved as ``clone.npz``. Steps 1 and 2 are
-   :func:`heuristic_clone` (the clone alone, for experiments that fine-tune one clone several ways).
+   :func:`clone_heuristic_aec` (the clone alone, for experiments that fine-tune one clone several ways).
 3. **Fine-tune** (:func:`fine_tune`): PPO in the batched trainer (:mod:`tableenvs.training.batched`), its actor
    initialised from the clone (same layers, same input scale), the learner in all seats of each table but one, which
    the heuristic plays (rotating), its critic fitted first with the actor frozen (``value_warmup``); undiscounted
@@ -348,7 +348,7 @@ def strong(
     options = dict(options or {})
     out = Path(out_dir)
     began = time.perf_counter()
-    clone = heuristic_clone(
+    clone = clone_heuristic_aec(
         game, out, options=options, label_games=label_games, epochs=epochs, hidden=hidden, workers=workers, seed=seed,
         say=say,
     )  # fmt: skip
@@ -359,7 +359,7 @@ def strong(
     return final
 
 
-def heuristic_clone(
+def clone_heuristic_aec(
     game: str,
     out_dir: str | Path,
     *,
@@ -373,7 +373,13 @@ def heuristic_clone(
 ) -> Path:
     """The strong recipe's first stage under ``out_dir``: ``label_games`` games of heuristic self-play labelled
     (``labels/``), a ReLU MLP fitted to the heuristic's choices, exported as ``clone.npz`` (its fit in
-    ``clone.json``); returns ``clone.npz``, made once (a rerun returns the file there)."""
+    ``clone.json``); returns ``clone.npz``, made once (a rerun returns the file there).
+
+    The labels come from AEC games with the game's Python heuristic in every seat (``distill.label_games``: game
+    ``i`` dealt with seed ``seed + i``, one shard per game, resumable, ``workers`` processes), so any game can be
+    cloned. :func:`tableenvs.training.league.clone_heuristic_batched` (the league's) does the same
+    job in a game's batched engine, with other deals: the two give different clones for the same seed. The fit and
+    export are the same code (:func:`tableenvs.training.distill.fit_and_export`)."""
     options = dict(options or {})
     out = Path(out_dir)
     clone = out / "clone.npz"
