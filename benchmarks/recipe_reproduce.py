@@ -44,6 +44,9 @@ RECIPES = {
     "llama_party_v0": ("strong", (), "fine-tune/model.npz", "recipe-reproduce-llama_party_v0-strong"),
     "rummikub_v0": ("holding", (), "model.npz", "recipe-reproduce-rummikub_v0-holding"),
 }
+#: The player count whose shipped file holds the recipe's weights, where it is not the game's default count: the
+#: holding recipe's weights ship at 2 players (``rummikub_v0-2p.npz``, the same arrays under a 2-player header).
+SHIPPED_PLAYERS = {"rummikub_v0": 2}
 
 
 def markers(game: str) -> tuple[str, str]:
@@ -57,12 +60,18 @@ def markers(game: str) -> tuple[str, str]:
 
 def same_as_shipped(game: str, model: Path) -> str:
     """Whether ``model`` holds the shipped model's arrays (each cast to the shipped array's dtype: a model shipped as
-    float16 is its run's float32 file converted): "yes" or how far apart they are."""
+    float16 is its run's float32 file converted), the file of :data:`SHIPPED_PLAYERS`' count where it names one: "yes"
+    or how far apart they are."""
     import numpy as np
 
+    import tableenvs
+    from tableenvs.policies.model_env import model_options
     from tableenvs.policies.numpy_policy import trained_model_path
 
-    with np.load(trained_model_path(game), allow_pickle=False) as shipped, np.load(model, allow_pickle=False) as made:
+    players = SHIPPED_PLAYERS.get(game)
+    options = None if players is None else model_options(tableenvs.make_raw(game, num_players=players))
+    shipped_path = trained_model_path(game, options)
+    with np.load(shipped_path, allow_pickle=False) as shipped, np.load(model, allow_pickle=False) as made:
         names = sorted(name for name in shipped.files if name != "header")
         if sorted(name for name in made.files if name != "header") != names:
             return "no (other arrays)"
