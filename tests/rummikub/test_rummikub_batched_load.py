@@ -19,49 +19,9 @@ import tableenvs.vector
 from tableenvs.core.table_env import TableEnv
 from tests.vector_differential import loaded_rows_play_on
 
+from game_positions import positions_under_way  # isort: skip
+
 NAME = "rummikub_v0"
-DRAW = 54  # draw one tile (a pass once the pool is empty)
-#: What each position waits for once its random number of steps is played: the start of a turn, the middle of one
-#: (tiles staged), a pool of at most 4 tiles (its end), an empty pool with passes in a row.
-KINDS = ("start", "middle", "middle", "late", "start", "middle", "passes")
-
-
-def _reached(kind: str, env) -> bool:
-    game = env.game
-    if kind == "start":
-        return not game.staged.any()
-    if kind == "middle":
-        return bool(game.staged.any())
-    if kind == "late":
-        return 0 < game.pool_size <= 4
-    return game.pool_size == 0 and game.passes > 0
-
-
-def _positions(options: dict, count: int, seed: int) -> list[TableEnv]:
-    """``count`` raw envs mid-game: random legal play from seeds, for a random number of steps and then on until the
-    position's kind (``KINDS``, in turn) is reached; a game that ends first is reset (its next game goes on). Uniform
-    random play goes out with 20-40 tiles left in the pool, so the players of the late kinds draw whenever they may
-    (nine times in ten) to reach its end."""
-    rng = np.random.default_rng(seed)
-    envs: list[TableEnv] = []
-    i = 0
-    while len(envs) < count:
-        kind = KINDS[i % len(KINDS)]
-        env = tableenvs.make_raw(NAME, **options)
-        env.reset(seed=seed + i)
-        i += 1
-        least = int(rng.integers(0, 250))
-        drawer = kind in ("late", "passes")
-        for step in range(4000):
-            if step >= least and _reached(kind, env):
-                envs.append(env)
-                break
-            legal = env.legal_actions()
-            draw = drawer and legal[-1] == DRAW and rng.random() < 0.9
-            env.step(DRAW if draw else int(rng.choice(legal)))
-            if any(env.terminations.values()) or any(env.truncations.values()):
-                env.reset()
-    return envs
 
 
 def _warm(batched, steps: int, seed: int) -> None:
@@ -83,7 +43,7 @@ OPTION_SETS = [
 
 @pytest.mark.parametrize(("options", "count"), OPTION_SETS, ids=lambda x: str(x) if isinstance(x, dict) else None)
 def test_a_loaded_aec_state_plays_on_as_the_aec_env(options, count):
-    envs = _positions(options, count, seed=17 * options["num_players"] + count)
+    envs = positions_under_way(options, count, seed=17 * options["num_players"] + count)
     games = [env.game for env in envs]
     assert sum(bool(game.staged.any()) for game in games) >= count // 3  # in the middle of a turn
     assert any(not game.staged.any() for game in games)  # at the start of one
@@ -118,7 +78,7 @@ def test_turns_whose_sweep_does_not_fit_the_compiled_slots_load_alike(monkeypatc
     monkeypatch.setattr(batched_solver, "EDGES", 1024)
     monkeypatch.setattr(batched_solver, "SLOTS", 512)
     options = {"num_players": 3}
-    envs = _positions(options, 12, seed=4)
+    envs = positions_under_way(options, 12, seed=4)
     batched = tableenvs.vector.make(NAME, 14, **options)
     batched.reset(seed=1)
     _warm(batched, 60, seed=2)
@@ -138,7 +98,7 @@ def test_sampled_worlds_loaded_into_several_rows_play_on_as_the_worlds(num_playe
     row played on by other random actions; ``get_state`` mid-way is the world's record after those actions; a row
     loaded again with the same world (the next simulation) starts afresh."""
     options = {"num_players": num_players}
-    envs = _positions(options, 6, seed=90 + num_players)
+    envs = positions_under_way(options, 6, seed=90 + num_players)
     batched = tableenvs.vector.make(NAME, 18, **options)
     batched.reset(seed=0)
     _warm(batched, 20, seed=1)
