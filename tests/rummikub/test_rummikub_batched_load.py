@@ -22,6 +22,7 @@ from tests.vector_differential import loaded_rows_play_on
 from game_positions import positions_under_way  # isort: skip
 
 NAME = "rummikub_v0"
+DRAW = 54  # draw a tile
 
 
 def _warm(batched, steps: int, seed: int) -> None:
@@ -79,16 +80,23 @@ def test_turns_whose_sweep_does_not_fit_the_compiled_slots_load_alike(monkeypatc
     monkeypatch.setattr(batched_solver, "SLOTS", 512)
     options = {"num_players": 3}
     envs = positions_under_way(options, 12, seed=4)
-    batched = tableenvs.vector.make(NAME, 14, **options)
+    batched = tableenvs.vector.make(NAME, 20, **options)
     batched.reset(seed=1)
     _warm(batched, 60, seed=2)
     used = sum(sweep._position is not None for sweep in batched._masks.sweeps)
     python = batched._masks.python_questions
     rows = list(range(1, 13))
+    swept = []  # the positions whose loaded row asked its Python sweep
     for env, row in zip(envs, rows, strict=True):
         batched.load_state(row, env.get_state(), check=False)
-    assert used >= 6 and batched._masks.python_questions - python >= 4  # loaded rows answered by fresh Python sweeps
-    opened = [TableEnv.from_state(env.get_state()) for env in envs]
+        if batched._masks.python_questions > python + len(swept):
+            swept.append(env)
+    assert used >= 6 and len(swept) >= 3  # loaded rows answered by fresh Python sweeps
+    for row, env in zip(range(13, 19, 2), swept, strict=False):  # a block of two rows: each asks its own sweep
+        batched.load_env([row, row + 1], env)
+    assert batched._masks.python_questions == python + len(swept) + 2 * len(swept[:3])
+    opened = [TableEnv.from_state(env.get_state()) for env in envs + [env for env in swept[:3] for _ in range(2)]]
+    rows += list(range(13, 19))
     assert loaded_rows_play_on(batched, opened, rows, np.random.default_rng(3), games=1) > 40
 
 
@@ -183,3 +191,29 @@ def test_load_state_and_load_env_refuse_bad_input_in_one_line_and_change_nothing
     batched.load_state(0, record)  # load_state keeps a copy of the record: changing the caller's changes nothing
     record["rules"]["turn"] = 0
     assert batched.get_state(0) == env.get_state()
+
+
+def test_a_game_scripted_by_reset_options_loads_and_plays_on():
+    """The engine's ``reset`` only deals; a game scripted in the AEC env (racks of any sizes, a table, the pool's
+    order, the first player, opened flags) loads at its start and mid-turn, and its next game is dealt from the
+    generator as the AEC env deals it."""
+    rng = np.random.default_rng(0)
+    table = ["red 1", "red 2", "red 3", "blue 7", "black 7", "orange 7"]
+    racks = [["red 4", "red 5", "joker", "blue 9"], ["black 1", "black 2", "black 3", "blue 12", "blue 13"], ["red 9"]]
+    scripted = [tableenvs.make_raw(NAME, num_players=3) for _ in range(3)]
+    for env in scripted:
+        env.reset(seed=4, options={"racks": racks, "table": table, "first_player": 0, "opened": [True, False, True]})
+    scripted[1].step(int(np.flatnonzero(scripted[1].observe("player_0")["action_mask"])[0]))  # a tile staged
+    for _ in range(7):  # the scripted game played on: two rounds of draws, then player_1 to act
+        scripted[2].step(DRAW)
+    assert scripted[1].game.staged.any() and scripted[0].game.pool_size == 106 - 6 - 10
+    assert scripted[2].game.pool_size == 90 - 7 and scripted[2].agent_selection == "player_1"
+    batched = tableenvs.vector.make(NAME, 5, num_players=3)
+    batched.reset(seed=2)
+    _warm(batched, 10, seed=3)
+    rows = [4, 0, 2]
+    for env, row in zip(scripted, rows, strict=True):
+        batched.load_env(row, env)
+        assert batched.get_state(row) == env.get_state()
+    opened = [env.clone() for env in scripted]
+    assert loaded_rows_play_on(batched, opened, rows, rng, games=2) > 40
