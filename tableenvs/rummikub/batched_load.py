@@ -12,7 +12,9 @@ rack until the commit) and the table's arrangement is only read by ``get_state``
 What the engine caches across a turn is its masks' sweeps (``batched_masks.py``): each loaded row forgets them (its
 compiled slots' mode and table sizes, and a Python ``TurnSweep`` that was used) and answers its first question with
 a new sweep from the tiles staged so far, as the AEC env opened from the record does (a copy's ``TurnSweep`` starts
-empty): the masks are the solver's either way, from the start of a turn or in the middle of one. The observation is
+empty): the masks are the solver's either way, from the start of a turn or in the middle of one. A block of rows
+loaded with one game sweeps once (its first row) and copies that row's compiled slots to the others. That sweep is
+most of a load's cost (``benchmarks/vector_rummikub_load.py``). The observation is
 the step kernel's own (``batched_kernels.observe_rows_kernel``, for the loaded rows only). From there a row plays on
 as the AEC env does, draw for draw, through the end of its game and into the next (``tests/rummikub/
 test_rummikub_batched_load.py``).
