@@ -10,9 +10,12 @@ from the same generator.
 Options: every option of the AEC env (``num_players`` 2..4, ``min_initial``, ``draw_after_play``,
 ``strict_commit``, ``pool_exhausted``, ``games_per_episode``, ``max_turns``, ``end_on_empty_pool``), checked by the
 rules engine's own constructor; ``render_mode`` is refused (open one env's game with ``get_state`` and
-``TableEnv.from_state`` to look at it). Reset options (scripted racks, table, pool) are not supported.
+``TableEnv.from_state`` to look at it). Reset options (scripted racks, table, pool) are not supported by ``reset``;
+a game started from them in the AEC env can still be put in an env with ``load_state(i, record)`` / ``load_env(i,
+env)`` (``batched_load.py``: any running game, at the start of a turn or in the middle of one).
 ``get_state(i)`` replays env ``i``'s episode so far in an AEC env (the engine keeps each episode's actions and the
-generator state it started from), so the record is the AEC env's whole, event log included.
+generator state it started from; a loaded env's replay starts from the game it was loaded with), so the record is
+the AEC env's whole, event log included.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from tableenvs.rummikub.env import RummikubEnv
 from tableenvs.rummikub.rules import Rummikub
 from tableenvs.rummikub.tiles import NUM_TILES, TILE_TYPES
 from tableenvs.vector.compile import kernels_once
-from tableenvs.vector.draws import GENERATOR_WORDS, seeded, state_of
+from tableenvs.vector.draws import GENERATOR_WORDS, INC_LOW, seeded, state_of
 from tableenvs.vector.engine import BatchedEngine, refuse_render_mode
 
 NAME = "rummikub_v0"
@@ -102,6 +105,7 @@ class RummikubBatched(BatchedEngine):
         self._starts = np.zeros((e, GENERATOR_WORDS), np.uint64)
         self._log = np.zeros((e, _LOG_START), np.int8)
         self._masks = MaskSolver(self)
+        self._loaded_from: dict[int, Any] = {}  # row -> the game it was loaded with mid-episode (batched_load.py)
 
     @property
     def to_act(self) -> np.ndarray:  # type: ignore[override]
@@ -116,6 +120,7 @@ class RummikubBatched(BatchedEngine):
 
     def _start_games(self, seeds: list[int]) -> None:
         self._generators = seeded(seeds)
+        self._loaded_from.clear()
         self._reset(*self._state(), self.obs)
         self._masks.fill_all(self, np.zeros(self.num_envs, np.bool_))
 
@@ -131,12 +136,28 @@ class RummikubBatched(BatchedEngine):
         self._masks.fill_all(self, actions < COMMIT)
         return -1
 
+    def _load_rows(self, rows: np.ndarray, record: Any, check: bool) -> None:
+        from tableenvs.rummikub.batched_load import load_rows  # load_state: batched_load.py
+
+        load_rows(self, rows, record, check)
+
+    def _load_env_rows(self, rows: np.ndarray, env: Any) -> None:
+        from tableenvs.rummikub.batched_load import load_env_rows
+
+        load_env_rows(self, rows, env)
+
     def _state_record(self, index: int) -> dict[str, Any]:
-        """Env ``index``'s episode replayed in an AEC env from the generator state it started with."""
-        env = RummikubEnv(**self._env_options)
-        env.reset(seed=0)
-        env._started_rng().bit_generator.state = state_of(self._starts[index])
-        env.reset()
+        """Env ``index``'s episode replayed in an AEC env from the generator state it started with (a row loaded
+        mid-episode and still in that episode: from a copy of the game it was loaded with)."""
+        if self._starts[index, INC_LOW] == 0:  # loaded (batched_load.py): no generator has an even increment
+            from tableenvs.rummikub.batched_load import loaded_env
+
+            env = loaded_env(self, index)
+        else:
+            env = RummikubEnv(**self._env_options)
+            env.reset(seed=0)
+            env._started_rng().bit_generator.state = state_of(self._starts[index])
+            env.reset()
         for action in self._log[index, : self._g[index, k.LOG_LEN]]:
             env.step(int(action))
         return env.get_state()

@@ -271,3 +271,9 @@ def step_kernel(
             starts[e, :] = gens[e, :]
             _start(e, n, racks, table, staged, last, pool, opened, scores, g, gens[e])
         _observe(e, racks, table, staged, last, opened, scores, g, options, obs)
+
+
+def observe_rows_kernel(rows, racks, table, staged, last, opened, scores, g, options, obs):
+    """The observation of the seat to act in every env of ``rows`` (a game loaded there: ``batched_load.py``)."""
+    for i in range(rows.shape[0]):
+        _observe(rows[i], racks, table, staged, last, opened, scores, g, options, obs)

@@ -125,6 +125,7 @@ class MaskSolver:
         self._verdict = np.zeros(e, np.int64)
         self._python = np.zeros(e, np.bool_)
         self._asked = np.zeros(e, np.bool_)  # the envs whose Python sweep answered a question since their last renewal
+        self._new_turns = np.zeros(e, np.bool_)  # ``continuing`` of envs loaded with another game: none is
         self.python_questions = 0  # questions answered by the Python TurnSweeps (for the benchmarks)
         self.questions = 0
 
@@ -141,6 +142,44 @@ class MaskSolver:
     def fill_all(self, engine: Any, continuing: np.ndarray) -> None:
         """``Rummikub.legal`` of every env's seat to act into ``engine.mask`` (``Encoder.fill_mask``);
         ``continuing[e]``: env ``e``'s last action staged a tile (the turn's next question)."""
+        self._fill(engine, self._envs, slice(None), continuing)
+
+    def load_rows(self, engine: Any, rows: np.ndarray) -> None:
+        """``engine`` got one game in every env of ``rows`` (``batched_load.py``, possibly in the middle of a turn):
+        forget what those envs' sweeps knew of their last game (their slots' mode and table sizes; a Python
+        ``TurnSweep`` that was asked anything is replaced by a new one, as a cloned AEC env's starts empty), then
+        answer their question afresh, a new sweep from the tiles staged so far, and fill their ``mask`` rows. The
+        first env sweeps; when its sweep fits the compiled slots the others get a copy of its slots (the same
+        question's answer, at about a fiftieth of a sweep's cost), else each asks its own Python ``TurnSweep``."""
+        m = self._slots[0]
+        m[rows, bs.MODE] = bs.NONE
+        m[rows, bs.BIG_TABLE] = bs.NO_BIG_TABLE
+        m[rows, bs.LAST_TILES] = 0
+        sweeps = self.sweeps
+        for e in rows.tolist():
+            sweep = sweeps[e]
+            if sweep._position is not None or sweep._last_sweep != (0, 0):
+                sweeps[e] = fresh_sweep()
+        self._asked[rows] = False
+        first, rest = rows[:1], rows[1:]
+        self._fill(engine, first, first, self._new_turns)
+        if not len(rest):
+            return
+        e = int(first[0])
+        if self._python[e]:
+            self._fill(engine, rest, rest, self._new_turns)
+            return
+        for slot in self._slots:
+            slot[rest] = slot[e]
+        self._stage[rest] = self._stage[e]
+        self._verdict[rest] = self._verdict[e]
+        self._python[rest] = False
+        engine.mask[rest] = engine.mask[e]
+        engine._g[rest, k.STAGED_IS_PLAY] = engine._g[e, k.STAGED_IS_PLAY]
+        self.questions += len(rest)
+
+    def _fill(self, engine: Any, rows: np.ndarray, at: Any, continuing: np.ndarray) -> None:
+        """The masks of the envs ``rows`` (``at``: the same rows as an index, ``slice(None)`` for all of them)."""
         g = engine._g
         mask = engine.mask
         seats = g[:, k.TO_ACT]
@@ -148,14 +187,14 @@ class MaskSolver:
         table = engine._table
         stage, verdict, python = self._stage, self._verdict, self._python
         self._kernel(
-            continuing, engine._racks, table, staged, engine._opened, seats, min(self.min_initial, _MOST_POINTS),
-            *self._slots, stage, verdict, python,
+            rows, continuing, engine._racks, table, staged, engine._opened, seats,
+            min(self.min_initial, _MOST_POINTS), *self._slots, stage, verdict, python,
         )  # fmt: skip
         sweeps = self.sweeps
         min_initial = self.min_initial
-        asked = np.flatnonzero(python).tolist()
-        self._asked |= python
-        self.questions += len(seats)
+        asked = rows[python[at]].tolist()
+        self._asked[at] |= python[at]
+        self.questions += len(rows)
         self.python_questions += len(asked)
         for e in asked:
             seat = seats[e]
@@ -163,18 +202,20 @@ class MaskSolver:
             stage_mask, staged_is_play = sweeps[e].legal(table[e], rack, staged[e], opens, min_initial)
             stage[e] = stage_mask
             verdict[e] = staged_is_play
-        opening = ~engine._opened[self._envs, seats]
-        anything_staged = staged.any(axis=1)
-        mask[:, :_COMMIT] = stage
-        playable = stage.any(axis=1)
+        opening = ~engine._opened[rows, seats[at]]
+        staged_here = staged[at]
+        stage_here = stage[at]
+        anything_staged = staged_here.any(axis=1)
+        mask[at, :_COMMIT] = stage_here
+        playable = stage_here.any(axis=1)
         if self.strict:  # a feasible staged set that no tile extends is itself a legal play
-            short = opening & (opening_bounds(staged) < self.need)
-            can_commit = anything_staged & (~playable | (~short & (verdict == 1)))
+            short = opening & (opening_bounds(staged_here) < self.need)
+            can_commit = anything_staged & (~playable | (~short & (verdict[at] == 1)))
         else:
             can_commit = anything_staged
-        mask[:, _COMMIT] = can_commit
-        mask[:, _DRAW] = ~anything_staged
-        g[:, k.STAGED_IS_PLAY] = np.where(anything_staged, verdict, -1)
+        mask[at, _COMMIT] = can_commit
+        mask[at, _DRAW] = ~anything_staged
+        g[at, k.STAGED_IS_PLAY] = np.where(anything_staged, verdict[at], -1)
 
 
 #: more points than any rack makes (754): ``min_initial`` above it is as unreachable (the compiled side's int64)

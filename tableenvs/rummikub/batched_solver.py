@@ -74,13 +74,15 @@ def _record(e, lo, hi, base, m, keys, slot_of, slots, layer_start, edge_parent, 
 
 
 def mask_kernel(
-    continuing, racks, table, staged, opened, seats, min_initial, m, rec_lo, rec_staged, last_delta, bounds, keys,
+    rows, continuing, racks, table, staged, opened, seats, min_initial, m, rec_lo, rec_staged, last_delta, bounds, keys,
     slot_of, slots, layer_start, edge_parent, edge_child, edge_tile, edge_extra, edge_points, edge_mark, forward,
     backward, best_from_root, best_to_end, exact_to_end, stage_masks, verdict, python,
 ):  # fmt: skip
-    """Every env's ``(stage mask, verdict on the staged tiles)`` into ``stage_masks[e]`` and ``verdict[e]`` (1, 0;
-    -1 for the opening shortcut, where the solver is not asked), or ``python[e] = True`` for the env's Python
-    ``TurnSweep``. ``continuing[e]``: the env's last action staged a tile (the same turn's next question)."""
+    """For each env ``e`` of ``rows``, its ``(stage mask, verdict on the staged tiles)`` into ``stage_masks[e]`` and
+    ``verdict[e]`` (1, 0; -1 for the opening shortcut, where the solver is not asked), or ``python[e] = True`` for the
+    env's Python ``TurnSweep`` (the other envs' entries are left as they are). ``continuing[e]``: the env's last
+    action staged a tile (the same turn's next question); a question that is not continuing records a new sweep
+    with the staged tiles as they are (a game loaded mid-turn, ``batched_load.py``), as ``TurnSweep.legal`` does."""
     need = max(min_initial, 1)
     no_weight = np.zeros(TILE_TYPES, np.int64)
     placeholder64 = np.empty(1, np.int64)
@@ -88,7 +90,8 @@ def mask_kernel(
     lo = np.empty(TILE_TYPES, np.int64)
     hi = np.empty(TILE_TYPES, np.int64)
     delta = np.empty(TILE_TYPES, np.int64)
-    for e in range(seats.shape[0]):
+    for i in range(rows.shape[0]):
+        e = rows[i]
         python[e] = False
         verdict[e] = -1
         seat = seats[e]
