@@ -6,12 +6,11 @@ A block that is not meant to run is marked on the line before its fence with ``<
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from load_bounds import HANG
+from load_bounds import run_on_cpu_budget
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -45,6 +44,12 @@ def test_only_marked_sketches_are_skipped():
     assert [name.split(":")[0] for name in sketches] == ["docs/rummikub.md", "docs/training.md"]
 
 
+#: CPU-seconds the snippets' process may use before it counts as hung: 23 CPU-s measured with the numba caches warm,
+#: 145 with every kernel compiled afresh (a new machine or an edited kernel); about 10x the latter. A CPU budget, not a
+#: wall-clock timeout: at load 8 on 2 cores the process once took 16 minutes of wall time.
+SNIPPETS_CPU = 1500.0
+
+
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory):
     """Run every runnable block once, all in one process (tests/doc_snippets.py); name -> result."""
@@ -57,13 +62,8 @@ def ran(tmp_path_factory):
         files[str(path)] = name
     out = folder / "results.json"
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    process = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "doc_snippets.py"), str(out), *files],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=HANG,
+    process = run_on_cpu_budget(
+        [sys.executable, str(ROOT / "tests" / "doc_snippets.py"), str(out), *files], SNIPPETS_CPU, cwd=folder, env=env
     )
     assert out.is_file(), process.stderr[-3000:]
     return {files[path]: result for path, result in json.loads(out.read_text()).items()}
