@@ -51,7 +51,9 @@ def test_batched_tournaments_equal_the_aec_path(name, players, tmp_path):
         assert batched.records == aec.records  # every game: seating, rewards, scores, winners, ranks, decisions
         assert auto.records == aec.records and any("batched engine" in note for note in auto.notes)
         assert table_without_notes(batched) == table_without_notes(aec)
-        assert len({record.scores for record in aec.records}) > games // 2  # games that differ, not one repeated
+        # games that differ, not one repeated: more distinct results than deals (a model that plays as the heuristic
+        # on a deal, as Llama Party's 2-player search clone does on some, gives its seatings of that deal one result)
+        assert len({record.scores for record in aec.records}) > len({record.block for record in aec.records})
 
 
 def test_gauntlets_and_unduplicated_deals_equal_the_aec_path():
