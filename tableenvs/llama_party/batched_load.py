@@ -18,9 +18,7 @@ from tableenvs.llama_party import batched_kernels as k
 from tableenvs.llama_party.cards import STANDARD_DECK, card_record
 from tableenvs.llama_party.rules import HAND_SIZE, NUM_SLOTS
 from tableenvs.vector.compile import kernels_once
-from tableenvs.vector.draws import HAS_UINT32, INC_HIGH, INC_LOW, STATE_HIGH, STATE_LOW, UINTEGER
-
-_M64 = (1 << 64) - 1
+from tableenvs.vector.draws import state_row
 
 
 def observe_rows_kernel(board, rows, n, letter, obs, mask):
@@ -82,18 +80,6 @@ def board_row(rules: Mapping[str, Any], n: int) -> list[int]:
     return row
 
 
-def generator_row(state: Mapping[str, Any]) -> np.ndarray:
-    """A ``bit_generator.state`` dict of numpy's PCG64 as a generator row (``tableenvs.vector.draws``)."""
-    if state.get("bit_generator") != "PCG64":
-        raise ValueError(f"the batched engines draw as numpy's PCG64, not {state.get('bit_generator')!r}")
-    words = state["state"]
-    row = np.zeros(6, np.uint64)
-    row[STATE_HIGH], row[STATE_LOW] = words["state"] >> 64, words["state"] & _M64
-    row[INC_HIGH], row[INC_LOW] = words["inc"] >> 64, words["inc"] & _M64
-    row[HAS_UINT32], row[UINTEGER] = int(state["has_uint32"]), int(state["uinteger"])
-    return row
-
-
 def load_rows(engine: Any, rows: np.ndarray, record: Mapping[str, Any], check: bool) -> None:
     """``engine`` (a ``LlamaPartyBatched``) gets ``record``'s game in every env of ``rows``."""
     n = engine.num_players
@@ -131,7 +117,7 @@ def _write(engine: Any, rows: np.ndarray, rules: Any, rng: Any, rewards: Any, cu
     n = engine.num_players
     agents = [f"player_{seat}" for seat in range(n)]
     engine._board[rows] = board_row(rules, n)
-    engine._generators[rows] = generator_row(rng)
+    engine._generators[rows] = state_row(rng)
     engine._money[rows] = np.array(
         [[rewards[agent] for agent in agents], [cumulative[agent] for agent in agents], returns], np.float64
     )

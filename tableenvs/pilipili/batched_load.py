@@ -25,9 +25,7 @@ import numpy as np
 
 from tableenvs.pilipili import batched_kernels as k
 from tableenvs.vector.compile import kernels_once
-from tableenvs.vector.draws import HAS_UINT32, INC_HIGH, INC_LOW, STATE_HIGH, STATE_LOW, UINTEGER
-
-_M64 = (1 << 64) - 1
+from tableenvs.vector.draws import state_row
 
 
 def observe_rows_kernel(rows, n, g, ps, mp, mnz, mvec, obs, mask, to_act):
@@ -42,18 +40,6 @@ def observe_rows_kernel(rows, n, g, ps, mp, mnz, mvec, obs, mask, to_act):
 def _kernel() -> Any:
     (kernel,) = kernels_once((observe_rows_kernel,), "the Pili Pili batched loader", __file__, "about 10 CPU-seconds")
     return kernel
-
-
-def generator_row(state: Mapping[str, Any]) -> list[int]:
-    """A ``bit_generator.state`` dict of numpy's PCG64 as the words of a generator row (``tableenvs.vector.draws``)."""
-    if state.get("bit_generator") != "PCG64":
-        raise ValueError(f"the batched engines draw as numpy's PCG64, not {state.get('bit_generator')!r}")
-    words = state["state"]
-    row = [0] * 6
-    row[STATE_HIGH], row[STATE_LOW] = words["state"] >> 64, words["state"] & _M64
-    row[INC_HIGH], row[INC_LOW] = words["inc"] >> 64, words["inc"] & _M64
-    row[HAS_UINT32], row[UINTEGER] = int(state["has_uint32"]), int(state["uinteger"])
-    return row
 
 
 def _bits(cards: Any) -> int:
@@ -188,7 +174,7 @@ def _write(engine: Any, rows: np.ndarray, env: Any) -> None:
         engine._deck[rows, g[k.G_STOCK] :] = game.stock
     if nm:  # drawn from G_PILE_POS on
         engine._pile[rows, g[k.G_PILE_POS] :] = order
-    engine._rng[rows] = generator_row(game.rng.bit_generator.state)
+    engine._rng[rows] = state_row(game.rng.bit_generator.state)
     engine._rng0[rows] = 0  # no generator has an even increment: the mark of a row loaded mid-game (get_state)
     engine.rewards[rows] = 0.0
     engine.terminated[rows] = False

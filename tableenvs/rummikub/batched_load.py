@@ -37,27 +37,13 @@ import numpy as np
 from tableenvs.rummikub import batched_kernels as k
 from tableenvs.rummikub.tiles import NUM_TILES, TILE_TYPES
 from tableenvs.vector.compile import kernels_once
-from tableenvs.vector.draws import HAS_UINT32, INC_HIGH, INC_LOW, STATE_HIGH, STATE_LOW, UINTEGER
-
-_M64 = (1 << 64) - 1
+from tableenvs.vector.draws import state_row
 
 
 def observe_kernel() -> Any:
     """``batched_kernels.observe_rows_kernel`` compiled (once per process; on disk across processes)."""
     (kernel,) = kernels_once((k.observe_rows_kernel,), "the Rummikub batched loader", k.__file__, "about 5 s")
     return kernel
-
-
-def generator_row(state: Mapping[str, Any]) -> list[int]:
-    """A ``bit_generator.state`` dict of numpy's PCG64 as the words of a generator row (``tableenvs.vector.draws``)."""
-    if state.get("bit_generator") != "PCG64":
-        raise ValueError(f"the batched engines draw as numpy's PCG64, not {state.get('bit_generator')!r}")
-    words = state["state"]
-    row = [0] * 6
-    row[STATE_HIGH], row[STATE_LOW] = words["state"] >> 64, words["state"] & _M64
-    row[INC_HIGH], row[INC_LOW] = words["inc"] >> 64, words["inc"] & _M64
-    row[HAS_UINT32], row[UINTEGER] = int(state["has_uint32"]), int(state["uinteger"])
-    return row
 
 
 def load_rows(engine: Any, rows: np.ndarray, record: Mapping[str, Any], check: bool) -> None:
@@ -145,7 +131,7 @@ def _write(
 ) -> None:
     n = engine.num_players
     to_act, game_number, turn, passes, commits = counters
-    generator = generator_row(rng)  # the one part that can still be refused: before anything changes
+    generator = state_row(rng)  # the one part that can still be refused: before anything changes
     g = [0] * k.G_WIDTH
     drawn = NUM_TILES - len(pool)
     g[k.TO_ACT] = to_act

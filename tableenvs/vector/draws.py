@@ -15,7 +15,7 @@ The functions are ``register_jitable``: each engine's kernels compile them in (`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -131,18 +131,22 @@ def permutation(gen, n, out):
             out[i] = held
 
 
-def load_state(gen: np.ndarray, generator: np.random.Generator) -> None:
-    """Copy ``generator``'s PCG64 state into row ``gen`` (``ValueError`` for another bit generator)."""
-    state = generator.bit_generator.state
+def state_row(state: Mapping[str, Any]) -> np.ndarray:
+    """A ``bit_generator.state`` dict of numpy's PCG64 as a generator row (``ValueError`` for another bit
+    generator): what the batched engines' loaders write for a game's generator."""
     if state.get("bit_generator") != "PCG64":
         raise ValueError(f"the batched engines draw as numpy's PCG64, not {state.get('bit_generator')!r}")
     words = state["state"]
-    gen[STATE_HIGH] = words["state"] >> 64
-    gen[STATE_LOW] = words["state"] & _M64
-    gen[INC_HIGH] = words["inc"] >> 64
-    gen[INC_LOW] = words["inc"] & _M64
-    gen[HAS_UINT32] = int(state["has_uint32"])
-    gen[UINTEGER] = int(state["uinteger"])
+    row = np.zeros(GENERATOR_WORDS, np.uint64)
+    row[STATE_HIGH], row[STATE_LOW] = words["state"] >> 64, words["state"] & _M64
+    row[INC_HIGH], row[INC_LOW] = words["inc"] >> 64, words["inc"] & _M64
+    row[HAS_UINT32], row[UINTEGER] = int(state["has_uint32"]), int(state["uinteger"])
+    return row
+
+
+def load_state(gen: np.ndarray, generator: np.random.Generator) -> None:
+    """Copy ``generator``'s PCG64 state into row ``gen`` (``ValueError`` for another bit generator)."""
+    gen[:] = state_row(generator.bit_generator.state)
 
 
 def state_of(gen: np.ndarray) -> dict[str, Any]:
