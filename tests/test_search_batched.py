@@ -15,6 +15,7 @@ from tableenvs.core.registry import GameSpec, register_game
 from tableenvs.policies import make_policy
 from tableenvs.policies.batched_search import BatchedRollouts, check_batched, paired_choice
 from tableenvs.policies.search import SearchOptions, parse_search_spec
+from tests.vector_differential import paired_rollout_values
 
 NAME = "llama_party_v0"
 
@@ -49,12 +50,8 @@ def test_batched_rollouts_are_the_flat_search_rollouts_world_by_world(num_player
         rollouts = BatchedRollouts(env, "heuristic", depth=400)
         values = rollouts.values(env, agent, legal, np.random.default_rng(seed), 5, np.inf)
         assert values.shape == (5, len(legal))
-        rng = np.random.default_rng(seed)  # the same worlds: the rollouts draw nothing from it
-        expected = []
-        for _ in range(5):
-            world = env.sample_world(agent, rng)
-            expected.append([flat._simulate(world.clone(), agent, a, np.random.default_rng(0)) for a in legal])
-        assert np.array_equal(values, np.array(expected))
+        expected = paired_rollout_values(env, legal, np.random.default_rng(seed), 5, flat, seeded=False)
+        assert np.array_equal(values, expected)
         assert values.std() > 0  # the actions and worlds differ: not a constant
 
 

@@ -13,7 +13,8 @@ played) and ``finish(batched, envs)`` both sides at the end (for checks of the f
 ``same_games_from_seeds(name, options, steps)``: a sequence of seeds (one repeated) and ``trusted=True`` play the same
 games as the checked engine. ``state_plays_on(name, options, warmup, steps)``: ``get_state(1)`` after ``warmup``
 random steps opens in the AEC env, which then gives env 1's observation, mask and rewards through the game's end
-and into the next.
+and into the next. ``paired_rollout_values(env, legal, rng, worlds, flat, seeded)``: the Python side of the batched
+search's check, ``root=paired``'s rollouts of sampled worlds.
 """
 
 from __future__ import annotations
@@ -177,3 +178,18 @@ def loaded_rows_play_on(
                 ended[i] += 1
                 env.reset()  # no seed: the env's generator goes on, as the batched row's does
     return steps
+
+
+def paired_rollout_values(env: Any, legal: Any, rng: np.random.Generator, worlds: int, flat: Any, seeded: bool) -> Any:
+    """``search:root=paired``'s loop in Python, what the batched search's rollouts must equal: ``worlds`` worlds
+    sampled for the agent to act from ``rng``, each legal action of ``legal`` simulated by ``flat`` (a flat
+    ``SearchPolicy``) in a copy of each; with ``seeded`` (a rollout policy with random choices) a seed is drawn from
+    ``rng`` after each world and every copy of it draws from ``default_rng(seed)``, else from ``default_rng(0)``.
+    Returns the values, ``(worlds, len(legal))``."""
+    agent = env.agent_selection
+    rows = []
+    for _ in range(worlds):
+        world = env.sample_world(agent, rng)
+        seed = int(rng.integers(2**63)) if seeded else 0
+        rows.append([flat._simulate(world.clone(), agent, action, np.random.default_rng(seed)) for action in legal])
+    return np.array(rows)

@@ -13,6 +13,7 @@ import pytest
 import tableenvs
 from tableenvs.policies import make_policy
 from tableenvs.policies.batched_search import BatchedRollouts
+from tests.vector_differential import paired_rollout_values
 
 NAME = "pilipili_v0"
 
@@ -30,17 +31,6 @@ def _position(num_players: int, seed: int, mission: int | None, steps: int):
     return env
 
 
-def _python_values(env, legal, rng, worlds, flat, seeded=True) -> np.ndarray:
-    """``root=paired``'s loop: each world sampled, a seed drawn, every legal action simulated in a copy."""
-    agent = env.agent_selection
-    rows = []
-    for _ in range(worlds):
-        world = env.sample_world(agent, rng)
-        seed = int(rng.integers(2**63)) if seeded else 0
-        rows.append([flat._simulate(world.clone(), agent, a, np.random.default_rng(seed)) for a in legal])
-    return np.array(rows)
-
-
 @pytest.mark.parametrize(
     ("num_players", "mission", "steps"),
     [(5, None, 0), (5, None, 23), (5, 27, 0), (5, 35, 2), (5, 25, 3), (3, 25, 0), (8, None, 9), (2, None, 5)]
@@ -55,13 +45,13 @@ def test_batched_rollouts_are_the_paired_search_rollouts_draw_for_draw(num_playe
         env, agent, legal, rng := np.random.default_rng(3), worlds, np.inf
     )
     expected_rng = np.random.default_rng(3)
-    expected = _python_values(env, legal, expected_rng, worlds, flat)
+    expected = paired_rollout_values(env, legal, expected_rng, worlds, flat, seeded=True)
     assert values.shape == (worlds, len(legal))
     assert np.array_equal(values, expected)
     assert rng.bit_generator.state == expected_rng.bit_generator.state  # the same draws from the search's generator
     assert values.std() > 0  # the worlds and actions differ: not a constant
     if mission in (27, 35, 25):  # the heuristic's random choices matter: other seeds, other rollouts
-        other = _python_values(env, legal, np.random.default_rng(3), worlds, flat, seeded=False)
+        other = paired_rollout_values(env, legal, np.random.default_rng(3), worlds, flat, seeded=False)
         assert not np.array_equal(other, expected)
 
 

@@ -11,6 +11,7 @@ import pytest
 import tableenvs
 from tableenvs.policies import make_policy
 from tableenvs.policies.batched_search import BatchedRollouts
+from tests.vector_differential import paired_rollout_values
 
 NAME = "rummikub_v0"
 
@@ -41,12 +42,8 @@ def test_batched_rollouts_are_the_flat_search_rollouts_world_by_world(num_player
     rollouts = BatchedRollouts(env, "heuristic", depth=400)
     values = rollouts.values(env, agent, legal, np.random.default_rng(seed), worlds, np.inf)
     assert values.shape == (worlds, len(legal))
-    rng = np.random.default_rng(seed)  # the same worlds: the rollouts draw nothing from it
-    expected = []
-    for _ in range(worlds):
-        world = env.sample_world(agent, rng)
-        expected.append([flat._simulate(world.clone(), agent, a, np.random.default_rng(0)) for a in legal])
-    assert np.array_equal(values, np.array(expected))
+    expected = paired_rollout_values(env, legal, np.random.default_rng(seed), worlds, flat, seeded=False)
+    assert np.array_equal(values, expected)
     assert values.std() > 0  # real game results that differ by world and action, not a constant
 
 
