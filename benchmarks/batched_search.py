@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_search import GAMES, positions
+from bench_search import positions
 from common import CLOCK, replace_block
 from search_vs_heuristic import journaled_evaluate, run_script, versus_heuristic
 
@@ -58,33 +58,9 @@ def timed_decision(policy, env, rng) -> tuple[float, int]:
     return CLOCK() - start, policy.last_simulations
 
 
-def positions_at(name: str, players: int, count: int) -> list:
-    """``bench_search.positions`` (every 5th decision with a choice of seeded heuristic play) at ``players`` seats:
-    bench_search.py's own positions at 4."""
-    if players == 4:
-        return positions(name, count)
-    found, seed = [], 0
-    while len(found) < count:
-        env = tableenvs.make_raw(name, num_players=players, **GAMES[name])
-        heuristic = make_policy("heuristic", env)
-        env.reset(seed=seed)
-        rng = np.random.default_rng(seed)
-        step = 0
-        while len(found) < count and not (
-            env.terminations[env.agent_selection] or env.truncations[env.agent_selection]
-        ):
-            seen = env.observe(env.agent_selection)
-            if step % 5 == 0 and seen["action_mask"].sum() > 1:
-                found.append(env.clone())
-            env.step(heuristic.act(seen["observation"], seen["action_mask"], rng))
-            step += 1
-        seed += 1
-    return found
-
-
 def speed(name: str, players: int, count: int, seed: int) -> dict:
     """Simulations of the default search and of the batched search in the same CPU time, per position."""
-    envs = positions_at(name, players, count)
+    envs = positions(name, count, players)
     rng = np.random.default_rng(seed)
     rows = []
     for i, env in enumerate(envs):

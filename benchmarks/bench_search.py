@@ -38,11 +38,12 @@ class ThroughObservation:
         return self.policy.act(observation, action_mask, rng)
 
 
-def positions(name: str, count: int):
-    """Raw envs at ``count`` positions with a choice (>= 2 legal actions), from seeded heuristic play."""
+def positions(name: str, count: int, players: int = 4):
+    """Raw envs at ``count`` positions with a choice (>= 2 legal actions), every 5th decision of seeded heuristic play
+    at ``players`` seats."""
     found, seed = [], 0
     while len(found) < count:
-        env = tableenvs.make_raw(name, num_players=4, **GAMES[name])
+        env = tableenvs.make_raw(name, num_players=players, **GAMES[name])
         heuristic = make_policy("heuristic", env)
         env.reset(seed=seed)
         rng = np.random.default_rng(seed)
