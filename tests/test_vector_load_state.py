@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from vector_differential import loaded_rows_play_on
+from vector_differential import loaded_rows_play_on, sampled_worlds_in_blocks
 
 import tableenvs
 import tableenvs.vector
@@ -53,13 +53,7 @@ def test_sampled_worlds_loaded_into_several_rows_play_on_as_the_worlds(num_playe
     batched = tableenvs.vector.make(NAME, 12, **options)
     batched.reset(seed=0)
     rng = np.random.default_rng(5)
-    worlds, rows = [], []
-    for e, env in enumerate(envs):
-        world = env.sample_world(env.agent_selection, rng)
-        batched.load_state([3 * e, 3 * e + 1, 3 * e + 2], world.get_state())
-        for copy in range(3):
-            worlds.append(world.clone())
-            rows.append(3 * e + copy)
+    worlds, rows = sampled_worlds_in_blocks(batched, envs, rng, via="state")
     assert loaded_rows_play_on(batched, worlds, rows, rng, games=1) > 10
 
 

@@ -14,7 +14,8 @@ played) and ``finish(batched, envs)`` both sides at the end (for checks of the f
 games as the checked engine. ``state_plays_on(name, options, warmup, steps)``: ``get_state(1)`` after ``warmup``
 random steps opens in the AEC env, which then gives env 1's observation, mask and rewards through the game's end
 and into the next. ``paired_rollout_values(env, legal, rng, worlds, flat, seeded)``: the Python side of the batched
-search's check, ``root=paired``'s rollouts of sampled worlds.
+search's check, ``root=paired``'s rollouts of sampled worlds. ``sampled_worlds_in_blocks(batched, envs, rng, ...)``:
+a search's use of ``load_env``/``load_state``, one sampled world per env loaded into a block of rows.
 """
 
 from __future__ import annotations
@@ -193,3 +194,23 @@ def paired_rollout_values(env: Any, legal: Any, rng: np.random.Generator, worlds
         seed = int(rng.integers(2**63)) if seeded else 0
         rows.append([flat._simulate(world.clone(), agent, action, np.random.default_rng(seed)) for action in legal])
     return np.array(rows)
+
+
+def sampled_worlds_in_blocks(
+    batched: Any, envs: list[Any], rng: np.random.Generator, copies: int = 3, via: str = "env"
+) -> tuple[list[Any], list[int]]:
+    """A search's use of a batched engine: for each env of ``envs`` (in order) a world sampled for the agent to act
+    from ``rng`` is loaded into the block of ``copies`` rows ``copies * e .. copies * e + copies - 1`` (``via``
+    ``"env"``: ``load_env(rows, world)``; ``"state"``: ``load_state(rows, world.get_state())``). Returns a clone of
+    the world for every row and the rows, in order (for :func:`loaded_rows_play_on`)."""
+    worlds, rows = [], []
+    for e, env in enumerate(envs):
+        world = env.sample_world(env.agent_selection, rng)
+        block = list(range(copies * e, copies * e + copies))
+        if via == "env":
+            batched.load_env(block, world)
+        else:
+            batched.load_state(block, world.get_state())
+        worlds += [world.clone() for _ in block]
+        rows += block
+    return worlds, rows

@@ -13,7 +13,7 @@ import tableenvs
 import tableenvs.vector
 from tableenvs.core.table_env import TableEnv
 from tableenvs.pilipili.rules import Phase
-from tests.vector_differential import loaded_rows_play_on
+from tests.vector_differential import loaded_rows_play_on, sampled_worlds_in_blocks
 
 NAME = "pilipili_v0"
 
@@ -81,14 +81,9 @@ def test_sampled_worlds_loaded_into_several_rows_play_on_as_the_worlds(num_playe
     batched = tableenvs.vector.make(NAME, 36, **options)
     batched.reset(seed=0)
     rng = np.random.default_rng(5)
-    worlds, rows = [], []
-    for e, env in enumerate(envs):
-        world = env.sample_world(env.agent_selection, rng)
-        batched.load_env(range(3 * e, 3 * e + 3), world)
-        assert np.array_equal(batched.mask[3 * e], world.observe(world.agent_selection)["action_mask"])
-        for copy in range(3):
-            worlds.append(world.clone())
-            rows.append(3 * e + copy)
+    worlds, rows = sampled_worlds_in_blocks(batched, envs, rng)
+    for world, row in zip(worlds[::3], rows[::3], strict=True):  # each block's first row
+        assert np.array_equal(batched.mask[row], world.observe(world.agent_selection)["action_mask"])
     actions = np.array([rng.choice(np.flatnonzero(m)) for m in batched.mask], np.int64)
     batched.step(actions)
     for world, row in zip(worlds, rows, strict=True):

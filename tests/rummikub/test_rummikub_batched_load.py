@@ -17,7 +17,7 @@ import pytest
 import tableenvs
 import tableenvs.vector
 from tableenvs.core.table_env import TableEnv
-from tests.vector_differential import loaded_rows_play_on
+from tests.vector_differential import loaded_rows_play_on, sampled_worlds_in_blocks
 
 from game_positions import positions_under_way  # isort: skip
 
@@ -111,16 +111,11 @@ def test_sampled_worlds_loaded_into_several_rows_play_on_as_the_worlds(num_playe
     batched.reset(seed=0)
     _warm(batched, 20, seed=1)
     rng = np.random.default_rng(5)
-    worlds, rows = [], []
-    for e, env in enumerate(envs):
-        world = env.sample_world(env.agent_selection, rng)
-        batched.load_env(range(3 * e, 3 * e + 3), world)
+    worlds, rows = sampled_worlds_in_blocks(batched, envs, rng)
+    for world, row in zip(worlds[::3], rows[::3], strict=True):  # each block's first row
         seen = world.observe(world.agent_selection)
-        assert np.array_equal(batched.mask[3 * e + 2], seen["action_mask"])
-        assert np.array_equal(batched.obs[3 * e + 1], seen["observation"])
-        for copy in range(3):
-            worlds.append(world.clone())
-            rows.append(3 * e + copy)
+        assert np.array_equal(batched.mask[row + 2], seen["action_mask"])
+        assert np.array_equal(batched.obs[row + 1], seen["observation"])
     for _ in range(3):
         actions = np.array([rng.choice(np.flatnonzero(m)) for m in batched.mask], np.int64)
         batched.step(actions)
