@@ -62,12 +62,7 @@ def play_both(
         to_act = batched.to_act
         actions = np.empty(num_envs, np.int64)
         for i, env in enumerate(raws):
-            agent = env.agent_selection
-            assert to_act[i] == env.agent_name_mapping[agent], f"env {i} step {steps}: seat to act"
-            seen = env.observe(agent)
-            differs = np.flatnonzero(seen["observation"] != obs[i])
-            assert differs.size == 0, f"env {i} step {steps}: observation entries {differs.tolist()} differ"
-            assert np.array_equal(seen["action_mask"], mask[i]), f"env {i} step {steps}: mask"
+            same_position(env, int(to_act[i]), obs[i], mask[i], f"env {i} step {steps}")
             if watch is not None:
                 watch(env)
             actions[i] = rng.choice(np.flatnonzero(mask[i]))
@@ -75,11 +70,8 @@ def play_both(
         assert rewards.dtype == np.float32 and rewards.shape == (num_envs, batched.num_players)
         steps += 1
         for i, env in enumerate(raws):
-            env.step(int(actions[i]))
-            expected = np.array([env.rewards[agent] for agent in env.possible_agents], np.float32)
-            assert np.array_equal(expected, rewards[i]), f"env {i} step {steps}: rewards {expected} != {rewards[i]}"
-            done_here = all(env.terminations.values()), all(env.truncations.values())
-            assert (bool(terminated[i]), bool(truncated[i])) == done_here, f"env {i} step {steps}: game end"
+            where = f"env {i} step {steps}"
+            done_here = same_step(env, int(actions[i]), rewards[i], terminated[i], truncated[i], where)
             if any(done_here):
                 ended[i] += 1
                 if results is not None:  # the engine's record of the ended game: the AEC env's outcome()
@@ -96,6 +88,29 @@ def play_both(
     if finish is not None:
         finish(batched, raws)
     return {"steps": steps, "games": int(ended.sum()), "states": states}
+
+
+def same_position(env: TableEnv, to_act: int, obs: np.ndarray, mask: np.ndarray, where: str) -> None:
+    """The AEC ``env`` and one batched row agree before a step: the seat to act, its observation, its mask."""
+    agent = env.agent_selection
+    assert to_act == env.agent_name_mapping[agent], f"{where}: seat to act"
+    seen = env.observe(agent)
+    differs = np.flatnonzero(seen["observation"] != obs)
+    assert differs.size == 0, f"{where}: observation entries {differs.tolist()} differ"
+    assert np.array_equal(seen["action_mask"], mask), f"{where}: mask"
+
+
+def same_step(
+    env: TableEnv, action: int, rewards: np.ndarray, terminated: Any, truncated: Any, where: str
+) -> tuple[bool, bool]:
+    """Step the AEC ``env`` with the ``action`` its batched row took: every seat's reward and the game end
+    (terminated, truncated) agree with the row's. Returns the env's (terminated, truncated)."""
+    env.step(action)
+    expected = np.array([env.rewards[agent] for agent in env.possible_agents], np.float32)
+    assert np.array_equal(expected, rewards), f"{where}: rewards {expected} != {rewards}"
+    done = all(env.terminations.values()), all(env.truncations.values())
+    assert (bool(terminated), bool(truncated)) == done, f"{where}: game end"
+    return done
 
 
 def check_results(results: Callable[[Any], Any], env: int, outcome: Any, where: str) -> None:
@@ -159,22 +174,14 @@ def loaded_rows_play_on(
     while (ended < games).any():
         actions = np.zeros(batched.num_envs, np.int64)
         for env, row in zip(envs, rows, strict=True):
-            agent = env.agent_selection
-            assert batched.to_act[row] == env.agent_name_mapping[agent], f"row {row} step {steps}: seat to act"
-            seen = env.observe(agent)
-            differs = np.flatnonzero(seen["observation"] != obs[row])
-            assert differs.size == 0, f"row {row} step {steps}: observation entries {differs.tolist()} differ"
-            assert np.array_equal(seen["action_mask"], mask[row]), f"row {row} step {steps}: mask"
+            same_position(env, int(batched.to_act[row]), obs[row], mask[row], f"row {row} step {steps}")
         for row in range(batched.num_envs):
             actions[row] = rng.choice(np.flatnonzero(mask[row]))
         obs, mask, rewards, terminated, truncated = batched.step(actions)
         steps += 1
         for i, (env, row) in enumerate(zip(envs, rows, strict=True)):
-            env.step(int(actions[row]))
-            expected = np.array([env.rewards[a] for a in env.possible_agents], np.float32)
-            assert np.array_equal(expected, rewards[row]), f"row {row} step {steps}: rewards"
-            done = all(env.terminations.values()), all(env.truncations.values())
-            assert (bool(terminated[row]), bool(truncated[row])) == done, f"row {row} step {steps}: game end"
+            where = f"row {row} step {steps}"
+            done = same_step(env, int(actions[row]), rewards[row], terminated[row], truncated[row], where)
             if any(done):
                 ended[i] += 1
                 env.reset()  # no seed: the env's generator goes on, as the batched row's does
