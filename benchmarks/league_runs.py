@@ -41,6 +41,8 @@ from typing import Any, NoReturn
 
 from common import markers, write_block
 
+from tableenvs.policies.model_file import read_header
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "league_runs"
 FIELD = ROOT / "benchmarks" / "results" / "field"
@@ -81,13 +83,6 @@ def float16_hash(export: Path) -> str:
     with tempfile.TemporaryDirectory() as scratch:
         converted = convert_numpy_policy(export, Path(scratch) / export.name)
         return hashlib.sha256(converted.read_bytes()).hexdigest()[:12]
-
-
-def header(export: Path) -> dict[str, Any]:
-    import numpy as np
-
-    with np.load(export, allow_pickle=False) as data:
-        return json.loads(bytes(data["header"]).decode())
 
 
 def model_path(export: Path) -> str:
@@ -161,7 +156,7 @@ def collect(args: argparse.Namespace, command_line: list[str]) -> None:
             if first is None:
                 die(f"{run}: no export past {threshold:,} samples (the last is {exports[-1][0] if exports else 0:,})")
             steps, path = first
-            model = header(path)
+            model = read_header(path)  # checked, as any model file's
             if model["options"].get("num_players") != count:
                 die(f"{path} is a {model['options'].get('num_players')}-player model, not {count}")
             cpu, processes = cpu_up_to(lines, steps)
