@@ -311,8 +311,9 @@ def _add_train_parser(commands) -> dict[str, object]:
         "(default 10000000), --players, --seed, --out, --label-games (default 3000). Or a recipe of the "
         "game's own (numpy, no torch): " + _scorer_recipes_help() + ", each a candidate scorer trained by the "
         "cross-entropy method on its score against the heuristic (tableenvs.training.scorer_recipes); takes "
-        "--timesteps (games played, by default the recipe's generations), --players, --seed, --out. Rerun a recipe "
-        "on the same --out to continue it (--resume is only for the plain job)",
+        "--timesteps (games played, by default the recipe's generations), --players, --seed, --out, --init, "
+        "--spread, --rank-points, --table-games. Rerun a recipe on the same --out to continue it (--resume is only "
+        "for the plain job)",
     )
     train.add_argument(  # None: not given (the recipe's own default, tableenvs.commands.train)
         "--label-games",
@@ -327,6 +328,33 @@ def _add_train_parser(commands) -> dict[str, object]:
         default=None,
         help="with --recipe strong: the seats of each table the learner plays while fine-tuning, the heuristic the "
         "others (default: every seat but one)",
+    )
+    train.add_argument(  # None: the recipe's start
+        "--init",
+        metavar="FILE",
+        default=None,
+        help="with a game's own --recipe: start from this candidate-scoring model file's weights (one of the same "
+        "candidates, e.g. trained at another player count) instead of the recipe's start",
+    )
+    train.add_argument(
+        "--spread",
+        type=float,
+        default=1.0,
+        help="with a game's own --recipe: the first generation's spread of every weight (default 1; smaller keeps "
+        "a run near its --init)",
+    )
+    train.add_argument(  # None: the recipe's own
+        "--rank-points",
+        type=float,
+        default=None,
+        help="with a game's own --recipe that weighs finishing rank (population): the points one place of mean rank "
+        "is worth in the fitness (default the recipe's)",
+    )
+    train.add_argument(  # None: the recipe's own
+        "--table-games",
+        type=int,
+        default=None,
+        help="with a game's own --recipe: the games that score a weight vector at each table (default the recipe's)",
     )
     return {action.dest: action.default for action in train._actions if action.dest != "help"}
 

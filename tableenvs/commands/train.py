@@ -41,7 +41,9 @@ _RECIPE_FLAGS = {
     "league": ("env", "timesteps", "players", "seed", "out", "recipe", "label_games"),
 }
 #: The train flags a game's own recipe (a cross-entropy scorer its spec declares in ``recipes``) reads.
-_SCORER_RECIPE_FLAGS = ("env", "timesteps", "players", "seed", "out", "recipe")
+_SCORER_RECIPE_FLAGS = (
+    "env", "timesteps", "players", "seed", "out", "recipe", "init", "spread", "rank_points", "table_games"
+)  # fmt: skip
 #: ``--label-games`` when not given, by recipe.
 RECIPE_LABEL_GAMES = {"strong": 1500, "search-clone": 300, "league": 3000}
 #: ``--timesteps`` when not given (the parser's default is None, so that a given 50000 is told from none): the plain
@@ -61,6 +63,9 @@ def run(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     given = _flags_given(args, ("label_games", "learner_seats"), defaults)
     if given:
         raise ValueError(f"{', '.join(given)} only goes with --recipe strong or search-clone")
+    given = _flags_given(args, ("init", "spread", "rank_points", "table_games"), defaults)
+    if given:
+        raise ValueError(f"{', '.join(given)} only goes with a game's own --recipe (a candidate scorer)")
     if args.backend == "rllib":
         return _train_rllib(args, defaults)
     if args.backend == "batched":
@@ -234,13 +239,24 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
 def _train_scorer(args: argparse.Namespace) -> int:
     """``tableenvs train GAME --recipe NAME`` for a recipe the game's spec declares (a cross-entropy candidate
     scorer): :func:`tableenvs.training.scorer_recipes.train_scorer` under ``--out``, ``--timesteps`` games in all
-    (whole generations of weight vectors, the recipe's budget; by default its generations), in 2 worker processes.
+    (whole generations of weight vectors, the recipe's budget; by default its generations), in 2 worker processes;
+    ``--init FILE`` starts from a model file's weights, ``--spread`` sets the first generation's spread,
+    ``--rank-points`` the points a place of mean rank is worth, ``--table-games`` the games of each table.
     Numpy only: the train extra is not needed."""
     name = args.recipe
-    from tableenvs.training.scorer_recipes import recipe_of, train_scorer
+    from tableenvs.training.scorer_recipes import recipe_of, start_weights, train_scorer
 
     chosen = recipe_of(args.env, name)
-    games, population = chosen.games, chosen.population
+    games = chosen.games if args.table_games is None else args.table_games
+    population = chosen.population
+    if games < 2:
+        raise ValueError(f"--table-games must be an integer >= 2, got {games}")
+    if not args.spread > 0:
+        raise ValueError(f"--spread must be > 0, got {args.spread}")
+    if args.rank_points is not None and not args.rank_points >= 0:
+        raise ValueError(f"--rank-points must be >= 0, got {args.rank_points}")
+    if args.init is not None:
+        start_weights(args.init, chosen)  # a one-line error before anything is written
     per_generation = games * population * len(chosen.tables)  # each weight vector plays every table
     budget = per_generation * chosen.generations if args.timesteps is None else args.timesteps
     if budget < per_generation:
@@ -255,6 +271,9 @@ def _train_scorer(args: argparse.Namespace) -> int:
         population=population,
         games=games,
         seed=args.seed,
+        init=args.init,
+        spread=args.spread,
+        rank_points=args.rank_points,
     )
     return 0
 

@@ -15,10 +15,13 @@ started at the recipe's ``start`` with ``sd`` = 1. Each generation draws ``popul
 heuristics, every seating, duplicate deals: :func:`tableenvs.evaluation.evaluate`, as ``tableenvs eval`` does) on the
 generation's own deals (``seed`` ``= TRAIN_SEED + 1000 * (seed + 1) + generation``: never the deals of ``tableenvs
 eval``'s default seeds), keeps the ``elite`` of highest paired score difference, and moves ``mu`` to their mean and
-``sd`` to 0.8 times their spread plus 0.05. The score of ``mu`` on each generation's fresh deals is an unbiased measure
-of where the recipe stands: that is the learning curve (``progress.jsonl``, one line per generation). Every draw comes
-from a generator seeded by ``(seed, generation)``, and the games are deterministic, so a rerun makes the same model; a
-rerun on the same directory continues from its last finished generation. Units: games; times are seconds.
+``sd`` to 0.8 times their spread plus 0.05. The score of ``mu`` on each generation's fresh deals is an unbiased
+measure of where the recipe stands: that is the learning curve (``progress.jsonl``, one line per generation). Every
+draw comes from a generator seeded by ``(seed, generation)``, and the games are deterministic, so a rerun makes the
+same model; a rerun on the same directory continues from its last finished generation. A run may instead start from a
+model file's weights (``init``: a scorer of the same candidates, e.g. one trained at another player count) with
+another first spread (``spread``), weigh finishing rank otherwise than its recipe (``rank_points``) or play more games
+a table (``games``); each is kept in the run's settings. Units: games; times are seconds.
 """
 
 from __future__ import annotations
@@ -125,6 +128,24 @@ def _score(job: tuple[str, str, dict[str, Any], np.ndarray, np.ndarray, int, int
     return table_scores(*job)
 
 
+def start_weights(path: str | Path, recipe: ScorerRecipe) -> np.ndarray:
+    """The weights of the candidate-scoring model file at ``path``, to start a run of ``recipe`` from; a one-line
+    ``ValueError`` unless it scores ``recipe``'s candidates with one weight per feature."""
+    from tableenvs.policies.model_file import load_numpy_policy
+
+    try:
+        model = load_numpy_policy(path)
+    except (OSError, ValueError) as error:
+        raise ValueError(f"--init {str(path)!r}: {error}") from None
+    shapes = [weight.shape for weight, _ in model.weights]
+    if model.candidates != recipe.candidates or shapes != [(len(recipe.start), 1)]:
+        raise ValueError(
+            f"--init {str(path)!r}: not a {recipe.candidates} scorer of {len(recipe.start)} weights (it scores "
+            f"{model.candidates or 'no candidates'}, layers {shapes})"
+        )
+    return model.weights[0][0][:, 0].astype(np.float64)
+
+
 def fitness(scores: dict[str, tuple[float, float]], rank_points: float) -> float:
     """A weight vector's fitness: the mean over its tables of the score difference plus ``rank_points`` per place of
     mean finishing rank gained."""
@@ -143,11 +164,16 @@ def train_scorer(
     games: int | None = None,
     workers: int = 2,
     seed: int = 0,
+    init: str | Path | None = None,
+    spread: float = 1.0,
+    rank_points: float | None = None,
     say: Callable[[str], Any] = print,
 ) -> Path:
     """Run ``game``'s ``recipe`` (a name of its spec's ``recipes``; the module docstring) under ``out_dir``; returns
     ``out_dir/model.npz``. ``options``: the env's (the player count among them; default the game's);
-    ``generations``, ``population`` and ``games`` default to the recipe's."""
+    ``generations``, ``population``, ``games`` and ``rank_points`` default to the recipe's. ``init``: a model file
+    whose weights are the start instead of the recipe's (:func:`start_weights`); ``spread``: the first generation's
+    ``sd`` (every weight's)."""
     chosen = recipe_of(game, recipe)
     recipe = recipe or next(iter(spec(game).recipes))
     generations = chosen.generations if generations is None else generations
@@ -158,6 +184,10 @@ def train_scorer(
     ):  # fmt: skip
         check_at_least(name, value, least)
     check_at_least("elite", elite, 1)
+    if not spread > 0:
+        raise ValueError(f"spread must be > 0, got {spread}")
+    if rank_points is not None and not rank_points >= 0:
+        raise ValueError(f"rank_points must be >= 0, got {rank_points}")
     if elite >= population:
         raise ValueError(f"elite must be below population ({population}), got {elite}")
     options = dict(options or {})
@@ -170,12 +200,20 @@ def train_scorer(
     settings = {"options": options, "population": population, "elite": elite, "games": games, "seed": seed}
     if recipe != "openings":  # the openings recipe's runs predate the key
         settings["recipe"] = recipe
-    candidates, start = chosen.candidates, chosen.start
+    candidates = chosen.candidates
+    start = chosen.start if init is None else tuple(start_weights(init, chosen).tolist())
+    if init is not None:  # only when given: runs from the recipe's start keep their settings as they were
+        settings["init"] = {"file": Path(init).name, "weights": list(start)}
+    if spread != 1.0:
+        settings["spread"] = spread
+    if rank_points is not None and rank_points != chosen.rank_points:
+        settings["rank_points"] = rank_points
+    rank_points = chosen.rank_points if rank_points is None else rank_points
     if lines and lines[0].get("settings") != settings:
         raise ValueError(f"{out} holds a run with other settings ({lines[0].get('settings')}); use another --out")
     size = len(start)
     mu = np.array(start) if not lines else np.asarray(lines[-1]["mu"])
-    sd = np.ones(size) if not lines else np.asarray(lines[-1]["sd"])
+    sd = np.full(size, spread) if not lines else np.asarray(lines[-1]["sd"])
     began = time.perf_counter()
     with ProcessPoolExecutor(workers) as pool:
         for generation in range(len(lines), generations):
@@ -185,7 +223,7 @@ def train_scorer(
             deals = TRAIN_SEED + 1000 * (seed + 1) + generation
             jobs = [(game, recipe, options, w, mu, deals, games, chosen.tables) for w in draws]
             tables = list(pool.map(_score, jobs))
-            scores = np.array([fitness(table, chosen.rank_points) for table in tables])
+            scores = np.array([fitness(table, rank_points) for table in tables])
             best = np.argsort(-scores, kind="stable")[:elite]
             line: dict[str, Any] = {
                 "generation": generation,
