@@ -33,6 +33,7 @@ from tableenvs.policies.model_file import load_numpy_policy, save_numpy_policy
 from tableenvs.policies.numpy_policy import NumpyPolicy, model_files
 from tableenvs.vector.candidates import BatchedCandidatePolicy, batched_candidates
 from tests.batched_positions import recorded_positions
+from tests.candidate_differential import mixed_play, random_candidate_model
 
 GAMES = [name for name in tableenvs.names() if spec(name).batched_candidates]
 
@@ -45,19 +46,6 @@ def shipped_candidate_models(name: str) -> list[tuple[int, str]]:
         if model.candidates:
             out.append((int(model.options["num_players"]), str(path)))
     return out
-
-
-def random_candidate_model(path, name: str, players: int, candidates: str, seed: int) -> str:
-    """A candidate-scoring file of random weights (one hidden layer, so the batched pass is more than one product)."""
-    raw = tableenvs.make_raw(name, num_players=players)
-    rng = np.random.default_rng(seed)
-    size = candidate_size(candidates)
-    weights = [(rng.normal(size=(size, 8)), rng.normal(size=8) * 0.1), (rng.normal(size=(8, 1)), np.zeros(1))]
-    save_numpy_policy(
-        path, game=name, options=model_options(raw), layout_version=layout_version(raw), weights=weights,
-        activation="relu", candidates=candidates,
-    )  # fmt: skip
-    return str(path)
 
 
 SHIPPED = [(name, players, path) for name in GAMES for players, path in shipped_candidate_models(name)]
@@ -82,31 +70,6 @@ def test_the_batched_player_chooses_as_numpy_policy_on_recorded_positions(name, 
     chosen = player.act(obs, mask, np.arange(len(obs)))
     assert player.scored > 150  # rows with a real choice (openings, play or hold) were scored
     assert np.flatnonzero(chosen != expected).tolist() == []
-
-
-def mixed_play(name: str, players: int, path: str, num_envs: int = 24, steps: int = 150, seed: int = 5) -> dict:
-    """Step by step the batched player and one ``NumpyPolicy`` per env, then half the model's move, half a random
-    legal move (module docstring); returns the counts of mismatches and of rows scored."""
-    options = {"num_players": players}
-    games = tableenvs.vector.make(name, num_envs, **options)
-    raw = tableenvs.make_raw(name, **options)
-    player = tableenvs.vector.batched_policy(path, games, env=raw)
-    pythons = [NumpyPolicy(path, raw) for _ in range(num_envs)]
-    rng = np.random.default_rng(seed)
-    envs = np.arange(num_envs, dtype=np.int64)
-    obs, mask = games.reset(seed)
-    mismatches = 0
-    for _ in range(steps):
-        chosen = player.act(obs, mask, envs)
-        expected = np.array([p.act(o, m, rng) for p, o, m in zip(pythons, obs, mask, strict=True)])
-        mismatches += int((chosen != expected).sum())
-        random = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
-        obs, mask, _, terminated, truncated = games.step(np.where(rng.random(num_envs) < 0.5, chosen, random))
-        ended = np.flatnonzero(terminated | truncated)
-        player.forget(ended)  # a new game: nothing kept, on both sides
-        for e in ended.tolist():
-            pythons[e] = NumpyPolicy(path, raw)
-    return {"mismatches": mismatches, "scored": player.scored, "rescored": player.rescored}
 
 
 MIXED = [(name, players, candidates) for name in GAMES for players in (3, 4) for candidates in spec(name).candidates]
