@@ -17,7 +17,7 @@ with
 (``NumpyModel.logits``, the reference forward pass ``NumpyPolicy`` runs on one row's candidates) and plays the
 first best. Greedy, it chooses exactly as :class:`~tableenvs.policies.numpy_policy.NumpyPolicy`: a batched product
 may round differently from one row's, so a row whose two best scores are within
-:data:`~tableenvs.vector.players.TIE_MARGIN` (relative to ``1 + |best|``), or not finite, is scored again on its
+:data:`~tableenvs.vector.model_kernels.TIE_MARGIN` (relative to ``1 + |best|``), or not finite, is scored again on its
 own candidates alone, as ``NumpyPolicy`` scores them. Sampled (``deterministic=False``), each row with a choice
 draws ``rng.choice`` over the softmax of its own scores from the player's generator (``default_rng(seed)``, in row
 order): another stream than the AEC path's.
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from tableenvs.core.registry import spec as game_spec
-from tableenvs.vector.players import TIE_MARGIN  # the plain model player's margin, used the same way here
+from tableenvs.vector.model_kernels import TIE_MARGIN  # the plain model player's margin, used the same way here
 
 __all__ = ["BatchedCandidatePolicy", "batched_candidates"]
 

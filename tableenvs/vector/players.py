@@ -38,7 +38,7 @@ from tableenvs.core.registry import spec as game_spec
 from tableenvs.vector.compile import kernels_once
 from tableenvs.vector.contract import BatchedGame, BatchedPolicy
 from tableenvs.vector.draws import GENERATOR_WORDS, integers, load_state
-from tableenvs.vector.model_kernels import model_kernels
+from tableenvs.vector.model_kernels import TIE_MARGIN, model_kernels
 
 __all__ = [
     "BATCHED_POLICIES",
@@ -54,9 +54,6 @@ __all__ = [
 #: What :func:`batched_policy` takes, for messages.
 BATCHED_POLICIES = "random, heuristic, trained, trained:path=FILE.npz or a .npz path"
 
-#: Below this gap between the two best legal logits (relative to ``1 + |best|``) a greedy row is decided again by
-#: the one-row forward pass of ``NumpyPolicy`` (float32 rounding of a batched product is ~1e-6 relative).
-TIE_MARGIN = 1e-4
 
 
 #: The thread-count functions of the OpenBLAS builds numpy ships or links (``(get, set)`` symbol names).
