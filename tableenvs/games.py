@@ -77,6 +77,10 @@ for _game in (
         },
         batched="tableenvs.rummikub.batched:batched_game",
         batched_heuristic="tableenvs.rummikub.batched_heuristic:batched_heuristic",
+        batched_candidates={
+            "rummikub_openings_v1": "tableenvs.rummikub.batched_holding:batched_openings",
+            "rummikub_holding_v1": "tableenvs.rummikub.batched_holding:batched_holding",
+        },
     ),
 ):
     register_game(_game)

@@ -95,3 +95,25 @@ def test_refusals_are_one_line_and_come_before_any_work(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="needs a batched engine.*names no batched$") as error:
         best_response(GAME, "heuristic", tmp_path, samples=10)
     assert "\n" not in str(error.value) and not any(tmp_path.iterdir())
+
+
+def test_a_candidate_scoring_target_plays_as_numpy_policy():
+    """Rummikub's shipped 4-player model scores candidate plays: its target is the batched candidate player, which
+    chooses what one ``NumpyPolicy`` per env chooses (each keeps its env's turn), and gains nothing against itself."""
+    from tableenvs.vector.candidates import BatchedCandidatePolicy
+
+    game, options = "rummikub_v0", {"num_players": 4}
+    engine = tableenvs.vector.make(game, 16, trusted=True, **options)
+    player = batched_target("trained", engine, options)
+    assert isinstance(player, BatchedCandidatePolicy)
+    raw = make_raw(game, **options)
+    ones = [NumpyPolicy(trained_model_path(game, player.model.options), raw) for _ in range(16)]
+    obs, mask = engine.reset(seed=8)
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        actions = player.act(obs, mask, np.arange(16))
+        assert np.array_equal(actions, [one.act(o, m, rng) for one, o, m in zip(ones, obs, mask, strict=True)])
+        obs, mask, *_ = engine.step(actions)
+    assert player.scored > 0
+    gain, low, high, mine, theirs = evaluate_gain(game, options, "trained", "trained", deals=2, seed=1)
+    assert gain == pytest.approx(0.0, abs=1e-9) and mine == pytest.approx(theirs)

@@ -18,11 +18,12 @@ WITH_HEURISTIC = [name for name in tableenvs.vector.batched_names() if spec(name
 
 
 def model_for(name: str, players: int, tmp_path) -> str:
-    """``"trained"`` when a shipped model is made for ``players`` and can be batched (it reads only the observation:
-    no candidate-scoring model), else a random-weight file for them."""
+    """``"trained"`` when a shipped model is made for ``players`` and can be batched (it reads only the observation,
+    or it scores candidates the game's spec names batched candidates for), else a random-weight file for them."""
     for path in model_files(name):
         model = load_numpy_policy(path)
-        if model.options.get("num_players") == players and not model.candidates:
+        batchable = not model.candidates or model.candidates in spec(name).batched_candidates
+        if model.options.get("num_players") == players and batchable:
             return "trained"
     return str(random_numpy_policy(tmp_path / f"{name}-{players}p.npz", tableenvs.make_raw(name, num_players=players)))
 

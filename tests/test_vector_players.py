@@ -12,6 +12,7 @@ import tableenvs
 import tableenvs.vector
 from tableenvs.policies import RandomPolicy
 from tableenvs.policies.numpy_policy import NumpyPolicy, load_numpy_policy, random_numpy_policy, trained_model_path
+from tableenvs.vector.candidates import BatchedCandidatePolicy
 from tableenvs.vector.players import UNION_SHARE, BatchedNumpyPolicy, BatchedRandomPolicy, check_batchable_model
 from tests.batched_positions import recorded_positions
 
@@ -105,11 +106,14 @@ def test_what_cannot_be_batched_is_refused_in_one_line(tmp_path):
     games.reset(0)
     assert isinstance(tableenvs.vector.batched_policy("trained", games), BatchedNumpyPolicy)  # options from the games
     rummikub = load_numpy_policy(trained_model_path("rummikub_v0"))
-    with pytest.raises(ValueError, match="candidate-scoring model .*no batched player") as error:
-        check_batchable_model(rummikub)
+    with pytest.raises(ValueError, match="candidate-scoring model .*batched_policy plays this one with") as error:
+        check_batchable_model(rummikub)  # BatchedNumpyPolicy refuses it; batched_policy gives its own player
     assert "\n" not in str(error.value)
     with pytest.raises(ValueError, match="candidate-scoring model"):
         BatchedNumpyPolicy(rummikub, tableenvs.make_raw("rummikub_v0", num_players=4))
+    rows = tableenvs.vector.make("rummikub_v0", 2, num_players=4)
+    assert isinstance(tableenvs.vector.batched_policy("trained", rows, env=tableenvs.make_raw("rummikub_v0")),
+                      BatchedCandidatePolicy)  # fmt: skip
     other = random_numpy_policy(tmp_path / "3p.npz", tableenvs.make_raw("llama_party_v0", num_players=3))
     with pytest.raises(ValueError, match="3"):  # a model made for 3 players refused for 4, as NumpyPolicy does
         tableenvs.vector.batched_policy(str(other), games)

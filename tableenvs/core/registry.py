@@ -80,6 +80,9 @@ class GameSpec:
     # "module:factory" of its heuristic for a whole batch (tableenvs.vector.batched_heuristic): factory(game) takes
     # the BatchedGame and returns a tableenvs.vector.BatchedPolicy choosing as the Python heuristic; None: it has none
     batched_heuristic: str | None = None
+    # candidate plays for a whole batch, by the candidates' name -> "module:factory" (tableenvs.vector.candidates):
+    # factory(games, env) gives each row's single action or its candidates, as the named candidates class would
+    batched_candidates: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def declares(self, capability: str) -> bool:
         """Whether the spec declares ``capability`` (one of :data:`CAPABILITIES`; ``ValueError`` naming them if not)."""

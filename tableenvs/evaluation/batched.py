@@ -129,6 +129,10 @@ def play_rows(batch: Batch, raw_env: Any, games: Any, by_entrant: Sequence[Any])
     entrants = np.array([plan.seating(g) for g in batch.games], np.int64).reshape(m, n)
     deal_seeds = _start_rows(batch, n, distinct)
     obs, mask = games.reset(deal_seeds)
+    for player in distinct:  # new games in every row: a player that keeps state per env drops it
+        forget = getattr(player, "forget", None)
+        if forget is not None:
+            forget()
     results = getattr(games, "last_results", None)
     log: list[np.ndarray] = []
     active = np.ones(m, bool)

@@ -144,6 +144,18 @@ class OpeningChoices:
         self._only = np.zeros((1, self.size), np.float32)
 
     def __call__(self, observation: np.ndarray, action_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        found = self.opening_candidates(observation, action_mask)
+        if found is not None:
+            return found
+        action = self.heuristic.act(observation, action_mask, None)  # type: ignore[arg-type]  # deterministic
+        return self._only, np.array([action], np.int64)
+
+    def opening_candidates(
+        self, observation: np.ndarray, action_mask: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The opening candidates of :meth:`__call__` (features, actions), or None where it plays the heuristic's
+        action (opened, no opening, or no candidate holds the staged tiles). Keeps the per-turn cache; never asks the
+        heuristic (the batched candidate player, :mod:`tableenvs.rummikub.batched_holding`, relies on it)."""
         rack, staged, table, opened = HeuristicPolicy.read(observation)
         if not opened and action_mask[:TILE_TYPES].any():
             key = rack.tobytes() + table.tobytes()
@@ -161,5 +173,4 @@ class OpeningChoices:
                     actions.append(action)
             if kept:
                 return self._features[kept], np.asarray(actions, np.int64)
-        action = self.heuristic.act(observation, action_mask, None)  # type: ignore[arg-type]  # deterministic
-        return self._only, np.array([action], np.int64)
+        return None

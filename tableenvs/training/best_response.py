@@ -12,7 +12,8 @@ named here: the engine, the heuristic and the shipped model come from the game's
   seat played by the target for the whole batch in one call. Targets (:func:`batched_target`): ``heuristic`` (the
   game's batched heuristic), ``trained`` (the model shipped for the game and options), ``trained:path=FILE.npz`` or a
   ``.npz`` path (a plain ReLU/tanh numpy policy, played greedily as ``make_policy`` plays it, one matrix product for
-  all its rows: :class:`BatchedModel`).
+  all its rows: :class:`BatchedModel`; a candidate-scoring model, through the game's batched candidates:
+  :class:`tableenvs.vector.candidates.BatchedCandidatePolicy`, choosing exactly as ``NumpyPolicy``).
 * **The learner**: PPO with the league's settings (:data:`tableenvs.training.league.LEAGUE_PPO`), started from the
   same clone of the batched heuristic for every target (:func:`tableenvs.training.league.clone_heuristic_batched`; its
   network size, 256x256 by default, is the shipped models'), for a budget of learner samples and/or CPU seconds of
@@ -119,8 +120,10 @@ class BatchedModel:
 
 def batched_target(target: str, engine: Any, options: dict[str, Any] | None = None) -> Any:
     """The player of ``target`` for a whole batch of ``engine`` (a :func:`tableenvs.vector.make` batch made with
-    ``options``): ``"heuristic"``, ``"trained"``, ``"trained:path=FILE.npz"`` or a ``.npz`` path. Anything else, or a
-    model that does not fit the game and options or reads more than the observation, is a one-line ``ValueError``."""
+    ``options``): ``"heuristic"``, ``"trained"``, ``"trained:path=FILE.npz"`` or a ``.npz`` path (a
+    candidate-scoring model: :class:`tableenvs.vector.candidates.BatchedCandidatePolicy`). Anything else, or a model
+    that does not fit the game and options, reads derived inputs, or scores candidates its game has no batched ones
+    for, is a one-line ``ValueError``."""
     import tableenvs.vector
     from tableenvs.core.registry import make_raw
     from tableenvs.policies.model_env import check_model_fits
@@ -152,10 +155,14 @@ def batched_target(target: str, engine: Any, options: dict[str, Any] | None = No
         )
     model = load_numpy_policy(path)
     check_model_fits(model, raw)
-    if model.input_features or model.candidates:
+    if model.candidates:  # a candidate-scoring model: the game's batched candidates (one-line refusal if none)
+        from tableenvs.vector.candidates import BatchedCandidatePolicy
+
+        return BatchedCandidatePolicy(model, engine, raw)
+    if model.input_features:
         raise ValueError(
-            f"{model.name}: a model that reads derived inputs or scores candidate plays ({model.input_features or ''}"
-            f"{model.candidates or ''}) has no batched player; a best response needs one that reads the observation"
+            f"{model.name}: a model that reads derived inputs ({model.input_features}) has no batched target player; "
+            "a best response needs one that reads the observation or scores candidate plays"
         )
     return BatchedModel(model, target)
 

@@ -14,6 +14,11 @@ from numba.extending import register_jitable
 
 from tableenvs.vector.compile import kernels_once
 
+#: Below this gap between the two best legal logits (relative to ``1 + |best|``) a greedy row is decided again by
+#: the one-row forward pass of ``NumpyPolicy`` (float32 rounding of a batched product is ~1e-6 relative); the batched
+#: candidate-scoring player (:mod:`tableenvs.vector.candidates`) scores a row again below the same gap of its scores.
+TIE_MARGIN = 1e-4
+
 
 def sparse_layer_kernel(x, rows, scale, weight, bias, out):
     """``out[i] = (x[rows[i]] * scale) @ weight + bias`` summed over that row's nonzero inputs only (``scale``

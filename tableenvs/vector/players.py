@@ -13,7 +13,8 @@ Where you are: :mod:`tableenvs.vector` (no game here). Every player is a :class:
   ``NumpyPolicy``'s own one-row forward pass. Sampled, each row draws one uniform number from the player's generator
   (``numpy.random.default_rng(seed)``, in row order) and takes the action where the cumulative masked softmax passes
   it: a different stream from ``NumpyPolicy``'s ``rng.choice`` (a tournament's sampled games differ from the AEC
-  path's). A candidate-scoring model is refused (:func:`check_batchable_model`).
+  path's). A candidate-scoring model is refused here (:func:`check_batchable_model`): :func:`batched_policy` plays
+  it with :class:`tableenvs.vector.candidates.BatchedCandidatePolicy` (the game's batched candidates).
 * :class:`BatchedRandomPolicy` — uniform over the legal actions, drawn from one generator per env and seat
   (:meth:`~BatchedRandomPolicy.seat_generators`): ``legal[rng.integers(len(legal))]``, compiled with numpy's exact
   draws (:mod:`tableenvs.vector.draws`), so with the generators the AEC path gives each seat it draws exactly as
@@ -37,7 +38,7 @@ from tableenvs.core.registry import spec as game_spec
 from tableenvs.vector.compile import kernels_once
 from tableenvs.vector.contract import BatchedGame, BatchedPolicy
 from tableenvs.vector.draws import GENERATOR_WORDS, integers, load_state
-from tableenvs.vector.model_kernels import model_kernels
+from tableenvs.vector.model_kernels import TIE_MARGIN, model_kernels
 
 __all__ = [
     "BATCHED_POLICIES",
@@ -53,9 +54,6 @@ __all__ = [
 #: What :func:`batched_policy` takes, for messages.
 BATCHED_POLICIES = "random, heuristic, trained, trained:path=FILE.npz or a .npz path"
 
-#: Below this gap between the two best legal logits (relative to ``1 + |best|``) a greedy row is decided again by
-#: the one-row forward pass of ``NumpyPolicy`` (float32 rounding of a batched product is ~1e-6 relative).
-TIE_MARGIN = 1e-4
 
 
 #: The thread-count functions of the OpenBLAS builds numpy ships or links (``(get, set)`` symbol names).
@@ -125,11 +123,12 @@ LEGAL_ONLY_ACTIONS = 128
 
 
 def check_batchable_model(model: Any) -> None:
-    """Refuse (one-line ``ValueError``) a model file that cannot be batched: a candidate-scoring model."""
+    """Refuse (one-line ``ValueError``) a model file :class:`BatchedNumpyPolicy` cannot play: a candidate-scoring
+    model (:func:`batched_policy` plays it with :class:`tableenvs.vector.candidates.BatchedCandidatePolicy`)."""
     if model.candidates:
         raise ValueError(
-            f"{model.name!r} is a candidate-scoring model ({model.candidates!r}): its candidate plays are built "
-            "from one observation at a time in Python, so it has no batched player; play it on the AEC engine"
+            f"{model.name!r} is a candidate-scoring model ({model.candidates!r}): BatchedNumpyPolicy plays models "
+            "that read the observation; batched_policy plays this one with BatchedCandidatePolicy"
         )
 
 
@@ -329,7 +328,8 @@ class BatchedRandomPolicy:
 
 def not_batchable(spec: Any) -> str | None:
     """Why the policy spec ``spec`` has no batched player (a short phrase), or None when its kind has one (the
-    spec may still be refused when built: a candidate-scoring model, a game without a batched heuristic)."""
+    spec may still be refused when built: a candidate-scoring model whose game names no batched candidates for it, a
+    game without a batched heuristic)."""
     if isinstance(spec, (str, Path)):
         text = str(spec)
         if text in ("random", "heuristic") or text == "trained" or text.startswith("trained:") or text.endswith(".npz"):
@@ -344,9 +344,10 @@ def batched_policy(
     """The player of policy ``spec`` for the rows of ``games``: ``"random"`` (:class:`BatchedRandomPolicy`, seeded
     by ``seed``), ``"heuristic"`` (:func:`tableenvs.vector.batched_heuristic`), ``"trained"`` (the model shipped
     for the env's setting), ``"trained:path=FILE.npz"`` or a ``.npz`` path (:class:`BatchedNumpyPolicy`, greedy
-    or, with ``deterministic=False``, sampled from ``default_rng(seed)``). ``env``: an AEC env of the same game and
-    options (models are checked against it); None makes one from ``games.get_state(0)["options"]`` (the games
-    must have been reset). Anything else is a one-line ``ValueError``."""
+    or, with ``deterministic=False``, sampled from ``default_rng(seed)``; a candidate-scoring model:
+    :class:`tableenvs.vector.candidates.BatchedCandidatePolicy`, where the game's spec names batched candidates).
+    ``env``: an AEC env of the same game and options (models are checked against it); None makes one from
+    ``games.get_state(0)["options"]`` (the games must have been reset). Anything else is a one-line ``ValueError``."""
     reason = not_batchable(spec)
     if reason is not None:
         raise ValueError(reason)
@@ -366,7 +367,10 @@ def batched_policy(
     else:
         path = Path(os.fspath(spec))
     model = load_numpy_policy(path)
-    check_batchable_model(model)
+    if model.candidates:  # a candidate-scoring model: the game's batched candidates, through its spec
+        from tableenvs.vector.candidates import BatchedCandidatePolicy
+
+        return BatchedCandidatePolicy(model, games, raw, deterministic=deterministic, seed=seed)
     return BatchedNumpyPolicy(model, raw, deterministic=deterministic, seed=seed)
 
 
