@@ -1,5 +1,5 @@
 """Learning per sample: today's default ``tableenvs train`` job against the batched self-play trainer, at the same
-number of learner decisions (issue 28, item 2: "at equal or better learning per sample").
+number of learner decisions ("at equal or better learning per sample").
 
 For each game: (a) :func:`tableenvs.training.job.train` with its defaults (MaskablePPO on one rotating seat against
 ``random`` opponents, 4 envs) and (b) :func:`tableenvs.training.batched.train_batched` with its defaults (self-play:

@@ -14,7 +14,7 @@ in PettingZoo or OpenSpiel to compare with.
 ``--eval-games N`` also plays N 4-player games of one greedy seat (rotating) against three random seats and N
 2-player games greedy against random, and prints win rates with Wilson 95% intervals.
 
-``--compare [--baseline PATH]`` (issue 17) prints instead, all from one run: 2/3/4-player step rates of this checkout
+``--compare [--baseline PATH]`` prints instead, all from one run: 2/3/4-player step rates of this checkout
 and of the checkout at ``PATH`` (each in its own child process, rounds interleaved, best of ``--rounds``), OpenSpiel
 ``gin_rummy`` (2p, observation tensor every decision) and RLCard ``gin-rummy`` (each row says when the peer is not
 installed), per-step CPU times of ``--tail-games`` random and greedy 4-player games by table size (p50/p90/p99/max),
@@ -186,7 +186,7 @@ def heuristic_vs_random(num_players: int, games: int) -> str:
     )
 
 
-# ---------------------------------------------------------------------------------------------- side by side (issue 17)
+# ---------------------------------------------------------------------------------------------- side by side
 # ``--baseline PATH`` runs the same drivers on another checkout (e.g. ``git worktree add /tmp/base de69bda``) in a
 # child process, and this checkout in another, interleaving rounds so both see the same machine load. Each child
 # reads one JSON command per line and answers one JSON line.
@@ -243,7 +243,7 @@ def _shares(games: int) -> dict[str, float]:
         "kernel: reach",
         "kernel: meld records",
         "kernel: score edges",  # ``solve`` from the engine's recorded sweep: greedy agents only, not in random play
-        "kernel: witness",  # searches instead of a sweep on big tables (since issue 17's sixth pass)
+        "kernel: witness",  # searches instead of a sweep on big tables
     )
     if len(compiled) > len(names):  # a kernel left out would run untimed and leave the table
         raise RuntimeError(f"_shares names {len(names)} kernels but the solver has {len(compiled)}: name them all")
@@ -271,7 +271,7 @@ def _shares(games: int) -> dict[str, float]:
         if hasattr(rules_module, name):
             setattr(rules_module, name, arrange_once(getattr(rules_module, name)))
     turn_sweep = getattr(solver_module, "TurnSweep", None)
-    if hasattr(turn_sweep, "played_arrangement"):  # since issue 17's third pass: read off the commit check's walk
+    if hasattr(turn_sweep, "played_arrangement"):  # read off the commit check's walk
         turn_sweep.played_arrangement = arrange_once(turn_sweep.played_arrangement)
     for name in ("fill", "fill_observation"):  # newer encoders: the adapter calls ``fill_observation`` (an alias)
         if hasattr(encoder.Encoder, name):
@@ -473,7 +473,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=200, help="games per speed measurement")
     parser.add_argument("--eval-games", type=int, default=0, help="greedy-vs-random games per player count")
-    parser.add_argument("--compare", action="store_true", help="the side-by-side tables (issue 17) instead")
+    parser.add_argument("--compare", action="store_true", help="the side-by-side tables instead")
     parser.add_argument("--baseline", help="root of another checkout to measure side by side (with --compare)")
     parser.add_argument("--rounds", type=int, default=5, help="rate rounds (best of), with --compare")
     parser.add_argument("--seconds", type=float, default=2.0, help="CPU seconds per rate round, with --compare")

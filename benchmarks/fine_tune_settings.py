@@ -1,4 +1,4 @@
-"""Why the strong recipe's fine-tuning takes two epochs at learning rate 2e-4 (issue 28): the settings compared.
+"""Why the strong recipe's fine-tuning takes two epochs at learning rate 2e-4: the settings compared.
 
 Where you are: a long benchmark, never run in CI; it writes the ``fine-tune-settings`` block of docs/lab/training.md.
 :data:`tableenvs.training.recipe.FINE_TUNE` takes two PPO epochs per rollout at 2e-4; the update is most of a

@@ -1,5 +1,5 @@
 """The learning curves of ``strong`` recipe runs (tableenvs/training/recipe.py): the block of docs/training.md "The
-strong recipe" (issue 28).
+strong recipe".
 
 For each run directory given (what ``tableenvs train GAME --recipe strong --out DIR`` wrote): how well the clone
 copies the heuristic (``clone.json``: labels, validation agreement; the clone head to head against the heuristic),

@@ -1,4 +1,4 @@
-"""A fresh clone reproduces a shipped model with the documented recipe command (issue 28), into the docs.
+"""A fresh clone reproduces a shipped model with the documented recipe command, into the docs.
 
 Where you are: a long benchmark (the recipe's whole budget: about half an hour of 2 cores per game), never run in
 CI. It clones this checkout's ``HEAD`` into a scratch directory, makes a venv there and installs the package as the

@@ -1,7 +1,7 @@
 """Run the benchmarks of docs/benchmarks.md and rewrite their blocks there: one command regenerates every table.
 
 Where you are: the recorder of docs/benchmarks.md's "Current figures" and of the OpenSpiel demo in docs/openspiel.md
-(issue 31: no measured table is copied by hand). Each record is one benchmark script with the arguments below; it
+(no measured table is copied by hand). Each record is one benchmark script with the arguments below; it
 runs in a subprocess of this venv from ``benchmarks/``, and what it prints goes, with the command, the date, the
 commit, the machine (cores, Python) and the load average at the start and the end, between the markers::
 

@@ -1,4 +1,4 @@
-"""Search rollouts with the trusted step against the checked one, in the same run (issue 29, item 5).
+"""Search rollouts with the trusted step against the checked one, in the same run.
 
 A rollout plays actions it knows are legal (the root's, the tree's, the heuristic's ``act_in_world``, a uniform
 choice among the legal actions), so it steps the sampled world with ``step_trusted``: no mask is built to check

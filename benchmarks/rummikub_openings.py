@@ -1,5 +1,5 @@
 """A Rummikub cross-entropy recipe's model against the heuristic: its learning curve and the standard test on several
-sets of deals (issue 28, a record).
+sets of deals.
 
 Where you are: a long benchmark, never run in CI; it writes a block of the docs per recipe. It runs (or
 continues, or just reads) ``tableenvs train rummikub_v0 --recipe RECIPE --out RUN`` (``openings`` or ``holding``,

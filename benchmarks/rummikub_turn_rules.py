@@ -1,4 +1,4 @@
-"""Rummikub at 4 players: what hand-made changes to the heuristic's turn are worth against it (issue 28, a record).
+"""Rummikub at 4 players: what hand-made changes to the heuristic's turn are worth against it.
 
 Where you are: a long benchmark, never run in CI; it writes a block of docs/lab/training.md. The whole-turn search and
 the turn values learned from returns chose among the heuristic's own three plays and a draw and did not beat the

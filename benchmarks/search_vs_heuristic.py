@@ -239,7 +239,7 @@ TEST_MS = {"pilipili_v0": 100.0, "llama_party_v0": 100.0, "rummikub_v0": 300.0}
 
 
 def verdict(rows: list[dict]) -> str:
-    """One line per game: does a saved row pass issue 29's test with the game's current default ``search``?"""
+    """One line per game: does a saved row pass the search's strength test with the game's default ``search``?"""
     parts = []
     for name in GAMES:
         players = GAMES[name]["players"]

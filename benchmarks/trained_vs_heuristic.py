@@ -1,5 +1,5 @@
 """Trained models against the heuristic, head to head, per game: the table of docs/agents.md "Trained against the
-heuristic" (issue 28).
+heuristic".
 
 For each game chosen: :func:`tableenvs.evaluation.evaluate` of ``heuristic`` against a model (``trained``, the
 model shipped in the package, or a ``.npz`` path) with half the seats each, every seating, duplicate deals, as

@@ -1,4 +1,4 @@
-"""Evidence that the plain training job learns: the block of docs/training.md "Evidence that it learns" (issue 31).
+"""Evidence that the plain training job learns: the block of docs/training.md "Evidence that it learns".
 
 For each game chosen, one ``tableenvs train`` run with the settings of that section (MaskablePPO with the defaults,
 against random opponents, seed 0) in a fresh output directory, timed (wall, and CPU of the training process);

@@ -1,5 +1,5 @@
 """Training samples per CPU-second: the strong recipe's PPO step and the batched trainer against today's default
-``tableenvs train``, in the same run (issue 28, item 2). The block of docs/benchmarks.md "Training throughput".
+``tableenvs train``, in the same run. The block of docs/benchmarks.md "Training throughput".
 
 For each game: (1) :func:`tableenvs.training.job.train` with its defaults (MaskablePPO, 4 envs x 512 steps, minibatch
 256, 10 epochs, a (128, 128) actor and critic: ``tableenvs.training.config.DEFAULT_HYPERPARAMETERS``) against

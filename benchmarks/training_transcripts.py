@@ -1,4 +1,4 @@
-"""The measured transcripts of docs/training.md, run as written and rewritten into the page (issue 31).
+"""The measured transcripts of docs/training.md, run as written and rewritten into the page.
 
 Where you are: a benchmark script (training times depend on the machine, so these blocks are never checked in CI;
 the seeded tables of the docs are, by ``docs/generate.py``). Each case runs the page's commands in a scratch

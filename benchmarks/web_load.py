@@ -1,4 +1,4 @@
-"""Load test of ``tableenvs serve`` on the loopback address (issue 32): many concurrent games, moves from a script.
+"""Load test of ``tableenvs serve`` on the loopback address: many concurrent games, moves from a script.
 
 Starts the server (``python -m tableenvs.web.command``, the ``serve`` command) in a subprocess on 127.0.0.1 (checked:
 it listens nowhere else), warms it with one game of each title, times one client alone for a few seconds (the

@@ -329,33 +329,16 @@ def _add_train_parser(commands) -> dict[str, object]:
         help="with --recipe strong: the seats of each table the learner plays while fine-tuning, the heuristic the "
         "others (default: every seat but one)",
     )
-    train.add_argument(  # None: the recipe's start
-        "--init",
-        metavar="FILE",
-        default=None,
-        help="with a game's own --recipe: start from this candidate-scoring model file's weights (one of the same "
-        "candidates, e.g. trained at another player count) instead of the recipe's start",
-    )
-    train.add_argument(
-        "--spread",
-        type=float,
-        default=1.0,
-        help="with a game's own --recipe: the first generation's spread of every weight (default 1; smaller keeps "
-        "a run near its --init)",
-    )
-    train.add_argument(  # None: the recipe's own
-        "--rank-points",
-        type=float,
-        default=None,
-        help="with a game's own --recipe that weighs finishing rank (population): the points one place of mean rank "
-        "is worth in the fitness (default the recipe's)",
-    )
-    train.add_argument(  # None: the recipe's own
-        "--table-games",
-        type=int,
-        default=None,
-        help="with a game's own --recipe: the games that score a weight vector at each table (default the recipe's)",
-    )
+    # with a game's own --recipe (None: the recipe's own value)
+    scorer = "with a game's own --recipe: "
+    train.add_argument("--init", metavar="FILE", help=scorer + "start from this candidate-scoring model file's "
+                       "weights (one of the same candidates, e.g. trained at another player count)")  # fmt: skip
+    train.add_argument("--spread", type=float, default=1.0, help=scorer + "the first generation's spread of every "
+                       "weight (default 1; smaller keeps a run near its --init)")  # fmt: skip
+    train.add_argument("--rank-points", type=float, help=scorer + "the points one place of mean rank is worth in "
+                       "the fitness, where it weighs finishing rank (population; default the recipe's)")  # fmt: skip
+    train.add_argument("--table-games", type=int, help=scorer + "the games that score a weight vector at each "
+                       "table (default the recipe's)")  # fmt: skip
     return {action.dest: action.default for action in train._actions if action.dest != "help"}
 
 

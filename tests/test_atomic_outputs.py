@@ -1,4 +1,4 @@
-"""Atomic outputs (issue 30): a failed write never truncates or empties a file, and an earlier file survives.
+"""Atomic outputs: a failed write never truncates or empties a file, and an earlier file survives.
 
 The helpers in :mod:`tableenvs.paths` are tested with an injected ``OSError``; the command line is tested on a real
 full file system (a small tmpfs, mounted where this process may mount, as root in CI) and, where mounting is not

@@ -1,4 +1,4 @@
-"""PettingZoo-classic habits (issue 31): ``from tableenvs import pilipili_v0; pilipili_v0.env()``, a clear error
+"""PettingZoo-classic habits: ``from tableenvs import pilipili_v0; pilipili_v0.env()``, a clear error
 for ``pettingzoo.make("parallel", ...)``, ``api_test`` without the warnings the Dict observation convention
 triggers, and the command line's ``--version`` and clean help texts."""
 

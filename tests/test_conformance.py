@@ -1,4 +1,4 @@
-"""One conformance suite for every registered game (issue 16, item 3), public since issue 27 as
+"""One conformance suite for every registered game, public as
 :mod:`tableenvs.testing` (``check_game(name)``), so a game written outside the package is checked alike.
 
 Every game the package registers is checked here, one pytest item per check and option set

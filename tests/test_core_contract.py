@@ -1,4 +1,4 @@
-"""The written contract of ``tableenvs.core``: the hooks table of ``TableEnv`` is complete and true (issue 27)."""
+"""The written contract of ``tableenvs.core``: the hooks table of ``TableEnv`` is complete and true."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every ```python block of README.md and docs/**/*.md (docs/lab/ too) runs as written (issue 13): each is written to
+"""Every ```python block of README.md and docs/**/*.md (docs/lab/ too) runs as written: each is written to
 its own file and run as a script (``__main__``) with small training and evaluation budgets (tests/doc_snippets.py).
 A block that is not meant to run is marked on the line before its fence with ``<!-- sketch: why -->`` and skipped.
 """

@@ -1,4 +1,4 @@
-"""The docs' generated blocks match a fresh run (issue 31): a change that moves a documented number fails here
+"""The docs' generated blocks match a fresh run: a change that moves a documented number fails here
 until ``python docs/generate.py`` is run. Every block is seeded and deterministic (no timings)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Observations, masks, action ids and action texts stay bit-identical (issue 16: the shared Layout and encoder
+"""Observations, masks, action ids and action texts stay bit-identical (the shared Layout and encoder
 protocol changed how the encoders are declared, not what they write).
 
 ``FINGERPRINTS`` were recorded at commit de69bda, before the change, with the loop below: for every game, player

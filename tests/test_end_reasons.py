@@ -1,4 +1,4 @@
-"""Why a game ended (issue 27, item 1): ``Outcome.reason``, one of the end reasons each game declares as data.
+"""Why a game ended: ``Outcome.reason``, one of the end reasons each game declares as data.
 
 Every declared reason of every game is produced here by a scripted or played game (truncation included), and
 ``tableenvs play`` prints it at the end of a game.

@@ -1,4 +1,4 @@
-"""Tournaments that survive interruption and dead workers (issue 30, item 2), through the real command line.
+"""Tournaments that survive interruption and dead workers, through the real command line.
 
 ``tableenvs eval`` runs in a subprocess in its own session; the tests wait until games are saved in
 ``games.jsonl``, then send SIGTERM, Ctrl-C (SIGINT to the process group) or ``kill -9`` to a worker, and check the

@@ -1,4 +1,4 @@
-"""``TableEnv.from_state`` checks the record's options before it builds anything (issue 30): every bad option is a
+"""``TableEnv.from_state`` checks the record's options before it builds anything: every bad option is a
 :class:`tableenvs.core.state.StateError` saying so, and no file named by a record is read."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The one game driver, ``tableenvs.policies.play_game``, and its per-step hook (issue 27, item 4)."""
+"""The one game driver, ``tableenvs.policies.play_game``, and its per-step hook."""
 
 from __future__ import annotations
 

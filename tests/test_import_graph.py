@@ -1,4 +1,4 @@
-"""The package's import graph: no cycle anywhere, and ``tableenvs.core`` imports nothing above it (issue 27).
+"""The package's import graph: no cycle anywhere, and ``tableenvs.core`` imports nothing above it.
 
 Every import statement counts, at module level, inside functions and under ``if TYPE_CHECKING:`` alike, read from
 the source with :mod:`ast` (nothing is imported here). An import of a package's submodule (``from . import
@@ -15,7 +15,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "tableenvs"
 
-#: Modules over 500 lines, each with the most lines it may have (issue 27 allows none but the solver kernel). A module
+#: Modules over 500 lines, each with the most lines it may have (none is allowed but the solver kernel). A module
 #: may shrink below its figure or drop off the list, never grow past it, and no other module may pass 500 lines.
 OVER_500 = {
     "tableenvs/rummikub/_solver_kernel.py": 1523,

@@ -1,4 +1,4 @@
-"""The trust boundary for model files (issue 28): an SB3 ``.zip`` holds pickles that can run code, so it loads only
+"""The trust boundary for model files: an SB3 ``.zip`` holds pickles that can run code, so it loads only
 with ``trust_models=True`` / ``--trust-models``; a ``.npz`` numpy policy is plain arrays, and every malformed one
 is refused with a one-line error; a numpy policy plays a whole game where torch cannot even be imported.
 

@@ -1,4 +1,4 @@
-"""Pictures of the table (issue 14 item 4): ``render_mode="rgb_array"`` and ``render_svg(agent)``.
+"""Pictures of the table: ``render_mode="rgb_array"`` and ``render_svg(agent)``.
 
 PettingZoo's ``render_test`` over every game, player count and option set is in ``test_conformance.py`` (it runs
 every mode in ``metadata["render_modes"]``). Here: the picture is the rasterised ``render_svg()``, it draws text

@@ -1,4 +1,4 @@
-"""A human seat in ``tableenvs play`` (issue 14 item 2), driven through stdin: a monkeypatched ``input`` for whole
+"""A human seat in ``tableenvs play``, driven through stdin: a monkeypatched ``input`` for whole
 games of every title, and one real subprocess with piped stdin."""
 
 import os

@@ -1,4 +1,4 @@
-"""Game records (issue 14 item 3): record -> JSON -> replay reproduces exactly, for every game; a record that
+"""Game records: record -> JSON -> replay reproduces exactly, for every game; a record that
 does not reproduce names its first differing step; bad files and other versions are refused in one line."""
 
 import json

@@ -1,5 +1,5 @@
-"""``set_state`` refuses inconsistent records with a ``StateError`` naming the field, before anything changes
-(issue 30, item 3): the measured cases one by one, then the field-by-field mutation fuzz
+"""``set_state`` refuses inconsistent records with a ``StateError`` naming the field, before anything changes:
+the measured cases one by one, then the field-by-field mutation fuzz
 (``benchmarks/state_mutation_fuzz.py``) for ``CI_SECONDS`` (``STATE_FUZZ_SECONDS`` for a longer run)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``step_trusted`` (search rollouts, issue 29 item 5) plays the same game as ``step``: same observations, masks,
+"""``step_trusted`` (search rollouts) plays the same game as ``step``: same observations, masks,
 rewards, terminations and next agents, with nothing written to the event log; and the rollouts of a policy whose
 actions are not read from the world's legal moves still go through the checked ``step``."""
 

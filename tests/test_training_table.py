@@ -1,4 +1,4 @@
-"""The final table of ``tableenvs train`` says which direction of the paired difference is better (issue 31)."""
+"""The final table of ``tableenvs train`` says which direction of the paired difference is better."""
 
 from __future__ import annotations
 

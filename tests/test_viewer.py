@@ -1,4 +1,4 @@
-"""The HTML replay viewer (issue 14 item 5): ``tableenvs replay FILE --html OUT.html`` / :mod:`tableenvs.play.viewer`.
+"""The HTML replay viewer: ``tableenvs replay FILE --html OUT.html`` / :mod:`tableenvs.play.viewer`.
 
 The page's data is checked against the record (every move, its words for the mover and for the others, the
 returns, one picture per seat and step); the command line writes it or refuses a bad path; and one real headless

@@ -1,4 +1,4 @@
-"""Per-player views (``env.unwrapped.render_view(agent)``, issue 14 item 1).
+"""Per-player views (``env.unwrapped.render_view(agent)``).
 
 Over random games of every game: a seat's view does not change when what it cannot see is permuted or dealt
 anew (with the same helpers the observation hidden-information tests use, which define "cannot see" from the

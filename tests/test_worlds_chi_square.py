@@ -1,4 +1,4 @@
-"""``sample_world`` against exact enumeration on small configurations of each game (chi-square, issue 29).
+"""``sample_world`` against exact enumeration on small configurations of each game (chi-square).
 
 Each test fixes a small position, enumerates what the worlds consistent with the agent's view can hold in one hidden
 place (with the probability each has when every consistent assignment of the unseen cards is equally likely), samples
@@ -117,7 +117,7 @@ def test_rummikub_other_rack_against_enumeration():
 def test_llama_party_2p_dummy_draw_against_enumeration():
     """2 players after pass 1: player_0's 4 passed cards went into the dummy (7 cards), and player_1 drew 4 of those
     11 at random; nothing player_0 saw since depends on which, so the number of its passed cards in player_1's hand
-    is hypergeometric (the sampler before issue 29 kept the real number)."""
+    is hypergeometric (an earlier sampler kept the real number)."""
     env = tableenvs.make_raw("llama_party_v0", num_players=2)
     env.reset(seed=4)
     while not (env.game.step == 2 and env.game.to_act == 0):

@@ -1,4 +1,4 @@
-"""Sampled worlds hold nothing of the real hidden state and depend only on what the agent knows (issue 29).
+"""Sampled worlds hold nothing of the real hidden state and depend only on what the agent knows.
 
 Twin games: a game and its twin are played from scripted deals that differ by a permutation of cards (tiles) and
 with the same moves (the cards in them relabelled the same way); a twin counts only if the agent got the same

@@ -1,11 +1,11 @@
 """Llama Party's worlds come with a hidden history of the round that replays legally and shows the agent exactly
-what it saw at every step of the round, not only at the current one (issue 29, test (b)).
+what it saw at every step of the round, not only at the current one.
 
 ``tableenvs.llama_party.worlds.sample_round`` samples the round's deal, the engine's draws and every pick so far;
 here that history is replayed through a fresh env (the engine's draws scripted), the agent's observation and mask
 are compared with the real game's at every step of the round, and the state it ends in is the world's. Also: the
-agents' passed cards do move (the other drew them from the dummy, or passed them on), where the sampler before
-issue 29 kept them where they really were. Seeded loops over random positions with 2, 3 and 4 players.
+agents' passed cards do move (the other drew them from the dummy, or passed them on), where an earlier
+sampler kept them where they really were. Seeded loops over random positions with 2, 3 and 4 players.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Benchmark: instructions per agent-step of Rummikub random play, counted by valgrind (callgrind), per checkout.
 
-Where you are: ``benchmarks/``. CPU-time rates on these shared machines swing 10-15% between runs (issue 17: the same
+Where you are: ``benchmarks/``. CPU-time rates on these shared machines swing 10-15% between runs (the same
 baseline measured 239..280 µs a 4-player step within one hour); an instruction count does not. It is not time
 (cache misses and branch mispredictions are not counted: the solver's hash tables cost more per instruction than the
 Python), so it complements ``bench_rummikub_env.py --compare``, it does not replace it.

@@ -1,5 +1,5 @@
 """Clone a labeller (e.g. the game's default ``search``) into a numpy model that reads the observation plus named
-derived inputs (issue 28); written into docs/lab/training.md. The shipped Rummikub model came from this script.
+derived inputs; written into docs/lab/training.md. The shipped Rummikub model came from this script.
 
 Where you are: a long benchmark, never run in CI. The steps, each skipped when its output exists (a rerun in the
 same ``--out`` continues):

@@ -1,4 +1,4 @@
-"""Experiment (issue 28): does the strong recipe beat the Llama Party heuristic when the network also sees the
+"""Experiment: does the strong recipe beat the Llama Party heuristic when the network also sees the
 heuristic's value of each card? Written into docs/lab/training.md. (The inputs are
 :class:`tableenvs.llama_party.features.CardValues`; the shipped Llama Party model came from this script.)
 

@@ -1,5 +1,5 @@
-"""Rummikub: learn which whole turn to play from Monte-Carlo returns, then clone that choice into a numpy model
-(issue 28). Written into docs/lab/training.md; the shipped Rummikub model came from this script when it is shipped.
+"""Rummikub: learn which whole turn to play from Monte-Carlo returns, then clone that choice into a numpy model.
+Written into docs/lab/training.md; the shipped Rummikub model came from this script when it is shipped.
 
 Where you are: a long benchmark, never run in CI. The search over whole turns beats the heuristic at 2 players but
 not at 4 (docs/agents.md), so its labels are no teacher at the default 4 players. Here the candidate turns are the

@@ -1,4 +1,4 @@
-"""Research probe (issue 17, sixth pass): could plays onto the table be answered by witnesses instead of a sweep?
+"""Research probe: could plays onto the table be answered by witnesses instead of a sweep?
 
 It measured the idea before it was built (``kernel.witness``, used by ``solver.TurnSweep`` on big tables); it stays
 as the evidence for the figures in docs/benchmarks.md and as a Python statement of the search. Without the searches,

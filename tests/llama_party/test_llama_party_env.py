@@ -37,7 +37,7 @@ def test_ansi_render_shows_goals_ring_and_hands():
 def test_spaces():
     e = raw_env(num_players=4)
     space = e.observation_space("player_0")
-    assert space["observation"].shape == (OBSERVATION_SIZE,) == (469,)  # 341 before issue 15 (shown hands)
+    assert space["observation"].shape == (OBSERVATION_SIZE,) == (469,)  # 341 before the shown hands were added
     assert e.action_space("player_0").n == 32
 
 

@@ -1,4 +1,4 @@
-"""Llama Party's one visibility decision, ``LlamaParty.seen_by(seat)`` (issue 27 item 2).
+"""Llama Party's one visibility decision, ``LlamaParty.seen_by(seat)``.
 
 Over random games with 2, 3 and 4 players, at every step and for every seat, the observation, the text view and a
 sampled world show exactly the cards ``seen_by`` says the seat sees: its hand, picks, goal, what it passed and

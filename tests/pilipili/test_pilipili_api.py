@@ -23,7 +23,7 @@ def test_spaces_and_sizes():
         space = e.observation_space("player_0")
         assert space["observation"].shape == (Encoder(n).size,)
         assert e.action_space("player_0").n == NUM_ACTIONS == 234
-    assert Encoder(5).size == 689  # 650 before issue 15 (previous-round summary, bidding order)
+    assert Encoder(5).size == 689  # 650 before the previous-round summary and bidding order were added
 
 
 def test_missions_none_plays_without_a_deck():

@@ -210,7 +210,7 @@ def test_a_model_saved_with_the_old_observation_size_is_refused_clearly():
     from tableenvs.policies.sb3_policy import SB3Policy
 
     old = SimpleNamespace(
-        observation_space=gymnasium.spaces.Box(0, 1, (650,)),  # pilipili_v0, 5 players, before issue 15
+        observation_space=gymnasium.spaces.Box(0, 1, (650,)),  # pilipili_v0, 5 players, an older observation size
         action_space=gymnasium.spaces.Discrete(234),
     )
     with pytest.raises(ValueError, match=r"expects observations of shape \(650,\).*has \(689,\).*observation changed"):

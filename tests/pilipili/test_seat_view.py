@@ -1,4 +1,4 @@
-"""Pili Pili's one visibility decision, ``PiliPiliGame.seen_by(seat)`` (issue 27 item 2).
+"""Pili Pili's one visibility decision, ``PiliPiliGame.seen_by(seat)``.
 
 Over random games under every mission of the standard deck, at every step and for every seat, the observation, the
 text view and a sampled world say exactly what ``seen_by`` says: the phase as the seat knows it, whether its own and

@@ -1,4 +1,4 @@
-"""A table's arrangement found by a search instead of a whole sweep (``solver._arrangement``, issue 17 eighth pass).
+"""A table's arrangement found by a search instead of a whole sweep (``solver._arrangement``).
 
 The published arrangement of a table is the first partition in sweep order: the path a scored sweep of ``lo = hi =
 table`` backtracks (``_swept_arrangement``). ``_arrangement`` asks ``kernel.witness`` for the first accepted path in

@@ -1,4 +1,4 @@
-"""The sweep's joker-free relaxation per colour (``kernel.joker_free_rows``, issue 17 ninth pass), checked directly.
+"""The sweep's joker-free relaxation per colour (``kernel.joker_free_rows``), checked directly.
 
 ``joker_free_rows(lo, hi, rows)`` sets bit ``r`` of ``rows[c, n]`` when colour ``c`` could finish from run state
 ``r`` before its cell at 0-based number ``n`` (13: after the last number) without any joker, in a relaxation that

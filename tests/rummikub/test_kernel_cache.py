@@ -1,4 +1,4 @@
-"""Where the solver's compiled kernel is cached, and that Rummikub runs where no cache can be written (issue 11).
+"""Where the solver's compiled kernel is cached, and that Rummikub runs where no cache can be written.
 
 The read-only test is real: a non-editable install of this tree in a temporary directory (``pip install --target``,
 or a plain copy of the package when no setuptools >= 77 is at hand to build it offline: the same files a

@@ -1,4 +1,4 @@
-"""The melds of a sweep path from the compiled replay (``kernel.meld_records``, issue 17 fifth pass) against the
+"""The melds of a sweep path from the compiled replay (``kernel.meld_records``) against the
 Python replay it replaced, kept here as the reference.
 
 Both replay the sweep's run rule per colour (short runs first, runs without a piece close, leftover pieces start

@@ -1,4 +1,4 @@
-"""The arrangement published at a commit, read off the decision's walk (issue 17, third pass), against a fresh sweep.
+"""The arrangement published at a commit, read off the decision's walk, against a fresh sweep.
 
 At a commit that is not an opening, the engine takes the arrangement of the table after the play from the walk that
 answered the commit check (``TurnSweep.played_arrangement``: ``kernel.exact_choices`` follows the first exact path in

@@ -1,4 +1,4 @@
-"""Questions answered at a cut from kept words (``kernel.reach``, issue 17 fifth pass) against a whole walk.
+"""Questions answered at a cut from kept words (``kernel.reach``) against a whole walk.
 
 For a play onto the table the engine keeps, per entry of the turn's recorded sweep, a forward word (reached from the
 root, along an exact path, tile types used above their bounds) and a backward word (the same towards an accepted

@@ -1,4 +1,4 @@
-"""The incremental walk (issue 17, third pass) against a whole walk of the same recorded sweep.
+"""The incremental walk against a whole walk of the same recorded sweep.
 
 Within a turn the engine answers a larger staged set from the last walk of the same recorded sweep (``sweep.walk``
 given the last walk, ``kernel.walk``): only the cells whose staged count grew (and, when a joker is staged, the

@@ -22,7 +22,7 @@ OPTIONS = st.fixed_dictionaries(
         "pool_exhausted": st.sampled_from(["lowest_rack", "draw"]),
         "games_per_episode": st.sampled_from([1, 1, 2]),
         "min_initial": st.sampled_from([30, 30, 0, 45]),
-        "end_on_empty_pool": st.sampled_from([False, False, True]),  # issue 15
+        "end_on_empty_pool": st.sampled_from([False, False, True]),
     }
 )
 

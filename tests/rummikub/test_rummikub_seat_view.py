@@ -1,4 +1,4 @@
-"""Rummikub's one visibility decision, ``Rummikub.seen_by(seat)`` (issue 27 item 2).
+"""Rummikub's one visibility decision, ``Rummikub.seen_by(seat)``.
 
 Over random episodes (2 to 4 players, with and without an opening threshold, with failed plays), after every step
 and for every seat, the observation, the text view, the public move text and a sampled world show exactly the tiles

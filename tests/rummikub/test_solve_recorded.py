@@ -1,4 +1,4 @@
-"""``solve`` scoring a sweep the rules engine recorded (issue 17, sixth pass) against a fresh scored sweep.
+"""``solve`` scoring a sweep the rules engine recorded against a fresh scored sweep.
 
 When the engine's ``TurnSweep`` has recorded the sweep of a position (a play onto the table: table, rack, the staged
 tiles as the lower bound) and ``solve`` is asked about the same position (a greedy agent right after the engine built

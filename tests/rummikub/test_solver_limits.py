@@ -1,4 +1,4 @@
-"""The solver's cost does not grow with ``min_initial`` (issue 11, item 3), and stays exact there.
+"""The solver's cost does not grow with ``min_initial``, and stays exact there.
 
 Before: the opening points were part of every state of the sweep, so an 80-tile opening rack at
 ``min_initial=300`` tried to allocate 2 GiB (a random self-play step took 4.6 s and 1.55 GB). Now the mask

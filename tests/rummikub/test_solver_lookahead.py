@@ -1,4 +1,4 @@
-"""The sweep's look-ahead (issue 17, third pass) against the sweep without it.
+"""The sweep's look-ahead against the sweep without it.
 
 The sweep drops a state that needs more jokers than it has left: to complete its number's groups from the later
 colours' tiles (``kernel.GROUP_NEEDS``) plus, per colour, to extend its short runs at that colour's next two cells.

@@ -1,4 +1,4 @@
-"""The engine's fast paths (issue 17) against fresh solves, and seeded games against digests of the code before.
+"""The engine's fast paths against fresh solves, and seeded games against digests of the code before.
 
 The rules engine answers each decision from sweeps it keeps: the sweep recorded at a turn's first decision, walked
 between cuts for plays onto the table and, for openings, pruned to the plays still accepted once tiles are staged

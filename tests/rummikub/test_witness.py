@@ -1,4 +1,4 @@
-"""Plays onto big tables answered by searches instead of a sweep (``kernel.witness``, issue 17 sixth pass).
+"""Plays onto big tables answered by searches instead of a sweep (``kernel.witness``).
 
 Once a sweep of a play onto the table was big (``_SEARCH_STATES``; 0 in these tests: every table), the engine's
 ``TurnSweep`` answers a question by depth-first searches on the sweep's own transitions: per rack type (the joker

@@ -1,4 +1,4 @@
-"""The web server's JSON API (issue 32), through Starlette's TestClient: whole games against agents, bad input that
+"""The web server's JSON API, through Starlette's TestClient: whole games against agents, bad input that
 changes nothing, per-seat views that depend only on what the seat may see, limits, expiry and the downloads.
 
 The white-box checks read the server's live env (``table_of``) for its hidden state, which the API never shows.

@@ -1,4 +1,4 @@
-"""The web page in a real browser (issue 32): Debian's Chromium, driven by Playwright (``tests/browser.py``), against
+"""The web page in a real browser: Debian's Chromium, driven by Playwright (``tests/browser.py``), against
 ``tableenvs serve`` run in a subprocess on 127.0.0.1 (checked: it listens nowhere else).
 
 * For each title, a whole game against a built-in agent, set up in the lobby and played by clicking the listed legal
