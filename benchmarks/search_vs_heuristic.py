@@ -74,20 +74,38 @@ def row_path(out: Path, name: str, spec: str, games: int, seed: int, players: in
     return out / f"{name}__{slug}__{games}__s{seed}{seats}.json"
 
 
+def journal_models(arguments: dict) -> dict[str, str]:
+    """The SHA-256 of every model file ``arguments``' policies play (the shipped file for ``trained``, at the
+    journal's player count and options), as ``tableenvs eval``'s resume records them."""
+    from tableenvs.commands.eval_resume import tournament
+
+    setting = {"env": arguments["env"], "policies": arguments["policies"], "opponents": None}
+    setting.update(players=arguments["num_players"], option=arguments["options"])
+    return dict(tournament(setting)["models"])
+
+
 def journaled_evaluate(journal: Path, arguments: dict, workers: int):
     """``evaluate(**arguments)``, every finished game appended to ``journal``'s log and the games it already holds
     not played again; the journal is removed once the result is complete. ``ValueError`` naming the arguments that
-    differ from the journal's."""
+    differ from the journal's, or when a model file the policies play (:func:`journal_models`) is not the one the
+    journal was started with (a shipped model replaced since; a journal that names no digests is refused too)."""
     finished = []
     resume = (journal / "tournament.json").exists()
+    models = journal_models(arguments)
     if resume:
-        saved = read_tournament(journal)["arguments"]
+        started = read_tournament(journal)
+        saved = started["arguments"]
         differ = sorted(key for key in set(saved) | set(arguments) if saved.get(key) != arguments.get(key))
         if differ:
             raise ValueError(f"{journal} was made with other arguments ({', '.join(differ)}): remove it or rerun those")
+        if started.get("models") != models:
+            raise ValueError(
+                f"{journal} was played with other model files or names none (now {models}): its games may not be "
+                "this row's; remove it and play the row anew"
+            )
         finished = read_log(journal)
         print(f"# resuming {journal}: {len(finished)} games already played", flush=True)
-    log = GameLog(journal, {"arguments": arguments}, resume=resume)
+    log = GameLog(journal, {"arguments": arguments, "models": models}, resume=resume)
     try:
         result = evaluate(**arguments, workers=workers, finished=finished, on_games=log.append)
     finally:
