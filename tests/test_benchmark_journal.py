@@ -6,32 +6,15 @@ journal of other files, or one naming none, is refused with one line, its games 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from tableenvs.evaluation.journal import FORMAT, LOG_FILE, TOURNAMENT_FILE
+from tests.benchmark_scripts import load_benchmark
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def load_script():
-    sys.path.insert(0, str(ROOT / "benchmarks"))  # the script imports its neighbour common.py
-    try:
-        spec = importlib.util.spec_from_file_location(
-            "search_vs_heuristic_script", ROOT / "benchmarks" / "search_vs_heuristic.py"
-        )
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
-    return module
-
-
-script = load_script()
+script = load_benchmark("search_vs_heuristic.py", "search_vs_heuristic_script")
 TRAINED = {
     "env": "llama_party_v0",
     "policies": ["search", "trained"],

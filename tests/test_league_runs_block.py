@@ -4,29 +4,18 @@ markers and changes nothing when run twice, and a field file of another model is
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.benchmark_scripts import load_benchmark
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def load_script():
-    sys.path.insert(0, str(ROOT / "benchmarks"))  # the script imports its neighbour common.py
-    try:
-        spec = importlib.util.spec_from_file_location("league_runs_script", ROOT / "benchmarks" / "league_runs.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
-    return module
-
-
-league_runs = load_script()
+league_runs = load_benchmark("league_runs.py", "league_runs_script")
 
 
 def test_the_docs_blocks_are_what_the_saved_runs_render():
