@@ -222,23 +222,32 @@ def views_of(test_client, game_id, tokens):
     return seen
 
 
+def wait_through_agents(test_client, game_id, tokens):
+    """The view once a seat in ``tokens`` is to act, or the game is over or stopped: the agents' turns have passed."""
+    url = f"/api/games/{game_id}"
+    view = test_client.get(url).json()
+    unchanged = 0
+    while not (view["over"] or view["error"]) and view["to_act"] not in tokens:
+        answer = test_client.get(f"{url}?wait={view['version']}").json()
+        unchanged = unchanged + 1 if answer["version"] == view["version"] else 0
+        assert unchanged < UNCHANGED_POLLS, f"no change in {UNCHANGED_POLLS} polls"
+        view = answer
+    return view
+
+
 def play_some(test_client, game_id, tokens, moves):
-    """Play ``moves`` moves of the human seats (each its last legal move), waiting through the agents' turns."""
+    """Play ``moves`` moves of the human seats (each its last legal move), waiting through the agents' turns, and
+    return once the agents' turns after the last of them have passed too (so what is read next is settled)."""
     url = f"/api/games/{game_id}"
     for _ in range(moves):
-        view = test_client.get(url).json()
-        unchanged = 0
-        while not (view["over"] or view["error"]) and view["to_act"] not in tokens:
-            answer = test_client.get(f"{url}?wait={view['version']}").json()
-            unchanged = unchanged + 1 if answer["version"] == view["version"] else 0
-            assert unchanged < UNCHANGED_POLLS, f"no change in {UNCHANGED_POLLS} polls"
-            view = answer
+        view = wait_through_agents(test_client, game_id, tokens)
         if view["over"] or view["error"]:
             return
         token = tokens[view["to_act"]]
         legal = test_client.get(url, headers=auth(token)).json()["legal"]
         answer = test_client.post(f"{url}/actions", json={"action": legal[-1]["action"]}, headers=auth(token))
         assert answer.status_code == 200, answer.text
+    wait_through_agents(test_client, game_id, tokens)
 
 
 def test_games_are_kept_in_the_data_folder_and_rebuilt(tmp_path):
