@@ -308,7 +308,8 @@ def _add_train_parser(commands) -> dict[str, object]:
         "heuristic from its games in the batched engine, then PPO on the batched engine against a population (its "
         "past snapshots, the batched heuristic, itself) drawn by how much each still beats it "
         "(tableenvs.training.league; games with a batched engine and batched heuristic); takes --timesteps "
-        "(default 10000000), --players, --seed, --out, --label-games (default 3000). Or a recipe of the "
+        "(default 10000000), --players, --seed, --out, --label-games (default 3000) or --init (a model to start "
+        "from instead of the clone). Or a recipe of the "
         "game's own (numpy, no torch): " + _scorer_recipes_help() + ", each a candidate scorer trained by the "
         "cross-entropy method on its score against the heuristic (tableenvs.training.scorer_recipes); takes "
         "--timesteps (games played, by default the recipe's generations), --players, --seed, --out, --init, "
@@ -331,8 +332,10 @@ def _add_train_parser(commands) -> dict[str, object]:
     )
     # with a game's own --recipe (None: the recipe's own value)
     scorer = "with a game's own --recipe: "
-    train.add_argument("--init", metavar="FILE", help=scorer + "start from this candidate-scoring model file's "
-                       "weights (one of the same candidates, e.g. trained at another player count)")  # fmt: skip
+    train.add_argument("--init", metavar="FILE", help="with --recipe league: start from this numpy policy file "
+                       "(same game and player count, e.g. a shipped model) instead of the heuristic's clone; "
+                       "with a game's own --recipe: start from this candidate-scoring model file's weights (one of "
+                       "the same candidates, e.g. trained at another player count)")  # fmt: skip
     train.add_argument("--spread", type=float, default=1.0, help=scorer + "the first generation's spread of every "
                        "weight (default 1; smaller keeps a run near its --init)")  # fmt: skip
     train.add_argument("--rank-points", type=float, help=scorer + "the points one place of mean rank is worth in "

@@ -134,3 +134,54 @@ def test_an_export_is_what_a_run_with_that_budget_ends_with(tmp_path):
     same = load_numpy_policy(tmp_path / "short" / "league" / f"model-{steps:09d}.npz").weights
     for (w1, b1), (w2, b2) in zip(load_numpy_policy(middle).weights, same, strict=True):
         assert np.array_equal(w1, w2) and np.array_equal(b1, b2)
+
+
+def test_init_starts_the_league_from_a_model_file_instead_of_the_clone(tmp_path):
+    """``init``: no clone; the league's first member and start are the given model (its weights, exported unchanged
+    while the actor is frozen), copied to ``init.npz``; a rerun continues it, and another start is refused."""
+    first = league(GAME, tmp_path / "first", options={"num_players": 2}, steps=1000, label_games=8, settings=TINY,
+                   league_settings={"num_envs": 4}, say=lambda _: None)  # fmt: skip
+    lines: list[str] = []
+    frozen = {**TINY, "value_warmup": 10**9}  # only the critic learns: the actor stays the --init model's
+    run = tmp_path / "second"
+    path = league(GAME, run, options={"num_players": 2}, steps=1000, settings=frozen, init=first,
+                  league_settings={"num_envs": 4}, say=lines.append)  # fmt: skip
+    assert (run / "init.npz").read_bytes() == first.read_bytes() and not (run / "clone.npz").exists()
+    assert any(line.startswith("starting from") for line in lines)
+    started, ended = load_numpy_policy(first), load_numpy_policy(path)
+    assert ended.meta["recipe"].startswith("league (start from model.npz")
+    for (w1, b1), (w2, b2) in zip(started.weights, ended.weights, strict=True):
+        assert np.array_equal(w1, w2) and np.array_equal(b1, b2)
+    again = league(GAME, run, options={"num_players": 2}, steps=1000, settings=frozen, init=first, say=lines.append)
+    assert again == path and any(line.startswith("resuming") for line in lines)
+    with pytest.raises(ValueError, match="started from --init") as error:
+        league(GAME, run, options={"num_players": 2}, steps=1000, settings=frozen, say=lines.append)
+    assert "\n" not in str(error.value)
+    other = tmp_path / "other.npz"
+    other.write_bytes((tmp_path / "first" / "clone.npz").read_bytes())
+    with pytest.raises(ValueError, match="another --init"):
+        league(GAME, run, options={"num_players": 2}, steps=1000, settings=frozen, init=other, say=lines.append)
+    with pytest.raises(ValueError, match="from the heuristic's clone, not --init"):
+        league(GAME, tmp_path / "first", options={"num_players": 2}, steps=1000, init=first, say=lines.append)
+
+
+@pytest.mark.parametrize(
+    ("init", "message"),
+    [
+        ("missing.npz", "--init 'missing.npz'"),
+        ("3p", "--init"),  # a model of another player count
+    ],
+)
+def test_cli_refuses_a_bad_init_in_one_line_before_anything_is_written(init, message, tmp_path, capsys):
+    from tableenvs.cli import main
+
+    if init == "3p":
+        made = league(GAME, tmp_path / "three", options={"num_players": 3}, steps=500, label_games=4, settings=TINY,
+                      league_settings={"num_envs": 4}, say=lambda _: None)  # fmt: skip
+        init = str(made)
+    out = tmp_path / "run"
+    code = main(["train", GAME, "--recipe", "league", "--players", "2", "--init", init, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.count("\n") == 1 and not out.exists()
+    both = ["train", GAME, "--recipe", "league", "--init", init, "--label-games", "5", "--out", str(out)]
+    assert main(both) == 2 and "not both" in capsys.readouterr().err and not out.exists()

@@ -38,7 +38,7 @@ _BATCHED_FLAGS = ("env", "timesteps", "players", "option", "seed", "out", "no_pr
 _RECIPE_FLAGS = {
     "strong": ("env", "timesteps", "players", "seed", "out", "recipe", "label_games", "learner_seats"),
     "search-clone": ("env", "players", "seed", "out", "recipe", "label_games"),
-    "league": ("env", "timesteps", "players", "seed", "out", "recipe", "label_games"),
+    "league": ("env", "timesteps", "players", "seed", "out", "recipe", "label_games", "init"),
 }
 #: The train flags a game's own recipe (a cross-entropy scorer its spec declares in ``recipes``) reads.
 _SCORER_RECIPE_FLAGS = (
@@ -186,6 +186,8 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
         from tableenvs.training.league import check_league_game
 
         check_league_game(args.env)  # the engine and heuristic it steps, before anything runs
+        if args.init is not None and args.label_games is not None:
+            raise ValueError("--recipe league takes --label-games or --init, not both (--init replaces the clone)")
     label_games = RECIPE_LABEL_GAMES[name] if args.label_games is None else args.label_games
     if label_games < 1:
         raise ValueError(f"--label-games must be an integer >= 1, got {label_games}")
@@ -222,7 +224,13 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     if name == "league":
         from tableenvs.training.league import league
 
-        league(args.env, args.out, options=options, steps=steps, label_games=label_games, seed=args.seed)
+        if args.init is not None:
+            from tableenvs.training.league import check_init
+
+            check_init(args.env, options, args.init)  # a one-line error before anything is written
+        league(
+            args.env, args.out, options=options, steps=steps, label_games=label_games, seed=args.seed, init=args.init
+        )
         return 0
     recipe.strong(
         args.env,

@@ -9,15 +9,17 @@ No game is named here: the engine and the batched heuristic come from the game's
 1. **Clone** (:func:`clone_heuristic_batched`): ``label_games`` games of the batched heuristic against itself,
    played in the batched engine (every decision labelled with the heuristic's choice), a ReLU MLP fitted to them
    (:func:`tableenvs.training.distill.fit`), saved as ``clone.npz``.
-2. **League** (:class:`LeagueTrainer`): PPO from the clone. At each new game an env draws who sits at its table:
-   with probability ``self_play`` the learner in every seat (every decision is a sample); otherwise one member of the
-   population in ``1 .. players - 1`` seats (chosen at random) and the learner in the rest. The population is the
-   batched heuristic and frozen snapshots of the learner (the clone first, then a copy every ``snapshot_every``
-   samples, at most ``max_snapshots``, oldest dropped); each snapshot plays greedily, as a shipped model does, its
-   rows of the batch in one forward pass. A member is drawn by **prioritized fictitious self-play**: weight
-   ``(1 - p)^2 + floor`` where ``p`` is the learner's recent score against it (1 a game where the learner's seats
-   averaged more than the member's, 0.5 a tie; an exponential average over its games), so the opponents that still
-   beat it are met most.
+   Or, with ``init`` (``--init FILE``), no clone: the league starts from that numpy policy file's weights (a model
+   of the same game and player count, e.g. a shipped one), copied to ``init.npz`` so that a rerun continues it.
+2. **League** (:class:`LeagueTrainer`): PPO from the clone (or ``init``). At each new game an env draws who sits at
+   its table: with probability ``self_play`` the learner in every seat (every decision is a sample); otherwise one
+   member of the population in ``1 .. players - 1`` seats (chosen at random) and the learner in the rest. The
+   population is the batched heuristic and frozen snapshots of the learner (the clone first, then a copy every
+   ``snapshot_every`` samples, at most ``max_snapshots``, oldest dropped); each snapshot plays greedily, as a shipped
+   model does, its rows of the batch in one forward pass. A member is drawn by **prioritized fictitious self-play**:
+   weight ``(1 - p)^2 + floor`` where ``p`` is the learner's recent score against it (1 a game where the learner's
+   seats averaged more than the member's, 0.5 a tie; an exponential average over its games), so the opponents that
+   still beat it are met most.
 3. **Rollouts**: at least ``rollout`` learner decisions, then every game in progress is finished (whole trajectories,
    undiscounted score: no bootstrapping); an env whose game ended after that plays its next game's moves as the
    mask's first legal action, unrecorded, until the rollout ends (the engine steps every env at once); each rollout
@@ -50,7 +52,15 @@ from tableenvs.core.validation import check_at_least
 from tableenvs.training.batched import BatchedTrainer
 from tableenvs.training.batched_config import BatchedConfig
 
-__all__ = ["LEAGUE_PPO", "LeagueSettings", "LeagueTrainer", "check_league_game", "clone_heuristic_batched", "league"]
+__all__ = [
+    "LEAGUE_PPO",
+    "LeagueSettings",
+    "LeagueTrainer",
+    "check_init",
+    "check_league_game",
+    "clone_heuristic_batched",
+    "league",
+]
 
 #: PPO settings of the league (:class:`BatchedConfig` fields), the strong recipe's fine-tuning ones
 #: (:data:`tableenvs.training.recipe.FINE_TUNE`) with a larger rollout: one engine of 256 envs at a time.
@@ -164,6 +174,49 @@ def heuristic_labels(
     data["value"] = np.zeros(len(data["action"]), np.float32)
     say(f"labelled {len(data['action']):,} heuristic decisions from {ended:,} games in the batched engine")
     return data
+
+
+def check_init(game: str, options: dict[str, Any], init: str | Path) -> Any:
+    """The numpy policy file ``init`` loaded, or a one-line ``ValueError`` (naming ``--init``) unless the league can
+    start from it: a model of ``game`` at these options, a ReLU MLP without input offset or derived inputs."""
+    from tableenvs.core.registry import make_raw
+    from tableenvs.policies.model_env import check_model_fits
+    from tableenvs.policies.model_file import load_numpy_policy
+
+    try:
+        model = load_numpy_policy(init)
+        env = make_raw(game, **options)
+        try:
+            check_model_fits(model, env)
+        finally:
+            env.close()
+    except (OSError, ValueError) as error:
+        raise ValueError(f"--init {str(init)!r}: {error}") from None
+    if model.activation != "relu" or model.input_offset is not None or model.input_features or model.candidates:
+        raise ValueError(
+            f"--init {str(init)!r}: the league starts only from a ReLU network over the observation (this one: "
+            f"{model.activation}, input offset {model.input_offset is not None}, derived inputs "
+            f"{model.input_features or 'none'}, candidates {model.candidates or 'none'})"
+        )
+    return model
+
+
+def start_from_init(game: str, out_dir: str | Path, options: dict[str, Any], init: str | Path) -> Path:
+    """``out_dir/init.npz``: a copy of the checked model file ``init`` (the league's start). A one-line
+    ``ValueError`` when ``out_dir`` holds a run started otherwise: from the heuristic's clone, or another ``init``."""
+    check_init(game, options, init)
+    out = Path(out_dir)
+    copied = out / "init.npz"
+    data = Path(init).read_bytes()
+    if (out / "clone.npz").exists():
+        raise ValueError(f"--out {str(out)!r} holds a league run started from the heuristic's clone, not --init")
+    if copied.exists():
+        if copied.read_bytes() != data:
+            raise ValueError(f"--out {str(out)!r} holds a league run started from another --init than {str(init)!r}")
+        return copied
+    out.mkdir(parents=True, exist_ok=True)
+    copied.write_bytes(data)
+    return copied
 
 
 def clone_heuristic_batched(
@@ -433,11 +486,13 @@ def league(
     seed: int = 0,
     settings: dict[str, Any] | None = None,
     league_settings: dict[str, Any] | None = None,
+    init: str | Path | None = None,
     say: Callable[[str], None] = print,
 ) -> Path:
-    """The whole recipe under ``out_dir`` (``clone.npz``, ``league/``, ``model.npz``); returns ``model.npz``.
-    ``settings``: :class:`BatchedConfig` fields over :data:`LEAGUE_PPO`; ``league_settings``: :class:`LeagueSettings`
-    fields. A rerun continues from the newest ``league/model-<steps>.npz``."""
+    """The whole recipe under ``out_dir`` (``clone.npz``, or ``init.npz`` with ``init``; ``league/``,
+    ``model.npz``); returns ``model.npz``. ``settings``: :class:`BatchedConfig` fields over :data:`LEAGUE_PPO`;
+    ``league_settings``: :class:`LeagueSettings` fields; ``init``: a numpy policy file to start from instead of the
+    heuristic's clone (``label_games`` then unused). A rerun continues from the newest ``league/model-<steps>.npz``."""
     from tableenvs.policies.numpy_policy import convert_numpy_policy
 
     check_league_game(game)
@@ -446,7 +501,13 @@ def league(
     options = dict(options or {})
     began = time.process_time()
     out = Path(out_dir)
-    start: Path = clone_heuristic_batched(game, out, options=options, label_games=label_games, seed=seed, say=say)
+    if init is None:
+        if (out / "init.npz").exists():
+            raise ValueError(f"--out {str(out)!r} holds a league run started from --init: give the same --init again")
+        start: Path = clone_heuristic_batched(game, out, options=options, label_games=label_games, seed=seed, say=say)
+    else:
+        start = start_from_init(game, out, options, init)
+        say(f"starting from {init} (copied to {start}), no clone")
     work = out / "league"
     work.mkdir(parents=True, exist_ok=True)
     done = 0
@@ -480,7 +541,8 @@ def league(
             with (work / "progress.jsonl").open("a") as log:
                 log.write(json.dumps(line) + "\n")
             if now - exported[-1] >= chunk or trainer.samples >= config.samples:
-                meta = {"recipe": "league (clone the heuristic, then PPO against a population)", "steps": now,
+                began_with = "clone the heuristic" if init is None else f"start from {Path(init).name}"
+                meta = {"recipe": f"league ({began_with}, then PPO against a population)", "steps": now,
                         "seed": seed}  # fmt: skip
                 path = trainer.export(work / f"model-{now:09d}.npz", meta=meta)
                 exported.append(now)
