@@ -51,6 +51,12 @@ import numpy as np
 from tableenvs.core.validation import check_at_least
 from tableenvs.training.batched import BatchedTrainer
 from tableenvs.training.batched_config import BatchedConfig
+from tableenvs.training.league_start import (
+    check_init,
+    clone_heuristic_batched,
+    engine_for,
+    start_from_init,
+)
 
 __all__ = [
     "LEAGUE_PPO",
@@ -128,131 +134,6 @@ def check_league_game(game: str) -> None:
         )
 
 
-def _engine(game: str, num_envs: int, options: dict[str, Any]) -> Any:
-    import tableenvs.vector
-
-    return tableenvs.vector.make(game, num_envs, trusted=True, **options)
-
-
-# ---------------------------------------------------------------------------------------------- the clone
-
-
-def heuristic_labels(
-    game: str, options: dict[str, Any], *, games: int, seed: int, num_envs: int = 256, say: Any = print
-) -> dict[str, np.ndarray]:
-    """Decisions of the batched heuristic in every seat with more than one legal action, played in the batched
-    engine until ``games`` games have ended (the games in progress then are kept too):
-    :mod:`tableenvs.training.distill`'s label fields, the target the heuristic's one-hot choice, ``game`` an id per
-    game."""
-    import tableenvs.vector
-
-    check_at_least("games", games, 1)
-    engine = _engine(game, min(num_envs, games), options)
-    heuristic = tableenvs.vector.batched_heuristic(engine)
-    rng = np.random.default_rng(seed)
-    obs, mask = engine.reset([int(s) for s in rng.integers(2**62, size=engine.num_envs)])
-    envs = np.arange(engine.num_envs)
-    game_id = envs.copy()
-    next_id = engine.num_envs
-    parts: dict[str, list[np.ndarray]] = {"observation": [], "mask": [], "action": [], "game": []}
-    ended = 0
-    while ended < games:
-        actions = heuristic.act(obs, mask, envs)
-        parts["observation"].append(obs.copy())
-        parts["mask"].append(mask.copy())
-        parts["action"].append(np.asarray(actions, np.int64).copy())
-        parts["game"].append(game_id.copy())
-        obs, mask, _, terminated, truncated = engine.step(actions)
-        finished = np.flatnonzero(terminated | truncated)
-        ended += len(finished)
-        game_id[finished] = next_id + np.arange(len(finished))
-        next_id += len(finished)
-    data = {name: np.concatenate(arrays) for name, arrays in parts.items()}
-    choice = data["mask"].astype(bool).sum(axis=1) > 1  # a forced move teaches nothing
-    data = {name: array[choice] for name, array in data.items()}
-    data["target"] = np.eye(engine.num_actions, dtype=np.float32)[data["action"]]
-    data["value"] = np.zeros(len(data["action"]), np.float32)
-    say(f"labelled {len(data['action']):,} heuristic decisions from {ended:,} games in the batched engine")
-    return data
-
-
-def check_init(game: str, options: dict[str, Any], init: str | Path) -> Any:
-    """The numpy policy file ``init`` loaded, or a one-line ``ValueError`` (naming ``--init``) unless the league can
-    start from it: a model of ``game`` at these options, a ReLU MLP without input offset or derived inputs."""
-    from tableenvs.core.registry import make_raw
-    from tableenvs.policies.model_env import check_model_fits
-    from tableenvs.policies.model_file import load_numpy_policy
-
-    try:
-        model = load_numpy_policy(init)
-        env = make_raw(game, **options)
-        try:
-            check_model_fits(model, env)
-        finally:
-            env.close()
-    except (OSError, ValueError) as error:
-        raise ValueError(f"--init {str(init)!r}: {error}") from None
-    if model.activation != "relu" or model.input_offset is not None or model.input_features or model.candidates:
-        raise ValueError(
-            f"--init {str(init)!r}: the league starts only from a ReLU network over the observation (this one: "
-            f"{model.activation}, input offset {model.input_offset is not None}, derived inputs "
-            f"{model.input_features or 'none'}, candidates {model.candidates or 'none'})"
-        )
-    return model
-
-
-def start_from_init(game: str, out_dir: str | Path, options: dict[str, Any], init: str | Path) -> Path:
-    """``out_dir/init.npz``: a copy of the checked model file ``init`` (the league's start). A one-line
-    ``ValueError`` when ``out_dir`` holds a run started otherwise: from the heuristic's clone, or another ``init``."""
-    check_init(game, options, init)
-    out = Path(out_dir)
-    copied = out / "init.npz"
-    data = Path(init).read_bytes()
-    if (out / "clone.npz").exists():
-        raise ValueError(f"--out {str(out)!r} holds a league run started from the heuristic's clone, not --init")
-    if copied.exists():
-        if copied.read_bytes() != data:
-            raise ValueError(f"--out {str(out)!r} holds a league run started from another --init than {str(init)!r}")
-        return copied
-    out.mkdir(parents=True, exist_ok=True)
-    copied.write_bytes(data)
-    return copied
-
-
-def clone_heuristic_batched(
-    game: str,
-    out_dir: str | Path,
-    *,
-    options: dict[str, Any] | None = None,
-    label_games: int = 3000,
-    epochs: int = 15,
-    hidden: tuple[int, ...] = (256, 256),
-    seed: int = 0,
-    say: Any = print,
-) -> Path:
-    """``out_dir/clone.npz``: a ReLU MLP fitted to the batched heuristic's choices in ``label_games`` games played
-    in the batched engine (made once: a rerun returns the file there).
-
-    The league's and the best response's clone. :func:`tableenvs.training.recipe.clone_heuristic_aec` (the strong
-    recipe's) does the same job with the game's Python heuristic in AEC games: other deals (there ``seed + i`` per
-    game, here drawn from ``default_rng(seed)``), labels kept on disk (resumable, ``workers`` processes), so the two
-    give different clones for the same seed. The labels here stay in memory (:func:`heuristic_labels`); the fit and
-    export are the same code (:func:`tableenvs.training.distill.fit_and_export`, one torch thread here)."""
-    from tableenvs.training import distill
-
-    options = dict(options or {})
-    out = Path(out_dir)
-    clone = out / "clone.npz"
-    if clone.exists():
-        return clone
-    out.mkdir(parents=True, exist_ok=True)
-    data = heuristic_labels(game, options, games=label_games, seed=seed, say=say)
-    return distill.fit_and_export(
-        data, clone, game, options, "league: clone of the batched heuristic", hidden=hidden, epochs=epochs, seed=seed,
-        threads=1, say=say,
-    )  # fmt: skip
-
-
 # ---------------------------------------------------------------------------------------------- the league
 
 
@@ -289,7 +170,7 @@ class LeagueTrainer(BatchedTrainer):
         super().__init__(config)
         import tableenvs.vector
 
-        self.engine = _engine(config.game, self.settings.num_envs, config.options)
+        self.engine = engine_for(config.game, self.settings.num_envs, config.options)
         if (self.engine.obs_size, self.engine.num_actions) != (self.observation_size, self.num_actions):
             raise RuntimeError(f"{config.game}: the batched engine's sizes differ from the AEC env's (a bug)")
         players = self.num_players
