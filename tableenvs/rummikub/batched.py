@@ -16,6 +16,8 @@ env)`` (``batched_load.py``: any running game, at the start of a turn or in the 
 ``get_state(i)`` replays env ``i``'s episode so far in an AEC env (the engine keeps each episode's actions and the
 generator state it started from; a loaded env's replay starts from the game it was loaded with), so the record is
 the AEC env's whole, event log included.
+``last_results(envs)`` gives the episodes that ended on the last step (their scores, kept by the compiled step
+before the next episode starts); ``step_rows(rows, actions)`` steps some envs only, the masks asked for those only.
 """
 
 from __future__ import annotations
