@@ -42,7 +42,17 @@ CASES = [(name, players) for name in WITH_HEURISTIC for players in sorted({3, 4}
 
 
 @pytest.mark.parametrize("name, players", CASES, ids=[f"{n}-{p}p" for n, p in CASES])
-def test_batched_tournaments_equal_the_aec_path(name, players, tmp_path):
+def test_batched_tournaments_equal_the_aec_path(name, players, tmp_path, monkeypatch):
+    import tableenvs.evaluation.batched as batched_path
+
+    engine = type(tableenvs.vector.make(name, 1, num_players=players))
+    replayed, real = [], batched_path._replayed
+    monkeypatch.setattr(batched_path, "_replayed", lambda *args: replayed.append(args[1]) or real(*args))
+    waited: list[int] = []  # an engine with step_rows: how many rows were stepped while others had ended
+    if hasattr(engine, "step_rows"):
+        step_rows = engine.step_rows
+        monkeypatch.setattr(engine, "step_rows", lambda self, rows, actions: waited.append(len(rows)) or
+                            step_rows(self, rows, actions))  # fmt: skip
     model = model_for(name, players, tmp_path)
     for specs, games in (([model, "heuristic"], 24), ([model, "heuristic", "random"], 12)):
         kwargs = {"num_players": players, "games": games, "seed": 11}
@@ -55,6 +65,9 @@ def test_batched_tournaments_equal_the_aec_path(name, players, tmp_path):
         # games that differ, not one repeated: more distinct results than deals (a model that plays as the heuristic
         # on a deal, as Llama Party's 2-player search clone does on some, gives its seatings of that deal one result)
         assert len({record.scores for record in aec.records}) > len({record.block for record in aec.records})
+    # an engine that keeps its games' results (last_results) gives them: no game is replayed in the AEC env
+    assert bool(replayed) != hasattr(engine, "last_results"), len(replayed)
+    assert bool(waited) == hasattr(engine, "step_rows")
 
 
 def test_gauntlets_and_unduplicated_deals_equal_the_aec_path():

@@ -16,6 +16,8 @@ env)`` (``batched_load.py``: any running game, at the start of a turn or in the 
 ``get_state(i)`` replays env ``i``'s episode so far in an AEC env (the engine keeps each episode's actions and the
 generator state it started from; a loaded env's replay starts from the game it was loaded with), so the record is
 the AEC env's whole, event log included.
+``last_results(envs)`` gives the episodes that ended on the last step (their scores, kept by the compiled step
+before the next episode starts); ``step_rows(rows, actions)`` steps some envs only, the masks asked for those only.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from tableenvs.rummikub.encoder import COMMIT, NUM_ACTIONS, OBSERVATION_SIZE
 from tableenvs.rummikub.env import RummikubEnv
 from tableenvs.rummikub.rules import Rummikub
 from tableenvs.rummikub.tiles import NUM_TILES, TILE_TYPES
+from tableenvs.vector.checks import illegal_action, row_actions, rows_array
 from tableenvs.vector.compile import kernels_once
 from tableenvs.vector.draws import GENERATOR_WORDS, INC_LOW, seeded, state_of
 from tableenvs.vector.engine import BatchedEngine, refuse_render_mode
@@ -104,6 +107,7 @@ class RummikubBatched(BatchedEngine):
         self._generators = np.zeros((e, GENERATOR_WORDS), np.uint64)
         self._starts = np.zeros((e, GENERATOR_WORDS), np.uint64)
         self._log = np.zeros((e, _LOG_START), np.int8)
+        self._ended = np.zeros((e, 4), np.float64)  # the step kernels' episode scores of the envs that ended
         self._masks = MaskSolver(self)
         self._loaded_from: dict[int, Any] = {}  # row -> the game it was loaded with mid-episode (batched_load.py)
 
@@ -129,12 +133,56 @@ class RummikubBatched(BatchedEngine):
             legal = self.mask[np.arange(self.num_envs), actions]
             if not legal.all():
                 return int(np.flatnonzero(legal == 0)[0])
-        if int(self._g[:, k.LOG_LEN].max()) >= self._log.shape[1]:
-            self._log = np.concatenate([self._log, np.zeros_like(self._log)], axis=1)
-        self._step(actions, *self._state(), self._log, self.obs, self.rewards, self.terminated, self.truncated)
+        self._grow_log(self._g[:, k.LOG_LEN])
+        self._step(
+            actions, *self._state(), self._log, self.obs, self.rewards, self.terminated, self.truncated, self._ended
+        )
         self._masks.renew(np.flatnonzero(actions >= COMMIT))  # the turns that ended: their sweeps' buffers
         self._masks.fill_all(self, actions < COMMIT)
         return -1
+
+    def _grow_log(self, lengths: np.ndarray) -> None:
+        if lengths.size and int(lengths.max()) >= self._log.shape[1]:
+            self._log = np.concatenate([self._log, np.zeros_like(self._log)], axis=1)
+
+    def step_rows(self, rows: Any, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`step` for the envs ``rows`` only (distinct env indices), ``actions[i]`` played in env ``rows[i]``;
+        every other env is left as it is (its rewards zero, not ended on this step, its mask not asked again).
+        Returns the whole buffers, as ``step`` does. What a batched evaluation calls once some envs' games are over
+        (they wait, at no cost). The same checks as ``step`` (the action ids always, their legality unless
+        trusted): a one-line ``ValueError``, nothing changed."""
+        self._require_started("step_rows")
+        rows = rows_array(rows, self.num_envs)
+        actions = row_actions(actions, rows, self.num_actions)
+        if not self.trusted:
+            legal = self.mask[rows, actions]
+            if not legal.all():
+                bad = int(np.flatnonzero(legal == 0)[0])
+                env = int(rows[bad])
+                raise illegal_action(self.name, env, int(actions[bad]), int(self._g[env, k.TO_ACT]),
+                                     self.legal_actions(env))  # fmt: skip
+        (kernel,) = kernels_once((k.step_rows_kernel,), "the Rummikub batched engine's step_rows", k.__file__,
+                                 "about 10 s")  # fmt: skip
+        self._grow_log(self._g[rows, k.LOG_LEN])
+        kernel(
+            rows, actions, *self._state(), self._log, self.obs, self.rewards, self.terminated, self.truncated,
+            self._ended,
+        )  # fmt: skip
+        self._masks.renew(rows[actions >= COMMIT])
+        continuing = np.zeros(self.num_envs, np.bool_)
+        continuing[rows] = actions < COMMIT
+        self._masks.fill_rows(self, rows, continuing)
+        return self.obs, self.mask, self.rewards, self.terminated, self.truncated
+
+    def last_results(self, envs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The results of the episodes that ended on the last step in ``envs`` (ints; each must have ended then):
+        ``(returns, scores, winners)``, ``(len(envs), num_players)`` each. Every seat's total reward (float64) is the
+        sum of its games' scores over the episode, which is also its final score (the AEC env's ``outcome().scores``,
+        ``Rummikub.scores``: the games finished before ``max_turns`` cut the episode short); the winners are the
+        best episode scores (the rules name each game's winners, not the episode's: ``outcome().winners``)."""
+        envs = np.asarray(envs, np.int64)
+        scores = self._ended[envs, : self.num_players].copy()
+        return scores.copy(), scores, scores == scores.max(axis=1, keepdims=True)
 
     def _load_rows(self, rows: np.ndarray, record: Any, check: bool) -> None:
         from tableenvs.rummikub.batched_load import load_rows  # load_state: batched_load.py

@@ -250,27 +250,55 @@ def reset_kernel(racks, table, staged, last, pool, opened, scores, g, gens, star
         _observe(e, racks, table, staged, last, opened, scores, g, options, obs)
 
 
+@register_jitable
+def _step_env(
+    e, action, racks, table, staged, last, pool, opened, scores, g, gens, starts, options, log, obs, rewards,
+    terminated, truncated, ended_scores, game_scores,
+):  # fmt: skip
+    """Env ``e``'s step: its action logged and played, its rewards and episode end; at an episode's end its scores
+    kept in ``ended_scores[e]`` (``last_results``) before the next episode starts; the seat to act's observation."""
+    n = options[O_PLAYERS]
+    log[e, g[e, LOG_LEN]] = action
+    g[e, LOG_LEN] += 1
+    ended, how = _act(e, action, racks, table, staged, last, pool, opened, scores, g, gens[e], options, game_scores)
+    for seat in range(n):
+        rewards[e, seat] = game_scores[seat] if ended else 0.0
+    terminated[e] = how == TERMINATED
+    truncated[e] = how == TRUNCATED
+    if how != RUNNING:
+        for seat in range(scores.shape[1]):
+            ended_scores[e, seat] = scores[e, seat]
+        starts[e, :] = gens[e, :]
+        _start(e, n, racks, table, staged, last, pool, opened, scores, g, gens[e])
+    _observe(e, racks, table, staged, last, opened, scores, g, options, obs)
+
+
 def step_kernel(
     actions, racks, table, staged, last, pool, opened, scores, g, gens, starts, options, log, obs, rewards,
-    terminated, truncated,
+    terminated, truncated, ended_scores,
 ):  # fmt: skip
-    """One legal action per env; the rewards, the episode ends (an ended episode starts the next from the same
-    generator) and the observation of the seat to act. The masks are the caller's (``batched_masks``)."""
-    n = options[O_PLAYERS]
+    """One legal action per env; the rewards, the episode ends (an ended episode's scores kept in ``ended_scores``,
+    then the next episode started from the same generator) and the observation of the seat to act. The masks are
+    the caller's (``batched_masks``)."""
     game_scores = np.zeros(4, np.float64)
     for e in range(g.shape[0]):
-        log[e, g[e, LOG_LEN]] = actions[e]
-        g[e, LOG_LEN] += 1
-        ended, how = _act(e, actions[e], racks, table, staged, last, pool, opened, scores, g, gens[e], options,
-                          game_scores)  # fmt: skip
-        for seat in range(n):
-            rewards[e, seat] = game_scores[seat] if ended else 0.0
-        terminated[e] = how == TERMINATED
-        truncated[e] = how == TRUNCATED
-        if how != RUNNING:
-            starts[e, :] = gens[e, :]
-            _start(e, n, racks, table, staged, last, pool, opened, scores, g, gens[e])
-        _observe(e, racks, table, staged, last, opened, scores, g, options, obs)
+        _step_env(e, actions[e], racks, table, staged, last, pool, opened, scores, g, gens, starts, options, log, obs,
+                  rewards, terminated, truncated, ended_scores, game_scores)  # fmt: skip
+
+
+def step_rows_kernel(
+    rows, actions, racks, table, staged, last, pool, opened, scores, g, gens, starts, options, log, obs, rewards,
+    terminated, truncated, ended_scores,
+):  # fmt: skip
+    """``step_kernel`` for the envs ``rows`` only (distinct), ``actions[i]`` played in env ``rows[i]``; every other
+    env is left as it is, its rewards zero and not ended on this step."""
+    rewards[:, :] = 0.0
+    terminated[:] = False
+    truncated[:] = False
+    game_scores = np.zeros(4, np.float64)
+    for i in range(rows.shape[0]):
+        _step_env(rows[i], actions[i], racks, table, staged, last, pool, opened, scores, g, gens, starts, options, log,
+                  obs, rewards, terminated, truncated, ended_scores, game_scores)  # fmt: skip
 
 
 def observe_rows_kernel(rows, racks, table, staged, last, opened, scores, g, options, obs):

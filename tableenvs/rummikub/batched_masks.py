@@ -144,6 +144,10 @@ class MaskSolver:
         ``continuing[e]``: env ``e``'s last action staged a tile (the turn's next question)."""
         self._fill(engine, self._envs, slice(None), continuing)
 
+    def fill_rows(self, engine: Any, rows: np.ndarray, continuing: np.ndarray) -> None:
+        """:meth:`fill_all` for the envs ``rows`` only (``step_rows``: the others' masks stay as they were)."""
+        self._fill(engine, rows, rows, continuing)
+
     def load_rows(self, engine: Any, rows: np.ndarray) -> None:
         """``engine`` got one game in every env of ``rows`` (``batched_load.py``, possibly in the middle of a turn):
         forget what those envs' sweeps knew of their last game (their slots' mode and table sizes; a Python

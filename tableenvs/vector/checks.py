@@ -49,6 +49,33 @@ def actions_array(actions: Any, num_envs: int, num_actions: int) -> np.ndarray:
     return array
 
 
+def rows_array(rows: Any, num_envs: int) -> np.ndarray:
+    """``rows`` (``step_rows``'s env indices) as a contiguous int64 array; ``ValueError`` unless a 1-D array of
+    integers naming distinct envs in ``0 .. num_envs - 1``."""
+    array = np.asarray(rows)
+    if array.ndim != 1 or (array.size and array.dtype.kind not in "iu"):
+        raise ValueError(f"rows must be a 1-D array of env indices, got shape {array.shape} dtype {array.dtype}")
+    array = np.ascontiguousarray(array, np.int64)
+    if array.size and (array.min() < 0 or array.max() >= num_envs or np.unique(array).size != array.size):
+        raise ValueError(f"rows must be distinct env indices in 0..{num_envs - 1}, got {array.tolist()[:12]}")
+    return array
+
+
+def row_actions(actions: Any, rows: np.ndarray, num_actions: int) -> np.ndarray:
+    """``step_rows``'s ``actions`` (one per env of ``rows``) as a contiguous int64 array; ``ValueError`` naming the
+    env for another shape or kind, or an action outside ``0 .. num_actions - 1``."""
+    array = np.asarray(actions)
+    if array.shape != rows.shape:
+        raise ValueError(f"actions must have shape {rows.shape} (one per row), got shape {array.shape}")
+    if array.size and array.dtype.kind not in "iu":
+        raise ValueError(f"actions must be integers, got dtype {array.dtype}")
+    array = np.ascontiguousarray(array, np.int64)
+    if array.size and (array.min() < 0 or array.max() >= num_actions):
+        i = int(np.flatnonzero((array < 0) | (array >= num_actions))[0])
+        raise ValueError(f"env {int(rows[i])}: action {int(array[i])} is not an action id (0..{num_actions - 1})")
+    return array
+
+
 def env_index(index: Any, num_envs: int) -> int:
     """``index`` as an int in ``0 .. num_envs - 1``."""
     if isinstance(index, bool) or not isinstance(index, numbers.Integral) or not 0 <= int(index) < num_envs:
