@@ -9,7 +9,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from vector_differential import check_results, play_both, same_games_from_seeds, state_plays_on
+from vector_differential import check_results, play_both, same_games_from_seeds, seeded_pair, state_plays_on
 
 import tableenvs
 import tableenvs.vector
@@ -186,11 +186,7 @@ def test_last_results_are_the_aec_outcome_of_every_ended_episode(case):
     the AEC env's ``outcome()`` of the same episode: every seat's summed rewards and final score exactly (float64),
     and its winners, those of an episode cut short included (the best scores, as ``outcome`` names them)."""
     options, num_envs, required = RESULT_CASES[case]
-    batched = tableenvs.vector.make(NAME, num_envs, **options)
-    raws = [tableenvs.make_raw(NAME, **options) for _ in range(num_envs)]
-    for i, env in enumerate(raws):
-        env.reset(seed=70 + i)
-    _, mask = batched.reset(70)
+    batched, raws, _, mask = seeded_pair(NAME, options, num_envs, 70)
     rng = np.random.default_rng(5)
     episodes = np.zeros(num_envs, np.int64)
     seen: Counter[str] = Counter()
@@ -227,11 +223,7 @@ def test_step_rows_plays_only_the_envs_it_names():
     with their results; the others stay as they are, no reward, not ended; bad rows and actions are refused in one
     line, changing nothing."""
     num, options = 10, {"num_players": 3, "games_per_episode": 2, "max_turns": 90}
-    batched = tableenvs.vector.make(NAME, num, **options)
-    raws = [tableenvs.make_raw(NAME, **options) for _ in range(num)]
-    for i, env in enumerate(raws):
-        env.reset(seed=50 + i)
-    obs, mask = batched.reset(50)
+    batched, raws, obs, mask = seeded_pair(NAME, options, num, 50)
     rng = np.random.default_rng(3)
     ended = waited = 0
     while ended < 2 * num:

@@ -10,12 +10,13 @@ batched ``get_state(i)`` of a few envs must equal the AEC record (its event log 
 engine that replays its games keeps one). ``watch(env)`` sees every AEC env before each step (to count what was
 played) and ``finish(batched, envs)`` both sides at the end (for checks of the final positions).
 
+``seeded_pair(name, options, num_envs, seed)``: the batched envs and the raw AEC envs ``play_both`` starts from.
 ``same_games_from_seeds(name, options, steps)``: a sequence of seeds (one repeated) and ``trusted=True`` play the same
-games as the checked engine. ``state_plays_on(name, options, warmup, steps)``: ``get_state(1)`` after ``warmup``
-random steps opens in the AEC env, which then gives env 1's observation, mask and rewards through the game's end
-and into the next. ``paired_rollout_values(env, legal, rng, worlds, flat, seeded)``: the Python side of the batched
-search's check, ``root=paired``'s rollouts of sampled worlds. ``sampled_worlds_in_blocks(batched, envs, rng, ...)``:
-a search's use of ``load_env``/``load_state``, one sampled world per env loaded into a block of rows.
+games as the checked engine. ``state_plays_on(name, options, warmup, steps)``: ``get_state(1)`` after ``warmup`` random
+steps opens in the AEC env, which then gives env 1's observation, mask and rewards through the game's end and into the
+next. ``paired_rollout_values(env, legal, rng, worlds, flat, seeded)``: the Python side of the batched search's check,
+``root=paired``'s rollouts of sampled worlds. ``sampled_worlds_in_blocks(batched, envs, rng, ...)``: a search's use of
+``load_env``/``load_state``, one sampled world per env loaded into a block of rows.
 """
 
 from __future__ import annotations
@@ -28,6 +29,17 @@ import numpy as np
 import tableenvs
 import tableenvs.vector
 from tableenvs.core.table_env import TableEnv
+
+
+def seeded_pair(name: str, options: dict[str, Any], num_envs: int, seed: int) -> tuple[Any, list[Any], Any, Any]:
+    """``(batched, raws, obs, mask)``: ``num_envs`` batched envs reset with ``seed`` (env ``i`` gets ``seed + i``) and
+    as many raw AEC envs reset with ``seed + i``, the batched reset's observations and masks."""
+    batched = tableenvs.vector.make(name, num_envs, **options)
+    raws = [tableenvs.make_raw(name, **options) for _ in range(num_envs)]
+    for i, env in enumerate(raws):
+        env.reset(seed=seed + i)
+    obs, mask = batched.reset(seed)
+    return batched, raws, obs, mask
 
 
 def play_both(
@@ -46,11 +58,7 @@ def play_both(
     finish: Callable[[Any, list[Any]], None] | None = None,
 ) -> dict[str, int]:
     """Play both sides in lockstep and assert they agree; returns counts (steps, games ended, states compared)."""
-    batched = tableenvs.vector.make(name, num_envs, **options)
-    raws = [tableenvs.make_raw(name, **options) for _ in range(num_envs)]
-    for i, env in enumerate(raws):
-        env.reset(seed=seed + i)
-    obs, mask = batched.reset(seed)
+    batched, raws, obs, mask = seeded_pair(name, options, num_envs, seed)
     assert obs.dtype == np.float32 and obs.shape == (num_envs, batched.obs_size)
     assert mask.dtype == np.int8 and mask.shape == (num_envs, batched.num_actions)
     rng = np.random.default_rng(action_seed)
