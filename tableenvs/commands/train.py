@@ -224,11 +224,7 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     if name == "league":
         from tableenvs.training.league import league
 
-        if args.init is not None:
-            from tableenvs.training.league import check_init
-
-            check_init(args.env, options, args.init)  # a one-line error before anything is written
-        league(
+        league(  # a bad --init is refused in one line before anything is written (league_start.start_from_init)
             args.env, args.out, options=options, steps=steps, label_games=label_games, seed=args.seed, init=args.init
         )
         return 0

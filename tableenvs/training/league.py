@@ -52,7 +52,6 @@ from tableenvs.core.validation import check_at_least
 from tableenvs.training.batched import BatchedTrainer
 from tableenvs.training.batched_config import BatchedConfig
 from tableenvs.training.league_start import (
-    check_init,
     clone_heuristic_batched,
     engine_for,
     start_from_init,
@@ -62,7 +61,6 @@ __all__ = [
     "LEAGUE_PPO",
     "LeagueSettings",
     "LeagueTrainer",
-    "check_init",
     "check_league_game",
     "clone_heuristic_batched",
     "league",
