@@ -4,6 +4,7 @@ against ``tableenvs serve`` run in a subprocess on 127.0.0.1 (checked: it listen
 * For each title, a whole game against a fast built-in agent, played by clicking only ``[data-action]`` elements of
   the table picture (never the move list), with no script error and no console error; after every click no two
   texts of the picture and no two blocks or buttons of the page overlap.
+* A click on the seat's next turn is sent even while the answer to its last move has not arrived yet.
 * Rummikub: staged tiles are taken back by clicking them, and "take all back and draw" draws instead.
 * At a phone's width (390 x 844) the page's blocks and the picture's texts do not overlap either, and a spectator
   sees the public picture (with nothing to click).
@@ -170,6 +171,37 @@ def test_a_whole_game_by_clicking_the_picture(serving, server, page, game):
     used = server_cpu(pid) - cpu
     print(f"{game}: {clicks} clicks, {view['move_count']} moves, server CPU {used:.1f} s")
     assert used < CPU_BUDGET, f"{game}: the server used {used:.1f} s of CPU for one game"
+
+
+def test_a_click_is_sent_when_the_next_turn_shows_before_the_last_moves_answer(server, page):
+    """The answer to a move can reach the page after its follow request has shown the seat's next turn (a fast agent
+    replied in between, and the answer was slow). A click on that next turn is a new move: the page sends it instead
+    of dropping it as a double click of the last one. The first move's answer is held back here to make that order
+    certain."""
+    held = []
+
+    def hold_first_answer(route):
+        if held:
+            route.continue_()
+        else:
+            held.append((route, route.fetch()))  # the server has the move; the page waits for its answer
+
+    page.route("**/actions", hold_first_answer)
+    game_id, token = start(server, page, "llama_party_v0", ["human", "random"], {}, seed=7)
+    assert page.evaluate(WAIT_FOR_TURN, [None, HANG_MS]) is False
+    version = page.get_attribute("body", "data-version")
+    page.locator("#table [data-action]").first.click()
+    assert page.evaluate(WAIT_FOR_TURN, [version, HANG_MS]) is False  # shown by the follow request alone
+    assert len(held) == 1
+    version = page.get_attribute("body", "data-version")
+    with page.expect_request(lambda request: request.method == "POST" and request.url.endswith("/actions")):
+        page.locator("#table [data-action]").first.click()
+    route, answer = held.pop()
+    route.fulfill(response=answer)
+    page.evaluate(WAIT_FOR_CHANGE, [version, HANG_MS])
+    status, view = api(server, "GET", f"/api/games/{game_id}", token=token)
+    assert status == 200, view
+    assert [move["agent"] for move in view["moves"]].count("player_0") == 2
 
 
 def test_staged_tiles_are_taken_back_by_clicking_them(server, page):
