@@ -27,7 +27,7 @@ from tableenvs.pilipili.encoder import mission_vector
 from tableenvs.pilipili.env import PiliPiliEnv
 from tableenvs.pilipili.missions import BASIC_MISSION, Mission
 from tableenvs.pilipili.table import effective_hand_size
-from tableenvs.vector.checks import actions_array, illegal_action
+from tableenvs.vector.checks import illegal_action, row_actions, rows_array
 from tableenvs.vector.compile import kernels_once
 from tableenvs.vector.draws import GENERATOR_WORDS, INC_LOW, seeded, state_of
 from tableenvs.vector.engine import BatchedEngine, refuse_render_mode
@@ -180,17 +180,8 @@ class PiliPiliBatched(BatchedEngine):
         same checks as ``step`` (range always, the mask unless trusted): a one-line ``ValueError``, nothing
         changed."""
         self._require_started("step_rows")
-        rows = np.asarray(rows)
-        if rows.ndim != 1 or rows.dtype.kind not in "iu":
-            raise ValueError(f"rows must be a 1-D array of env indices, got shape {rows.shape} dtype {rows.dtype}")
-        rows = np.ascontiguousarray(rows, np.int64)
-        if len(rows) and (rows.min() < 0 or rows.max() >= self.num_envs):
-            raise ValueError(f"rows must be distinct env indices in 0..{self.num_envs - 1}")
-        named = np.zeros(self.num_envs, np.bool_)
-        named[rows] = True
-        if np.count_nonzero(named) != len(rows):
-            raise ValueError(f"rows must be distinct env indices in 0..{self.num_envs - 1}")
-        actions = actions_array(actions, len(rows), self.num_actions)
+        rows = rows_array(rows, self.num_envs)
+        actions = row_actions(actions, rows, self.num_actions)
         (kernel,) = kernels_once((self._k.step_rows,), "the Pili Pili batched engine's step_rows", self._k.__file__,
                                  "about 20 CPU-seconds")  # fmt: skip
         if self._longest >= self._log.shape[1]:

@@ -232,3 +232,5 @@ def test_step_rows_plays_only_the_envs_it_names():
             batched.step_rows(np.array(rows), np.array(actions))
         assert "\n" not in str(error.value)
     assert np.array_equal(batched.obs, before)
+    obs, mask, rewards, terminated, truncated = batched.step_rows([], [])  # no env named: nothing plays
+    assert np.array_equal(obs, before) and not rewards.any() and not terminated.any() and not truncated.any()
