@@ -53,6 +53,30 @@ def test_a_batched_model_chooses_as_numpy_policy_row_by_row(name, options, kind,
     assert np.array_equal(front.act(obs[:500], mask[:500], np.arange(500)), expected[:500])
 
 
+def test_rows_with_one_legal_action_and_logits_that_are_not_numbers_are_played_as_numpy_policy_plays_them():
+    """A row with one legal action is played without a forward pass; a row whose logits are not numbers is still
+    seen as such by the compiled output layer (its dot products may be reassociated, nothing more) and decided as
+    ``NumpyPolicy`` decides it. Pili Pili 5p: its 234 actions take the legal-actions-only output layer."""
+    obs, mask, _ = recorded_positions("pilipili_v0", {"num_players": 5}, 64, 16, seed=5)
+    raw = tableenvs.make_raw("pilipili_v0", num_players=5)
+    batched = BatchedNumpyPolicy(trained_model_path("pilipili_v0"), raw)
+    only = (mask != 0).sum(axis=1) == 1
+    assert 0 < only.sum() < len(mask)  # both kinds of rows are there
+    expected = np.array([batched.reference.act(o, m, None) for o, m in zip(obs, mask, strict=True)])
+    assert np.array_equal(batched.act(obs, mask), expected)
+    assert np.array_equal(expected[only], (mask[only] != 0).argmax(axis=1))
+    bias = batched._weights[-1][1]  # shared with the reference player: both see the same broken layer
+    saved = bias.copy()
+    try:
+        bias[::3] = np.nan
+        expected = np.array([batched.reference.act(o, m, None) for o, m in zip(obs, mask, strict=True)])
+        assert np.array_equal(batched.act(obs, mask), expected)
+        bias[:] = np.nan
+        assert np.array_equal(batched.act(obs, mask), (mask != 0).argmax(axis=1))  # NumpyPolicy: the first legal
+    finally:
+        bias[:] = saved
+
+
 def test_the_batched_random_player_draws_as_random_policy_with_the_same_generators():
     obs, mask, games = recorded_positions("llama_party_v0", {"num_players": 3}, 8, 1, seed=1)
     player = BatchedRandomPolicy(games)

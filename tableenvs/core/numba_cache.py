@@ -66,8 +66,25 @@ def private_temporary_cache() -> str | None:
     return path
 
 
+def jit_options(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark a kernel with numba options of its own (``@jit_options(fastmath={"reassoc", "contract"})``), which
+    :func:`cached_jit` passes to ``numba.njit``; the function itself is returned unchanged."""
+
+    def mark(function: Callable[..., Any]) -> Callable[..., Any]:
+        function.numba_options = dict(options)  # type: ignore[attr-defined]
+        return function
+
+    return mark
+
+
+def numba_options(function: Callable[..., Any]) -> dict[str, Any]:
+    """The numba options a kernel was marked with (:func:`jit_options`), or none."""
+    return dict(getattr(function, "numba_options", {}))
+
+
 def cached_jit(function: Callable[..., Any], numba: Any, directory: str | None) -> Any:
-    """``numba.njit(cache=True)`` with the cache in ``directory`` (or numba's choice), or ``None`` if unwritable."""
+    """``numba.njit(cache=True)`` with the cache in ``directory`` (or numba's choice), or ``None`` if unwritable;
+    with the options ``function`` was marked with (:func:`jit_options`)."""
     from numba.core import config as numba_config
 
     config: Any = numba_config  # numba sets its settings (CACHE_DIR, ...) at import time: its types do not list them
@@ -75,7 +92,7 @@ def cached_jit(function: Callable[..., Any], numba: Any, directory: str | None) 
     if directory is not None:
         config.CACHE_DIR = directory  # read only while the cache locator is chosen, below
     try:
-        return numba.njit(cache=True)(function)
+        return numba.njit(cache=True, **numba_options(function))(function)
     except RuntimeError as error:  # "cannot cache function ...: no locator available for file ..."
         if "locator" not in str(error):
             raise

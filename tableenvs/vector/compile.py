@@ -12,7 +12,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tableenvs.core.numba_cache import CACHE_ENV, cache_dir, cache_is_current, cached_jit, index_path
+from tableenvs.core.numba_cache import CACHE_ENV, cache_dir, cache_is_current, cached_jit, index_path, numba_options
 
 
 def compile_kernels(functions: Sequence[Callable[..., Any]], what: str, source_file: str, cost: str) -> tuple[Any, ...]:
@@ -30,7 +30,7 @@ def compile_kernels(functions: Sequence[Callable[..., Any]], what: str, source_f
             RuntimeWarning,
             stacklevel=3,
         )
-        return tuple(numba.njit(cache=False)(function) for function in functions)
+        return tuple(numba.njit(cache=False, **numba_options(function))(function) for function in functions)
     if not cache_is_current(compiled[0], source_file):
         index = index_path(compiled[0])
         where = f" (cached in {index.rpartition('/')[0]})" if index else ""
