@@ -101,12 +101,22 @@ def test_trained_where_no_model_fits_names_the_settings_that_have_one(package_mo
     with pytest.raises(ValueError) as raised:
         make_policy("trained", tableenvs.make_raw("pilipili_v0", num_players=3))
     message = str(raised.value)
-    assert message.startswith("'trained' has no model for pilipili_v0 with num_players=3; it has one for num_players=5")
+    assert message.startswith("'trained' has no model for pilipili_v0 with num_players=3; it has one for 5 players ")
     assert "'search' or 'heuristic'" in message and "tableenvs train pilipili_v0 --players 3" in message
     assert "\n" not in message and "{" not in message  # no option dicts
-    with pytest.raises(ValueError, match=r"with missions='none'; it has one for missions='standard' "):
+    with pytest.raises(ValueError, match=r"with missions='none'; it has one for missions='standard' at 5 players "):
         make_policy("trained", tableenvs.make_raw("pilipili_v0", num_players=5, missions="none"))
     assert make_policy("trained", tableenvs.make_raw("pilipili_v0", num_players=5)).name == "pilipili_v0.npz"
+
+
+def test_trained_where_no_model_fits_names_each_shipped_setting_once(package_models):
+    """The package's Rummikub models (2, 3 and 4 players, default options) against an env of another ``max_turns``:
+    one setting, its player counts joined, each model's own difference from the env (not the default file's)."""
+    with pytest.raises(ValueError) as raised:
+        make_policy("trained", tableenvs.make_raw("rummikub_v0", num_players=3, max_turns=50))
+    message = str(raised.value)
+    assert "with max_turns=50; it has one for max_turns=1000 at 2-4 players (the rest as this env's)" in message
+    assert message.endswith("(tableenvs train rummikub_v0)")  # the player count is not what is missing
 
 
 def test_trained_for_a_game_without_a_model_suggests_search_or_heuristic(tmp_path, monkeypatch):

@@ -275,22 +275,46 @@ def check_trained_fits(path: Path, raw: Any) -> None:
         return  # the model's own loading says what is wrong with the file
     if header["game"] != game or header["options"] == options:
         return
-    made_for = header["options"]
-    keys = sorted(key for key in set(options) | set(made_for) if options.get(key) != made_for.get(key))
-    shipped = []
+    differences = []  # each shipped model of this game: the options where it differs from this env's
     for other in model_files(game):
         try:
             found = read_header(other)
         except (OSError, ValueError):
             continue
         if found["game"] == game:
-            shipped.append(", ".join(f"{key}={found['options'].get(key)!r}" for key in keys))
-    wanted = ", ".join(f"{key}={options.get(key)!r}" for key in keys)
-    players = f" --players {options['num_players']}" if "num_players" in keys else ""
+            made_for = found["options"]
+            keys = sorted(key for key in set(options) | set(made_for) if options.get(key) != made_for.get(key))
+            differences.append((keys, made_for))
+    closest = min((keys for keys, _ in differences), key=len, default=sorted(options))
+    wanted = ", ".join(f"{key}={options.get(key)!r}" for key in closest)
+    players = f" --players {options['num_players']}" if "num_players" in closest else ""
     raise ValueError(
-        f"'trained' has no model for {game} with {wanted}; it has one for {'; '.join(shipped)} (the rest as this "
-        f"env's): play 'search' or 'heuristic' there, or train one (tableenvs train {game}{players})"
+        f"'trained' has no model for {game} with {wanted}; it has one for {shipped_settings(differences)} (the rest "
+        f"as this env's): play 'search' or 'heuristic' there, or train one (tableenvs train {game}{players})"
     )
+
+
+def shipped_settings(differences: list[tuple[list[str], dict[str, Any]]]) -> str:
+    """The settings of shipped models, each given by the options where it differs from an env's (``(keys,
+    options)`` per model), those differing alike but for the player count joined: ``"max_turns=1000 at 2-4
+    players; missions='standard' at 5 players"``, the closest first."""
+    groups: dict[str, list[int]] = {}
+    order: dict[str, int] = {}
+    for keys, made_for in differences:
+        rest = ", ".join(f"{key}={made_for.get(key)!r}" for key in keys if key != "num_players")
+        groups.setdefault(rest, []).append(int(made_for.get("num_players", 0)))
+        order[rest] = min(order.get(rest, len(keys)), len(keys))
+    texts = []
+    for rest in sorted(groups, key=lambda text: order[text]):
+        counts, runs = sorted(set(groups[rest])), []
+        for count in counts:
+            if runs and count == runs[-1][1] + 1:
+                runs[-1][1] = count
+            else:
+                runs.append([count, count])
+        spans = ", ".join(str(low) if low == high else f"{low}-{high}" for low, high in runs)
+        texts.append(f"{rest} at {spans} players" if rest else f"{spans} players")
+    return "; ".join(texts)
 
 
 def is_trained_spec(spec: Any) -> bool:
