@@ -306,7 +306,8 @@ def shipped_settings(differences: list[tuple[list[str], dict[str, Any]]]) -> str
         order[rest] = min(order.get(rest, len(keys)), len(keys))
     texts = []
     for rest in sorted(groups, key=lambda text: order[text]):
-        counts, runs = sorted(set(groups[rest])), []
+        counts = sorted(set(groups[rest]))
+        runs: list[list[int]] = []
         for count in counts:
             if runs and count == runs[-1][1] + 1:
                 runs[-1][1] = count
