@@ -48,6 +48,29 @@ def test_a_short_best_response_reports_a_gain_with_its_interval(tmp_path):
     assert (tmp_path / "clone.npz").is_file()
 
 
+def test_a_best_response_can_start_from_the_shipped_model(tmp_path):
+    """``start="trained"``: the learner begins as the shipped model (no clone is made), so against a table of that
+    model it starts level with it; models it cannot be trained from are refused in one line before any work."""
+    result = best_response(
+        GAME, "trained", tmp_path, options={"num_players": 4}, samples=500, eval_games=48, num_envs=8,
+        settings={"rollout": 256, "minibatch": 256, "value_warmup": 10**9}, start="trained",
+    )  # fmt: skip
+    assert not (tmp_path / "clone.npz").exists()
+    # the actor never learnt (value_warmup freezes it): the learner is the shipped model, level with its seats
+    assert result.gain == pytest.approx(0.0, abs=1e-9) and result.low == pytest.approx(0.0, abs=1e-9)
+    for start, match in (
+        ("trained", "--start 'trained' is '.*llama_party_v0-2p.npz': training starts only from a ReLU network"),
+        ("nowhere.npz", "--start 'nowhere.npz'"),
+    ):
+        with pytest.raises(ValueError, match=match) as error:
+            best_response(GAME, "heuristic", tmp_path / "refused", options={"num_players": 2}, samples=10, start=start)
+        assert "\n" not in str(error.value)
+    with pytest.raises(ValueError, match="--start 'trained' is .*: training starts only from a ReLU network") as error:
+        best_response("rummikub_v0", "heuristic", tmp_path / "refused", options={"num_players": 4}, samples=10,
+                      start="trained")  # fmt: skip
+    assert not (tmp_path / "refused").exists()
+
+
 def test_the_learner_sits_in_one_rotating_seat():
     config = BatchedConfig(GAME, options={"num_players": 4}, seed=0, **TINY)
     trainer = BestResponseTrainer(config, "heuristic", num_envs=8)

@@ -16,8 +16,9 @@ named here: the engine, the heuristic and the shipped model come from the game's
   :class:`tableenvs.vector.candidates.BatchedCandidatePolicy`, choosing exactly as ``NumpyPolicy``).
 * **The learner**: PPO with the league's settings (:data:`tableenvs.training.league.LEAGUE_PPO`), started from the
   same clone of the batched heuristic for every target (:func:`tableenvs.training.league.clone_heuristic_batched`; its
-  network size, 256x256 by default, is the shipped models'), for a budget of learner samples and/or CPU seconds of
-  this process (whichever ends first; checked between updates).
+  network size, 256x256 by default, is the shipped models'), or from a given numpy policy file (``start``: the
+  shipped model, so that the learner does not begin behind the target it is to exploit), for a budget of learner
+  samples and/or CPU seconds of this process (whichever ends first; checked between updates).
 * **The measure** (:func:`evaluate_gain`): the learner, greedy, in one seat and the target in the others, on fresh
   duplicate deals: each deal is played ``players`` times, the learner in each seat once. A deal's gain is the mean,
   over its seatings, of the learner seat's total reward minus the mean total of the target's seats; the report is
@@ -288,6 +289,33 @@ def evaluate_gain(
     return mean, mean - half, mean + half, learner_total / games, target_total / games
 
 
+def learner_start(game: str, options: dict[str, Any], start: str | Path) -> Path:
+    """The numpy policy file a best-response learner starts from instead of the heuristic's clone: ``"trained"``
+    (the model shipped for ``game`` at ``options``), ``"trained:path=FILE.npz"`` or a path; a one-line
+    ``ValueError`` (naming ``--start``) unless it is a ReLU network over this game's observation at these options
+    (a candidate scorer, derived inputs or an input offset cannot be trained on)."""
+    from tableenvs.core.registry import make_raw
+    from tableenvs.policies.model_env import model_options
+    from tableenvs.policies.numpy_policy import check_trained_fits, is_trained_spec, resolve_trained
+    from tableenvs.training.league_start import check_init
+
+    if is_trained_spec(str(start)):
+        raw = make_raw(game, **options)
+        try:
+            path = resolve_trained(str(start), game, model_options(raw))
+            if start == "trained":
+                check_trained_fits(path, raw)
+        except ValueError as error:
+            raise ValueError(f"--start {str(start)!r}: {error}") from None
+        finally:
+            raw.close()
+        check_init(game, options, path, flag=f"--start {str(start)!r} is")
+        return path
+    path = Path(start).expanduser()
+    check_init(game, options, path, flag="--start")
+    return path
+
+
 def best_response(
     game: str,
     target: str,
@@ -301,12 +329,15 @@ def best_response(
     num_envs: int = 256,
     seed: int = 0,
     settings: dict[str, Any] | None = None,
+    start: str | Path | None = None,
     say: Callable[[str], None] = print,
 ) -> BestResponseResult:
     """Train a best response to ``target`` for ``samples`` learner decisions and/or ``cpu_seconds`` (whichever ends
     first; at least one update), starting from ``out_dir/clone.npz`` (made once and reused by every target run
-    under the same ``out_dir``), then measure its gain on ``eval_games`` fresh games (duplicate deals; the deals
-    come from ``seed + 1``, not the training deals). ``settings``: :class:`BatchedConfig` fields over
+    under the same ``out_dir``) or from ``start``, then measure its gain on ``eval_games`` fresh games (duplicate
+    deals; the deals come from ``seed + 1``, not the training deals). ``start``: ``"trained"`` (the model shipped
+    for the game and options), ``"trained:path=FILE.npz"`` or a ``.npz`` path, a ReLU network over the observation
+    (:func:`learner_start`); no clone is made then. ``settings``: :class:`BatchedConfig` fields over
     :data:`LEAGUE_PPO`. The learner is written to ``out_dir/<target's file name>.npz``."""
     check_best_response_game(game)
     if samples is None and cpu_seconds is None:
@@ -321,10 +352,12 @@ def best_response(
     players = tableenvs.vector.make(game, 1, trusted=True, **options).num_players
     check_at_least("eval_games", eval_games, 2 * players)
     batched_target(target, tableenvs.vector.make(game, 1, trusted=True, **options), options)  # refuse before work
+    first = None if start is None else learner_start(game, options, start)  # refused before any work
     out = Path(out_dir)
-    clone = clone_heuristic_batched(game, out, options=options, label_games=label_games, seed=seed, say=say)
+    if first is None:
+        first = clone_heuristic_batched(game, out, options=options, label_games=label_games, seed=seed, say=say)
     config = BatchedConfig(
-        game, samples=samples or 2**62, options=options, start=str(clone), seed=seed,
+        game, samples=samples or 2**62, options=options, start=str(first), seed=seed,
         **{**LEAGUE_PPO, **(settings or {})},
     )  # fmt: skip
     trainer = BestResponseTrainer(config, target, num_envs=num_envs)

@@ -67,9 +67,10 @@ def heuristic_labels(
     return data
 
 
-def check_init(game: str, options: dict[str, Any], init: str | Path) -> Any:
-    """The numpy policy file ``init`` loaded, or a one-line ``ValueError`` (naming ``--init``) unless the league can
-    start from it: a model of ``game`` at these options, a ReLU MLP without input offset or derived inputs."""
+def check_init(game: str, options: dict[str, Any], init: str | Path, flag: str = "--init") -> Any:
+    """The numpy policy file ``init`` loaded, or a one-line ``ValueError`` (naming ``flag``) unless the league (or a
+    best response) can start from it: a model of ``game`` at these options, a ReLU MLP without input offset or
+    derived inputs."""
     from tableenvs.core.registry import make_raw
     from tableenvs.policies.model_env import check_model_fits
     from tableenvs.policies.model_file import load_numpy_policy
@@ -82,10 +83,10 @@ def check_init(game: str, options: dict[str, Any], init: str | Path) -> Any:
         finally:
             env.close()
     except (OSError, ValueError) as error:
-        raise ValueError(f"--init {str(init)!r}: {error}") from None
+        raise ValueError(f"{flag} {str(init)!r}: {error}") from None
     if model.activation != "relu" or model.input_offset is not None or model.input_features or model.candidates:
         raise ValueError(
-            f"--init {str(init)!r}: the league starts only from a ReLU network over the observation (this one: "
+            f"{flag} {str(init)!r}: training starts only from a ReLU network over the observation (this one: "
             f"{model.activation}, input offset {model.input_offset is not None}, derived inputs "
             f"{model.input_features or 'none'}, candidates {model.candidates or 'none'})"
         )
