@@ -6,6 +6,7 @@ in CI; the library half is :mod:`tableenvs.training.distill`. The one training e
 
     python benchmarks/distill_search.py label GAME OUT --games N [--workers W] [--players P] [--search SPEC]
     python benchmarks/distill_search.py fit GAME OUT --games N [--workers W] [--players P] [--epochs E]
+        [--start MODEL.npz --lr LR]   (fine-tune that model towards the search's choices instead of a fresh net)
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--search", default="search")
     parser.add_argument("--epochs", type=int, default=40)
+    parser.add_argument("--start", default=None, help="a numpy policy file the fit starts from (fine-tuning it)")
+    parser.add_argument("--lr", type=float, default=1e-3, help="the fit's learning rate")
     args = parser.parse_args(argv)
     options = {} if args.players is None else {"num_players": args.players}
     if args.command == "label":
@@ -38,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         distill_search(
             args.game, args.out, options=options, games=args.games, workers=args.workers, seed=args.seed,
-            search_spec=args.search, epochs=args.epochs,
+            search_spec=args.search, epochs=args.epochs, start_model=args.start, lr=args.lr,
         )  # fmt: skip
     return 0
 

@@ -102,3 +102,36 @@ def test_fit_learns_the_labels_and_the_export_plays_by_numpy(labelled, tmp_path)
         env.step(action)
         steps += 1
     assert steps > 20
+
+
+def test_fit_from_a_model_starts_at_its_weights_and_moves_towards_the_labels(labelled, tmp_path):
+    """``start``: the fit begins as the model (epoch 0 is the model itself, with its own input scale), trains towards
+    the labels from there, and a model it cannot start from is refused in one line."""
+    from tableenvs.policies.model_env import model_options
+    from tableenvs.policies.model_file import load_numpy_policy
+    from tableenvs.policies.numpy_policy import NumpyPolicy, trained_model_path
+
+    data = distill.read_shards(labelled)
+    model = load_numpy_policy(trained_model_path(GAME, model_options(tableenvs.make_raw(GAME, **OPTIONS))))
+    quiet = {"validation": 0.34, "seed": 0, "threads": 1, "say": lambda line: None}
+    kept = distill.fit(data, epochs=0, start=model, **quiet)
+    assert [row["epoch"] for row in kept.history] == [0]
+    pairs = zip(kept.weights, model.weights, strict=True)
+    assert all(np.array_equal(w, mw) and np.array_equal(b, mb) for (w, b), (mw, mb) in pairs)
+    assert np.array_equal(kept.input_scale, model.input_scale)
+    env = tableenvs.make_raw(GAME, **OPTIONS)
+    start_agrees = NumpyPolicy(model, env).act
+    moved = distill.fit(data, epochs=30, lr=3e-3, start=model, **quiet)
+    assert moved.history[0]["epoch"] == 0 and len(moved.history) == 31
+    assert moved.history[-1]["train_loss"] < moved.history[1]["train_loss"]  # it learns the labels from there
+    assert [w.shape for w, _ in moved.weights] == [w.shape for w, _ in model.weights]
+    path = distill.export(moved, tmp_path / "tuned.npz", GAME, OPTIONS, {"test": True})
+    tuned = NumpyPolicy(path, env).act
+    rng = np.random.default_rng(0)
+    rows = list(zip(data["observation"], data["mask"], data["action"], strict=True))
+    hits_start = sum(start_agrees(o, m, rng) == a for o, m, a in rows)
+    hits_tuned = sum(tuned(o, m, rng) == a for o, m, a in rows)
+    assert hits_tuned > hits_start  # closer to the labeller's choices than the model it started from
+    candidate = load_numpy_policy(trained_model_path("rummikub_v0"))
+    with pytest.raises(ValueError, match="fit starts only from a ReLU network over the observation"):
+        distill.fit(data, epochs=1, start=candidate, **quiet)

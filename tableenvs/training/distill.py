@@ -211,6 +211,7 @@ def fit(
     threads: int = 2,
     prior: dict[str, np.ndarray] | None = None,
     prior_weight: float = 0.25,
+    start: Any = None,
     say: Any = print,
 ) -> FitResult:
     """Fit a ReLU MLP to the soft targets (masked softmax cross-entropy); keeps the epoch of least validation loss.
@@ -218,7 +219,10 @@ def fit(
     The validation games (a ``validation`` share of the deals, chosen by ``seed``) are never trained on; each
     epoch reports the validation loss and how often the network's most likely action is the one the labeller played.
     ``prior``: more labelled rows (e.g. the heuristic's own choices, cheap to make) trained on with weight
-    ``prior_weight`` each against 1 for a row of ``data``; never validated on.
+    ``prior_weight`` each against 1 for a row of ``data``; never validated on. ``start``: a numpy policy
+    (:class:`~tableenvs.policies.model_file.NumpyModel`: a ReLU network over the observation, no input offset or
+    derived inputs) whose weights and input scale the fit starts from, its layers replacing ``hidden``: a
+    fine-tuning of that model towards the labels (epoch 0, the start itself, is reported and may be the one kept).
     """
     import torch
 
@@ -233,7 +237,19 @@ def fit(
     if prior is not None:
         train_rows = {name: np.concatenate([train_rows[name], prior[name]]) for name in FIELDS}
         weight = np.concatenate([weight, np.full(len(prior["action"]), prior_weight, dtype=np.float32)])
-    scale = input_scale(train_rows["observation"])
+    if start is not None:
+        if start.activation != "relu" or start.input_offset is not None or start.input_features or start.candidates:
+            raise ValueError(f"{start.name}: fit starts only from a ReLU network over the observation")
+        shapes = (data["observation"].shape[1], data["target"].shape[1])
+        if (start.observation_size, start.num_actions) != shapes:
+            raise ValueError(
+                f"{start.name}: {start.observation_size} inputs and {start.num_actions} actions, the labels' {shapes}"
+            )
+        hidden = start.hidden
+        scale = np.ones(start.observation_size, np.float32) if start.input_scale is None else start.input_scale
+        scale = np.asarray(scale, np.float32)
+    else:
+        scale = input_scale(train_rows["observation"])
 
     def tensors(rows: dict[str, np.ndarray]) -> tuple[Any, Any, Any, Any]:
         x = torch.from_numpy(rows["observation"] * scale)
@@ -250,6 +266,13 @@ def fit(
         if i < len(sizes) - 2:
             layers.append(torch.nn.ReLU())
     net = torch.nn.Sequential(*layers)
+    if start is not None:
+        with torch.no_grad():
+            for module, (weight_in_out, bias) in zip(
+                [m for m in net if isinstance(m, torch.nn.Linear)], start.weights, strict=True
+            ):
+                module.weight.copy_(torch.from_numpy(np.asarray(weight_in_out, np.float32).T.copy()))
+                module.bias.copy_(torch.from_numpy(np.asarray(bias, np.float32)))
     optimiser = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=weight_decay)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=epochs)
 
@@ -263,6 +286,15 @@ def fit(
     best: tuple[float, list[tuple[np.ndarray, np.ndarray]]] | None = None
     history = []
     count = train_x.shape[0]
+    if start is not None:  # epoch 0: the start itself, kept if no epoch does better on the validation games
+        with torch.no_grad():
+            val_loss, logits = loss_of(val_x, val_legal, val_target)
+            agree = float((logits.argmax(dim=1) == val_action).float().mean())
+        history.append({"epoch": 0, "train_loss": float("nan"), "val_loss": float(val_loss), "val_agree": agree,
+                        "seconds": 0.0})  # fmt: skip
+        say(f"epoch 0 (the start): validation {float(val_loss):.4f}, agrees with the labels {agree:.3f}")
+        best = (float(val_loss), [(np.asarray(w, np.float32).copy(), np.asarray(b, np.float32).copy())
+                                  for w, b in start.weights])  # fmt: skip
     for epoch in range(1, epochs + 1):
         start = time.perf_counter()
         net.train()
@@ -358,27 +390,37 @@ def distill_search(
     search_spec: str = "search",
     epochs: int = 40,
     hidden: Sequence[int] = (256, 256),
+    start_model: str | Path | None = None,
+    lr: float = 1e-3,
     say: Any = print,
 ) -> Path:
     """Search distillation, whole: label ``games`` games under ``out_dir/labels``, fit, write ``out_dir/model.npz`` and
-    ``out_dir/fit.json`` (the fit's history); returns the model's path. Resumable: labelled games are kept."""
+    ``out_dir/fit.json`` (the fit's history); returns the model's path. Resumable: labelled games are kept.
+    ``start_model``: a numpy policy file the fit starts from (:func:`fit`'s ``start``: the model tuned towards the
+    search's choices, one step of expert iteration), checked before any game is labelled."""
     options = dict(options or {})
     out = Path(out_dir)
+    tuned = None
+    if start_model is not None:
+        from tableenvs.training.league_start import check_init
+
+        tuned = check_init(game, options, start_model, flag="--start")
     start = time.perf_counter()
     label_games(
         game, options, games=games, out_dir=out / "labels", seed=seed, search_spec=search_spec, workers=workers, say=say
     )
     data = read_shards(out / "labels")
     say(f"fitting on {len(data['action'])} labels from {len(np.unique(data['game']))} games")
-    result = fit(data, hidden=hidden, epochs=epochs, seed=seed, threads=workers, say=say)
+    result = fit(data, hidden=hidden, epochs=epochs, lr=lr, seed=seed, threads=workers, start=tuned, say=say)
     meta = {
         "recipe": "strong (search distillation)",  # the name its models were written with
+        **({} if tuned is None else {"start": tuned.name, "lr": lr}),
         "search": search_spec,
         "games": games,
         "seed": seed,
         "labels": int(len(data["action"])),
         "epochs": epochs,
-        "hidden": list(hidden),
+        "hidden": list(hidden if tuned is None else tuned.hidden),
         "seconds": round(time.perf_counter() - start, 1),
     }
     path = export(result, out / "model.npz", game, options, meta)
