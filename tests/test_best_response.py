@@ -51,11 +51,12 @@ def test_a_short_best_response_reports_a_gain_with_its_interval(tmp_path):
 def test_a_best_response_can_start_from_the_shipped_model(tmp_path):
     """``start="trained"``: the learner begins as the shipped model (no clone is made), so against a table of that
     model it starts level with it; models it cannot be trained from are refused in one line before any work."""
+    out = tmp_path / "new" / "folder"  # made as the clone's folder is made
     result = best_response(
-        GAME, "trained", tmp_path, options={"num_players": 4}, samples=500, eval_games=48, num_envs=8,
+        GAME, "trained", out, options={"num_players": 4}, samples=500, eval_games=48, num_envs=8,
         settings={"rollout": 256, "minibatch": 256, "value_warmup": 10**9}, start="trained",
     )  # fmt: skip
-    assert not (tmp_path / "clone.npz").exists()
+    assert not (out / "clone.npz").exists() and (out / "best-response-trained.npz").is_file()
     # the actor never learnt (value_warmup freezes it): the learner is the shipped model, level with its seats
     assert result.gain == pytest.approx(0.0, abs=1e-9) and result.low == pytest.approx(0.0, abs=1e-9)
     for start, match in (

@@ -354,6 +354,7 @@ def best_response(
     batched_target(target, tableenvs.vector.make(game, 1, trusted=True, **options), options)  # refuse before work
     first = None if start is None else learner_start(game, options, start)  # refused before any work
     out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
     if first is None:
         first = clone_heuristic_batched(game, out, options=options, label_games=label_games, seed=seed, say=say)
     config = BatchedConfig(
