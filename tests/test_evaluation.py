@@ -259,6 +259,21 @@ def test_batch_size_does_not_change_results(monkeypatch):
     assert default.records == small.records
 
 
+def test_workers_that_reuse_their_setup_get_small_batches():
+    """Every policy a name: each worker reuses its env and policies, so batches hold at most ``REUSED_BATCH`` games
+    and each reaches ``on_games`` (the journal) as it ends; a policy object is built per batch: up to ``MAX_BATCH``."""
+    from tableenvs.policies import RandomPolicy
+
+    sizes: list[int] = []
+    kwargs = dict(games=200, num_players=2, seed=1, workers=2, engine="aec")
+    named = evaluate("pilipili_v0", ["heuristic", "random"], on_games=lambda games: sizes.append(len(games)), **kwargs)
+    assert max(sizes) == evaluation.REUSED_BATCH and sum(sizes) == len(named.records)
+    assert named.records == evaluate("pilipili_v0", ["heuristic", "random"], games=200, num_players=2, seed=1).records
+    sizes.clear()
+    evaluate("pilipili_v0", ["heuristic", RandomPolicy()], on_games=lambda games: sizes.append(len(games)), **kwargs)
+    assert max(sizes) == math.ceil(200 / 16) > evaluation.REUSED_BATCH
+
+
 def test_local_and_ray_backends_give_identical_results():
     ray = pytest.importorskip("ray", reason="needs the ray extra")
     kwargs = dict(games=8, num_players=2, seed=11)
