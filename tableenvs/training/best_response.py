@@ -297,7 +297,7 @@ def learner_start(game: str, options: dict[str, Any], start: str | Path) -> Path
     from tableenvs.core.registry import make_raw
     from tableenvs.policies.model_env import model_options
     from tableenvs.policies.numpy_policy import check_trained_fits, is_trained_spec, resolve_trained
-    from tableenvs.training.league_start import check_init
+    from tableenvs.training.model_start import check_init
 
     if is_trained_spec(str(start)):
         raw = make_raw(game, **options)

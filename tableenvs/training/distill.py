@@ -402,7 +402,7 @@ def distill_search(
     out = Path(out_dir)
     tuned = None
     if start_model is not None:
-        from tableenvs.training.league_start import check_init
+        from tableenvs.training.model_start import check_init
 
         tuned = check_init(game, options, start_model, flag="--start")
     start = time.perf_counter()

@@ -7,8 +7,8 @@ No game is named here: the engine and the batched heuristic come from the game's
 * :func:`clone_heuristic_batched`: ``label_games`` games of the batched heuristic against itself in the batched
   engine, every decision with a choice labelled with the heuristic's pick (:func:`heuristic_labels`), a ReLU MLP
   fitted to them, saved as ``clone.npz``.
-* :func:`start_from_init`: a numpy policy file of the same game and player count (checked by :func:`check_init`),
-  copied to ``init.npz`` so that a rerun continues the same run.
+* :func:`start_from_init`: a numpy policy file of the same game and player count (checked by
+  :func:`tableenvs.training.model_start.check_init`), copied to ``init.npz`` so that a rerun continues the same run.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from tableenvs.core.validation import check_at_least
+from tableenvs.training.model_start import check_init
 
 
 def engine_for(game: str, num_envs: int, options: dict[str, Any]) -> Any:
@@ -65,32 +66,6 @@ def heuristic_labels(
     data["value"] = np.zeros(len(data["action"]), np.float32)
     say(f"labelled {len(data['action']):,} heuristic decisions from {ended:,} games in the batched engine")
     return data
-
-
-def check_init(game: str, options: dict[str, Any], init: str | Path, flag: str = "--init") -> Any:
-    """The numpy policy file ``init`` loaded, or a one-line ``ValueError`` (naming ``flag``) unless the league (or a
-    best response) can start from it: a model of ``game`` at these options, a ReLU MLP without input offset or
-    derived inputs."""
-    from tableenvs.core.registry import make_raw
-    from tableenvs.policies.model_env import check_model_fits
-    from tableenvs.policies.model_file import load_numpy_policy
-
-    try:
-        model = load_numpy_policy(init)
-        env = make_raw(game, **options)
-        try:
-            check_model_fits(model, env)
-        finally:
-            env.close()
-    except (OSError, ValueError) as error:
-        raise ValueError(f"{flag} {str(init)!r}: {error}") from None
-    if model.activation != "relu" or model.input_offset is not None or model.input_features or model.candidates:
-        raise ValueError(
-            f"{flag} {str(init)!r}: training starts only from a ReLU network over the observation (this one: "
-            f"{model.activation}, input offset {model.input_offset is not None}, derived inputs "
-            f"{model.input_features or 'none'}, candidates {model.candidates or 'none'})"
-        )
-    return model
 
 
 def start_from_init(game: str, out_dir: str | Path, options: dict[str, Any], init: str | Path) -> Path:

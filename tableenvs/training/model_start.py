@@ -1,0 +1,38 @@
+"""Which numpy policy files training can start from: one check shared by the league's ``--init``, the best
+response's ``--start`` and the distillation's fine-tuning.
+
+Where you are: ``tableenvs/training/``, below :mod:`tableenvs.training.league_start`,
+:mod:`tableenvs.training.best_response` and :mod:`tableenvs.training.distill` (it imports none of them). No game is
+named here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def check_init(game: str, options: dict[str, Any], init: str | Path, flag: str = "--init") -> Any:
+    """The numpy policy file ``init`` loaded, or a one-line ``ValueError`` (naming ``flag``) unless the league (or a
+    best response) can start from it: a model of ``game`` at these options, a ReLU MLP without input offset or
+    derived inputs."""
+    from tableenvs.core.registry import make_raw
+    from tableenvs.policies.model_env import check_model_fits
+    from tableenvs.policies.model_file import load_numpy_policy
+
+    try:
+        model = load_numpy_policy(init)
+        env = make_raw(game, **options)
+        try:
+            check_model_fits(model, env)
+        finally:
+            env.close()
+    except (OSError, ValueError) as error:
+        raise ValueError(f"{flag} {str(init)!r}: {error}") from None
+    if model.activation != "relu" or model.input_offset is not None or model.input_features or model.candidates:
+        raise ValueError(
+            f"{flag} {str(init)!r}: training starts only from a ReLU network over the observation (this one: "
+            f"{model.activation}, input offset {model.input_offset is not None}, derived inputs "
+            f"{model.input_features or 'none'}, candidates {model.candidates or 'none'})"
+        )
+    return model
