@@ -170,13 +170,9 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True, trust
                 module, function = entry_point.split(":")
                 return getattr(importlib.import_module(module), function)(text, raw)
         if text == "trained" or text.startswith("trained:"):
-            from tableenvs.policies.model_env import model_options
-            from tableenvs.policies.numpy_policy import NumpyPolicy, check_trained_fits, resolve_trained
+            from tableenvs.policies.numpy_policy import NumpyPolicy, trained_file
 
-            path = resolve_trained(text, raw.metadata["name"], model_options(raw))
-            if text == "trained":
-                check_trained_fits(path, raw)
-            return NumpyPolicy(path, raw, deterministic=deterministic)
+            return NumpyPolicy(trained_file(text, raw), raw, deterministic=deterministic)
         if text.endswith(".npz"):
             from tableenvs.policies.numpy_policy import NumpyPolicy
 

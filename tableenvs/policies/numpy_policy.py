@@ -318,6 +318,16 @@ def shipped_settings(differences: list[tuple[list[str], dict[str, Any]]]) -> str
     return "; ".join(texts)
 
 
+def trained_file(spec: str, raw: Any) -> Path:
+    """The file a ``"trained"`` or ``"trained:path=FILE.npz"`` spec names for the env ``raw``: the shipped model made
+    for its options (:func:`resolve_trained`), checked to fit them (:func:`check_trained_fits`: a one-line refusal
+    naming the settings that have one), or the given file (checked where it is loaded)."""
+    path = resolve_trained(spec, raw.metadata["name"], model_options(raw))
+    if spec == "trained":
+        check_trained_fits(path, raw)
+    return path
+
+
 def is_trained_spec(spec: Any) -> bool:
     """Whether a policy spec is ``"trained"`` or ``"trained:path=FILE.npz"``."""
     return isinstance(spec, str) and (spec == "trained" or spec.startswith("trained:"))

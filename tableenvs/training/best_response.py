@@ -5,7 +5,7 @@ best responses are out of reach at these game sizes, so exploitability is measur
 for a fixed budget against a table where every other seat is the frozen target, then report what it gains over the
 target's own seats. Comparing two targets under the same budget and recipe says which is harder to exploit. No game is
 named here: the engine, the heuristic and the shipped model come from the game's spec and
-:func:`tableenvs.policies.numpy_policy.resolve_trained`.
+:func:`tableenvs.policies.numpy_policy.trained_file`.
 
 * **The table** (:class:`BestResponseTrainer`): one batched engine (:func:`tableenvs.vector.make`), the learner in
   ONE seat of every game (each env's seat moves on by one at each new game, starting from a random seat), every other
@@ -128,12 +128,7 @@ def batched_target(target: str, engine: Any, options: dict[str, Any] | None = No
     import tableenvs.vector
     from tableenvs.core.registry import make_raw
     from tableenvs.policies.model_env import check_model_fits
-    from tableenvs.policies.numpy_policy import (
-        check_trained_fits,
-        is_trained_spec,
-        load_numpy_policy,
-        resolve_trained,
-    )
+    from tableenvs.policies.numpy_policy import is_trained_spec, load_numpy_policy, trained_file
 
     if not isinstance(target, str):
         raise ValueError(f"target must be a string ({', '.join(TARGETS)}, trained:path=FILE.npz or a .npz path), "
@@ -143,11 +138,7 @@ def batched_target(target: str, engine: Any, options: dict[str, Any] | None = No
     game = engine.name
     raw = make_raw(game, **dict(options or {}))
     if is_trained_spec(target):
-        from tableenvs.policies.model_env import model_options
-
-        path = resolve_trained(target, game, model_options(raw))
-        if target == "trained":
-            check_trained_fits(path, raw)
+        path = trained_file(target, raw)
     elif target.endswith(".npz"):
         path = Path(target).expanduser()
     else:
@@ -295,16 +286,13 @@ def learner_start(game: str, options: dict[str, Any], start: str | Path) -> Path
     ``ValueError`` (naming ``--start``) unless it is a ReLU network over this game's observation at these options
     (a candidate scorer, derived inputs or an input offset cannot be trained on)."""
     from tableenvs.core.registry import make_raw
-    from tableenvs.policies.model_env import model_options
-    from tableenvs.policies.numpy_policy import check_trained_fits, is_trained_spec, resolve_trained
+    from tableenvs.policies.numpy_policy import is_trained_spec, trained_file
     from tableenvs.training.model_start import check_init
 
     if is_trained_spec(str(start)):
         raw = make_raw(game, **options)
         try:
-            path = resolve_trained(str(start), game, model_options(raw))
-            if start == "trained":
-                check_trained_fits(path, raw)
+            path = trained_file(str(start), raw)
         except ValueError as error:
             raise ValueError(f"--start {str(start)!r}: {error}") from None
         finally:

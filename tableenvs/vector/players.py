@@ -56,7 +56,6 @@ __all__ = [
 BATCHED_POLICIES = "random, heuristic, trained, trained:path=FILE.npz or a .npz path"
 
 
-
 #: The thread-count functions of the OpenBLAS builds numpy ships or links (``(get, set)`` symbol names).
 _OPENBLAS_SYMBOLS = (
     ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
@@ -367,13 +366,10 @@ def batched_policy(
     if text == "heuristic":
         return batched_heuristic(games)
     raw = _env_of(games, env)
-    from tableenvs.policies.model_env import model_options
-    from tableenvs.policies.numpy_policy import check_trained_fits, load_numpy_policy, resolve_trained
+    from tableenvs.policies.numpy_policy import load_numpy_policy, trained_file
 
     if text == "trained" or text.startswith("trained:"):
-        path = resolve_trained(text, raw.metadata["name"], model_options(raw))
-        if text == "trained":
-            check_trained_fits(path, raw)
+        path = trained_file(text, raw)
     else:
         path = Path(os.fspath(spec))
     model = load_numpy_policy(path)
