@@ -238,13 +238,13 @@ def evaluate(
             engine,
         )
 
+    reused = _setup_key(batch(())) is not None  # each worker builds the env and the policies once, not per batch
     if engine == "batched":
         batch_size = BATCHED_GAMES  # rows of one engine, whatever the worker count
-    elif backend == "local" and workers == 1 and _setup_key(batch(())) is not None:
+    elif backend == "local" and workers == 1 and reused:
         batch_size = 1  # in this process, with the setup reused: every game is reported (and logged) as it ends
     else:
-        most = REUSED_BATCH if _setup_key(batch(())) is not None else MAX_BATCH
-        batch_size = max(1, min(most, math.ceil(len(todo) / (workers * 8))))
+        batch_size = max(1, min(REUSED_BATCH if reused else MAX_BATCH, math.ceil(len(todo) / (workers * 8))))
     batches = [batch(todo[start : start + batch_size]) for start in range(0, len(todo), batch_size)]
     bar = None
     if progress is True:

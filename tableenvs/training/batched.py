@@ -160,15 +160,14 @@ class BatchedTrainer:
             return None
         from tableenvs.policies.model_env import check_model_fits
         from tableenvs.policies.model_file import load_numpy_policy
+        from tableenvs.training.model_start import untrainable
 
         model = load_numpy_policy(self.config.start)
         check_model_fits(model, self.envs[0])
-        if model.activation != "relu" or model.input_offset is not None or model.input_features:
-            raise ValueError(
-                f"{model.name}: the batched trainer starts only from a ReLU model with no input offset and no derived "
-                f"inputs (this one: {model.activation}, offset {model.input_offset is not None}, "
-                f"inputs {model.input_features!r})"
-            )
+        why = untrainable(model)
+        if why is not None:
+            raise ValueError(f"{model.name}: the batched trainer starts only from a ReLU model with no input offset "
+                             f"and no derived inputs (this one: {why})")  # fmt: skip
         return model
 
     # ------------------------------------------------------------------ buffers and inputs

@@ -238,8 +238,12 @@ def fit(
         train_rows = {name: np.concatenate([train_rows[name], prior[name]]) for name in FIELDS}
         weight = np.concatenate([weight, np.full(len(prior["action"]), prior_weight, dtype=np.float32)])
     if start is not None:
-        if start.activation != "relu" or start.input_offset is not None or start.input_features or start.candidates:
-            raise ValueError(f"{start.name}: fit starts only from a ReLU network over the observation")
+        from tableenvs.training.model_start import untrainable
+
+        why = untrainable(start)
+        if why is not None:
+            raise ValueError(f"{start.name}: fit starts only from a ReLU network over the observation (this one: "
+                             f"{why})")  # fmt: skip
         shapes = (data["observation"].shape[1], data["target"].shape[1])
         if (start.observation_size, start.num_actions) != shapes:
             raise ValueError(
@@ -286,14 +290,20 @@ def fit(
     best: tuple[float, list[tuple[np.ndarray, np.ndarray]]] | None = None
     history = []
     count = train_x.shape[0]
-    if start is not None:  # epoch 0: the start itself, kept if no epoch does better on the validation games
+
+    def validate() -> tuple[float, float]:
+        """The validation loss and how often the network's most likely action is the labeller's."""
+        net.eval()
         with torch.no_grad():
             val_loss, logits = loss_of(val_x, val_legal, val_target)
-            agree = float((logits.argmax(dim=1) == val_action).float().mean())
-        history.append({"epoch": 0, "train_loss": float("nan"), "val_loss": float(val_loss), "val_agree": agree,
+            return float(val_loss), float((logits.argmax(dim=1) == val_action).float().mean())
+
+    if start is not None:  # epoch 0: the start itself, kept if no epoch does better on the validation games
+        val_loss, agree = validate()
+        history.append({"epoch": 0, "train_loss": float("nan"), "val_loss": val_loss, "val_agree": agree,
                         "seconds": 0.0})  # fmt: skip
-        say(f"epoch 0 (the start): validation {float(val_loss):.4f}, agrees with the labels {agree:.3f}")
-        best = (float(val_loss), [(np.asarray(w, np.float32).copy(), np.asarray(b, np.float32).copy())
+        say(f"epoch 0 (the start): validation {val_loss:.4f}, agrees with the labels {agree:.3f}")
+        best = (val_loss, [(np.asarray(w, np.float32).copy(), np.asarray(b, np.float32).copy())
                                   for w, b in start.weights])  # fmt: skip
     for epoch in range(1, epochs + 1):
         start = time.perf_counter()
@@ -308,14 +318,11 @@ def fit(
             optimiser.step()
             total += float(loss.detach()) * len(rows)
         schedule.step()
-        net.eval()
-        with torch.no_grad():
-            val_loss, logits = loss_of(val_x, val_legal, val_target)
-            agree = float((logits.argmax(dim=1) == val_action).float().mean())
+        val_loss, agree = validate()
         row = {
             "epoch": epoch,
             "train_loss": total / count,
-            "val_loss": float(val_loss),
+            "val_loss": val_loss,
             "val_agree": agree,
             "seconds": time.perf_counter() - start,
         }

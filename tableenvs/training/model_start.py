@@ -12,6 +12,18 @@ from pathlib import Path
 from typing import Any
 
 
+def untrainable(model: Any) -> str | None:
+    """Why training cannot start from the numpy policy ``model`` (its activation, input offset, derived inputs and
+    candidates, as one phrase), or None for a ReLU network over the observation alone: the only kind the batched
+    trainer and the distillation's fit build."""
+    if model.activation == "relu" and model.input_offset is None and not model.input_features and not model.candidates:
+        return None
+    return (
+        f"{model.activation}, input offset {model.input_offset is not None}, derived inputs "
+        f"{model.input_features or 'none'}, candidates {model.candidates or 'none'}"
+    )
+
+
 def check_init(game: str, options: dict[str, Any], init: str | Path, flag: str = "--init") -> Any:
     """The numpy policy file ``init`` loaded, or a one-line ``ValueError`` (naming ``flag``) unless the league (or a
     best response) can start from it: a model of ``game`` at these options, a ReLU MLP without input offset or
@@ -29,10 +41,8 @@ def check_init(game: str, options: dict[str, Any], init: str | Path, flag: str =
             env.close()
     except (OSError, ValueError) as error:
         raise ValueError(f"{flag} {str(init)!r}: {error}") from None
-    if model.activation != "relu" or model.input_offset is not None or model.input_features or model.candidates:
-        raise ValueError(
-            f"{flag} {str(init)!r}: training starts only from a ReLU network over the observation (this one: "
-            f"{model.activation}, input offset {model.input_offset is not None}, derived inputs "
-            f"{model.input_features or 'none'}, candidates {model.candidates or 'none'})"
-        )
+    why = untrainable(model)
+    if why is not None:
+        raise ValueError(f"{flag} {str(init)!r}: training starts only from a ReLU network over the observation "
+                         f"(this one: {why})")  # fmt: skip
     return model
