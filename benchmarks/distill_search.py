@@ -33,16 +33,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--lr", type=float, default=1e-3, help="the fit's learning rate")
     args = parser.parse_args(argv)
     options = {} if args.players is None else {"num_players": args.players}
-    if args.command == "label":
-        label_games(
-            args.game, options, games=args.games, out_dir=args.out, seed=args.seed, search_spec=args.search,
-            workers=args.workers,
-        )  # fmt: skip
-    else:
-        distill_search(
-            args.game, args.out, options=options, games=args.games, workers=args.workers, seed=args.seed,
-            search_spec=args.search, epochs=args.epochs, start_model=args.start, lr=args.lr,
-        )  # fmt: skip
+    try:
+        if args.command == "label":
+            label_games(
+                args.game, options, games=args.games, out_dir=args.out, seed=args.seed, search_spec=args.search,
+                workers=args.workers,
+            )  # fmt: skip
+        else:
+            distill_search(
+                args.game, args.out, options=options, games=args.games, workers=args.workers, seed=args.seed,
+                search_spec=args.search, epochs=args.epochs, start_model=args.start, lr=args.lr,
+            )  # fmt: skip
+    except ValueError as error:  # a bad argument (games, workers, --start, the game's options): one line
+        print(f"distill_search: {error}", file=sys.stderr)
+        return 2
     return 0
 
 
