@@ -13,7 +13,9 @@ ranks (1 is first):
   the other agent scores in that seat minus what ``trained`` scores there).
 
 The decision time is ``trained``'s (CPU time of this process, every decision with a choice, in ``--timing-games``
-games with one ``trained`` seat among heuristics). The rows of a game and player count are saved in one JSON file
+games with one ``trained`` seat among heuristics). Under each table, the model's best-response gains saved by
+``benchmarks/exploitability.py`` for that game and count (its runs of another model left out), with the heuristic's
+at the same budget and their ratio. The rows of a game and player count are saved in one JSON file
 under ``benchmarks/results/field/`` (a later run replaces the rows it played and keeps the others; the rows of a
 model no longer shipped move to ``replaced/``), and
 ``--write-docs`` rewrites the field block of docs/agents.md from every saved file, one table per game and count, each
@@ -29,7 +31,6 @@ random,heuristic,company-heuristic] [--search-games 400] [--seed 0] [--workers 1
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import platform
@@ -38,12 +39,11 @@ from pathlib import Path
 
 import search_vs_heuristic
 from common import CLOCK, decision_times, replace_block
+from exploitability import model_digest, summary
 from search_vs_heuristic import journaled_evaluate, versus_heuristic
 
 import tableenvs
 from tableenvs.policies import make_policy
-from tableenvs.policies.model_env import model_options
-from tableenvs.policies.numpy_policy import trained_model_path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "field"
@@ -67,12 +67,6 @@ TITLES = {
     "company-search": "own company: one search seat among trained",
 }
 GAME_ORDER = ("pilipili_v0", "llama_party_v0", "rummikub_v0")
-
-
-def digest(game: str, players: int) -> tuple[str, str]:
-    """The shipped model ``trained`` plays at ``players`` (default options): its file name and SHA-256's first 12."""
-    path = trained_model_path(game, model_options(tableenvs.make_raw(game, num_players=players)))
-    return path.name, hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
 
 def saved_path(game: str, players: int, seed: int) -> Path:
@@ -164,6 +158,15 @@ def table(saved: dict) -> str:
             f"{timing['decisions']} decisions with a choice (CPU time of one process; {timing['command']}, "
             f"{timing['date']}).",
         ]
+    gains = summary(game, players, tuple(model))
+    if gains:
+        lines += [
+            "",
+            "Best-response gain ([exploitability](#exploitability): a learner's gain over the agent's seats at a "
+            "table of it, per game, 95% interval; more is a more exploitable agent):",
+            "",
+            *[f"* {line}" for line in gains],
+        ]
     lines += ["", "Commands (one per row, in order), with the date each finished and the load average then:", ""]
     for row in rows:
         lines.append(f"* `{row['command']}` ({row['date']}; {row['wall_seconds']:.0f} s, load {row['load'][0]})")
@@ -220,7 +223,7 @@ def main() -> None:
             if path.exists()
             else {"game": args.game, "players": players, "seed": args.seed, "rows": {}}
         )
-        model = list(digest(args.game, players))
+        model = list(model_digest(args.game, players))
         if saved.get("model", model) != model:  # another model's rows: kept aside, this model's table starts anew
             aside = RESULTS / "replaced" / f"{path.stem}__{saved['model'][1]}.json"
             aside.parent.mkdir(parents=True, exist_ok=True)
