@@ -1,7 +1,7 @@
 """The best-response learner (:mod:`tableenvs.training.best_response`): trained for seconds, it returns a measured
 gain with its interval and a model that fits; the target against itself gains exactly nothing; the batched model
-player plays what the one-row player plays; unknown targets and games without a batched engine are refused in one
-line before any work.
+player plays what the one-row player plays (a model reading derived inputs too); unknown targets and games without a
+batched engine are refused in one line before any work.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ pytest.importorskip("torch")
 import tableenvs.vector
 from tableenvs.core import registry
 from tableenvs.core.registry import make_raw
-from tableenvs.policies.model_env import check_model_fits
+from tableenvs.policies.model_env import check_model_fits, model_options
 from tableenvs.policies.numpy_policy import NumpyPolicy, load_numpy_policy, trained_model_path
 from tableenvs.training.batched_config import BatchedConfig
 from tableenvs.training.best_response import (
@@ -141,3 +141,22 @@ def test_a_candidate_scoring_target_plays_as_numpy_policy():
     assert player.scored > 0
     gain, low, high, mine, theirs = evaluate_gain(game, options, "trained", "trained", deals=2, seed=1)
     assert gain == pytest.approx(0.0, abs=1e-9) and mine == pytest.approx(theirs)
+
+
+def test_a_target_that_reads_derived_inputs_plays_as_numpy_policy():
+    """Llama Party's shipped 2-player model reads the heuristic's card values beside the observation: its target is
+    the batched numpy player, which works them out row by row and chooses what ``NumpyPolicy`` chooses."""
+    from tableenvs.vector.players import BatchedNumpyPolicy
+
+    options = {"num_players": 2}
+    engine = tableenvs.vector.make(GAME, 16, trusted=True, **options)
+    player = batched_target("trained", engine, options)
+    assert isinstance(player, BatchedNumpyPolicy) and player.reference.model.input_features
+    raw = make_raw(GAME, **options)
+    one = NumpyPolicy(trained_model_path(GAME, model_options(raw)), raw)
+    obs, mask = engine.reset(seed=4)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        actions = player.act(obs, mask, np.arange(16))
+        assert np.array_equal(actions, [one.act(o, m, rng) for o, m in zip(obs, mask, strict=True)])
+        obs, mask, *_ = engine.step(actions)

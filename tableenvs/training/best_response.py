@@ -13,7 +13,8 @@ named here: the engine, the heuristic and the shipped model come from the game's
   game's batched heuristic), ``trained`` (the model shipped for the game and options), ``trained:path=FILE.npz`` or a
   ``.npz`` path (a plain ReLU/tanh numpy policy, played greedily as ``make_policy`` plays it, one matrix product for
   all its rows: :class:`BatchedModel`; a candidate-scoring model, through the game's batched candidates:
-  :class:`tableenvs.vector.candidates.BatchedCandidatePolicy`, choosing exactly as ``NumpyPolicy``).
+  :class:`tableenvs.vector.candidates.BatchedCandidatePolicy`, and a model that reads derived inputs (worked out row
+  by row): :class:`tableenvs.vector.players.BatchedNumpyPolicy`, both choosing exactly as ``NumpyPolicy``).
 * **The learner**: PPO with the league's settings (:data:`tableenvs.training.league.LEAGUE_PPO`), started from the
   same clone of the batched heuristic for every target (:func:`tableenvs.training.league.clone_heuristic_batched`; its
   network size, 256x256 by default, is the shipped models'), or from a given numpy policy file (``start``: the
@@ -122,9 +123,10 @@ class BatchedModel:
 def batched_target(target: str, engine: Any, options: dict[str, Any] | None = None) -> Any:
     """The player of ``target`` for a whole batch of ``engine`` (a :func:`tableenvs.vector.make` batch made with
     ``options``): ``"heuristic"``, ``"trained"``, ``"trained:path=FILE.npz"`` or a ``.npz`` path (a
-    candidate-scoring model: :class:`tableenvs.vector.candidates.BatchedCandidatePolicy`). Anything else, or a model
-    that does not fit the game and options, reads derived inputs, or scores candidates its game has no batched ones
-    for, is a one-line ``ValueError``."""
+    candidate-scoring model: :class:`tableenvs.vector.candidates.BatchedCandidatePolicy`; a model that reads derived
+    inputs: :class:`tableenvs.vector.players.BatchedNumpyPolicy`, which works them out row by row from each row's
+    observation and mask and chooses exactly as ``NumpyPolicy``). Anything else, or a model that does not fit the game
+    and options, or scores candidates its game has no batched ones for, is a one-line ``ValueError``."""
     import tableenvs.vector
     from tableenvs.core.registry import make_raw
     from tableenvs.policies.model_env import check_model_fits
@@ -151,11 +153,10 @@ def batched_target(target: str, engine: Any, options: dict[str, Any] | None = No
         from tableenvs.vector.candidates import BatchedCandidatePolicy
 
         return BatchedCandidatePolicy(model, engine, raw)
-    if model.input_features:
-        raise ValueError(
-            f"{model.name}: a model that reads derived inputs ({model.input_features}) has no batched target player; "
-            "a best response needs one that reads the observation or scores candidate plays"
-        )
+    if model.input_features:  # its derived inputs worked out row by row, as NumpyPolicy works them out
+        from tableenvs.vector.players import BatchedNumpyPolicy
+
+        return BatchedNumpyPolicy(model, raw, deterministic=True)
     return BatchedModel(model, target)
 
 
