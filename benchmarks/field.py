@@ -39,7 +39,7 @@ from pathlib import Path
 
 import search_vs_heuristic
 from common import CLOCK, decision_times, replace_block
-from exploitability import model_digest, summary
+from exploitability import model_digest, saved_runs, summary
 from search_vs_heuristic import journaled_evaluate, versus_heuristic
 
 import tableenvs
@@ -132,8 +132,9 @@ def verdict(row: dict) -> str:
     return f"{word}, {rank}"
 
 
-def table(saved: dict) -> str:
-    """One game and player count's table, its decision time and its commands."""
+def table(saved: dict, runs: list[dict] | None = None) -> str:
+    """One game and player count's table, its decision time, its model's best-response gains (from ``runs``,
+    exploitability.py's saved runs; None reads them) and its commands."""
     game, players = saved["game"], saved["players"]
     model = saved.get("model", ["?", "?"])
     lines = [
@@ -158,7 +159,7 @@ def table(saved: dict) -> str:
             f"{timing['decisions']} decisions with a choice (CPU time of one process; {timing['command']}, "
             f"{timing['date']}).",
         ]
-    gains = summary(game, players, tuple(model))
+    gains = summary(game, players, tuple(model), runs)
     if gains:
         lines += [
             "",
@@ -178,7 +179,8 @@ def all_tables() -> str:
     if not found:
         raise SystemExit(f"no saved rows under {RESULTS}: the docs block is left as it is (run the benchmark first)")
     found.sort(key=lambda s: (GAME_ORDER.index(s["game"]) if s["game"] in GAME_ORDER else 99, s["players"], s["seed"]))
-    return "\n\n".join(table(saved) for saved in found)
+    runs = saved_runs()  # read once for every table
+    return "\n\n".join(table(saved, runs) for saved in found)
 
 
 def main() -> None:

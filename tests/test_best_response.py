@@ -31,6 +31,17 @@ GAME = "llama_party_v0"
 TINY = {"rollout": 1024, "minibatch": 512, "hidden": (16,), "value_warmup": 0}
 
 
+def assert_plays_as(player, engine, ones, seed, steps):
+    """For ``steps`` steps of ``engine`` reset with ``seed``, ``player`` chooses in every env what ``ones[env]`` (a
+    one-row ``NumpyPolicy``) chooses there; the games go on with those choices."""
+    obs, mask = engine.reset(seed=seed)
+    rng = np.random.default_rng(0)
+    for _ in range(steps):
+        actions = player.act(obs, mask, np.arange(engine.num_envs))
+        assert np.array_equal(actions, [one.act(o, m, rng) for one, o, m in zip(ones, obs, mask, strict=True)])
+        obs, mask, *_ = engine.step(actions)
+
+
 def test_a_short_best_response_reports_a_gain_with_its_interval(tmp_path):
     lines: list[str] = []
     result = best_response(
@@ -99,12 +110,7 @@ def test_the_batched_model_plays_the_one_row_choice():
     player = batched_target("trained", engine, options)
     assert isinstance(player, BatchedModel)
     one = NumpyPolicy(model, make_raw(GAME, **options))
-    obs, mask = engine.reset(seed=5)
-    rng = np.random.default_rng(0)
-    for _ in range(20):
-        actions = player.act(obs, mask, np.arange(32))
-        assert np.array_equal(actions, [one.act(o, m, rng) for o, m in zip(obs, mask, strict=True)])
-        obs, mask, *_ = engine.step(actions)
+    assert_plays_as(player, engine, [one] * 32, seed=5, steps=20)
 
 
 def test_refusals_are_one_line_and_come_before_any_work(tmp_path, monkeypatch):
@@ -132,12 +138,7 @@ def test_a_candidate_scoring_target_plays_as_numpy_policy():
     assert isinstance(player, BatchedCandidatePolicy)
     raw = make_raw(game, **options)
     ones = [NumpyPolicy(trained_model_path(game, player.model.options), raw) for _ in range(16)]
-    obs, mask = engine.reset(seed=8)
-    rng = np.random.default_rng(0)
-    for _ in range(60):
-        actions = player.act(obs, mask, np.arange(16))
-        assert np.array_equal(actions, [one.act(o, m, rng) for one, o, m in zip(ones, obs, mask, strict=True)])
-        obs, mask, *_ = engine.step(actions)
+    assert_plays_as(player, engine, ones, seed=8, steps=60)
     assert player.scored > 0
     gain, low, high, mine, theirs = evaluate_gain(game, options, "trained", "trained", deals=2, seed=1)
     assert gain == pytest.approx(0.0, abs=1e-9) and mine == pytest.approx(theirs)
@@ -154,9 +155,4 @@ def test_a_target_that_reads_derived_inputs_plays_as_numpy_policy():
     assert isinstance(player, BatchedNumpyPolicy) and player.reference.model.input_features
     raw = make_raw(GAME, **options)
     one = NumpyPolicy(trained_model_path(GAME, model_options(raw)), raw)
-    obs, mask = engine.reset(seed=4)
-    rng = np.random.default_rng(0)
-    for _ in range(40):
-        actions = player.act(obs, mask, np.arange(16))
-        assert np.array_equal(actions, [one.act(o, m, rng) for o, m in zip(obs, mask, strict=True)])
-        obs, mask, *_ = engine.step(actions)
+    assert_plays_as(player, engine, [one] * 16, seed=4, steps=40)
