@@ -3,9 +3,10 @@ table.
 
 Where you are: ``tableenvs/training/``, beside :mod:`tableenvs.training.best_response` (the PPO learner) and
 :mod:`tableenvs.training.scorer_recipes` (the recipes whose model and method this learner shares). A game whose
-shipped model is a candidate scorer (Rummikub's: 22 weights over the features of whole-turn candidates, trained by the
-cross-entropy method) is best answered by a learner of the same kind: a network that stages tiles one action at a
-time starts far below such a player and, at the budgets tried, never passed even the heuristic's seats. So this
+shipped model is a candidate scorer (a few weights over the features of whole-turn candidates, trained by the
+cross-entropy method) is best answered by a learner of the same kind and recipe: a network that chooses one small
+action at a time can start far below such a player (in one game shipped here, at the budgets tried, it never passed
+even the heuristic's seats). So this
 learner is the recipe itself, pointed at a table of the target:
 
 * **The table**: the learner's weights in ONE seat, the frozen target (``heuristic``, ``trained``, ``trained:path=
@@ -20,7 +21,7 @@ learner is the recipe itself, pointed at a table of the target:
   quantity as the PPO learner's (the learner seat's total minus the mean of the target seats', per game, paired 95%
   interval over fresh duplicate deals from ``seed + 1``).
 
-Units: games; rewards in the game's units (Rummikub: points); CPU seconds of this process and its workers.
+Units: games; rewards in the game's own units; CPU seconds of this process and its workers.
 """
 
 from __future__ import annotations
