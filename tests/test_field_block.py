@@ -56,3 +56,30 @@ def test_best_response_lines_take_this_models_runs_largest_budget_first():
         "+3.00]; ratio 0.25",
     ]
     assert exploitability.summary("g", 3, model, runs) == []  # another player count
+
+
+def test_the_cross_entropy_learners_lines_come_first_and_count_games():
+    model = ("g.npz", "aaaaaaaaaaaa")
+    scorer = {
+        "game": "g", "players": 4, "learner": "scorer", "recipe": "holding", "start": "recipe", "model": list(model),
+        "command": "python benchmarks/exploitability.py --game g --players 4 --learner scorer --recipe holding "
+        "--generations 2 --population 3 --vector-games 40 --eval-games 8 --targets heuristic,trained --seed 0",
+        "rows": [
+            {"target": "heuristic", "training_games": 240, "gain": 10.0, "low": 4.0, "high": 16.0},
+            {"target": "trained", "training_games": 240, "gain": 3.0, "low": -1.0, "high": 7.0},
+        ],
+    }  # fmt: skip
+    runs = [run(9000, {"heuristic": (2.0, 1.0, 3.0), "trained": (0.5, -0.5, 1.5)}, model=list(model)), scorer]
+    assert exploitability.summary("g", 4, model, runs) == [
+        "at 240 games of `holding` (cross-entropy): against `trained` +3.00 [-1.00, +7.00], against `heuristic` "
+        "+10.00 [+4.00, +16.00]; ratio 0.30",
+        "at 9,000 learner decisions: against `trained` +0.50 [-0.50, +1.50], against `heuristic` +2.00 [+1.00, "
+        "+3.00]; ratio 0.25",
+    ]
+    for row in scorer["rows"]:
+        row.update(cpu_seconds=1.0, deals=2, games=8, learner_mean=0.0, target_mean=0.0, self_gain=0.0, self_low=0.0,
+                   self_high=0.0)  # fmt: skip
+    scorer.update(finished="then", commit="abc")
+    rendered = exploitability.table([scorer])
+    assert "| g 4p | `trained` | 240 games of `holding` (cross-entropy) (1) | +3.00 [-1.00, +7.00]" in rendered
+    assert "from `recipe`" not in rendered
