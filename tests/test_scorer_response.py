@@ -80,3 +80,24 @@ def test_a_learner_starting_as_the_target_scores_exactly_zero(tmp_path):
     assert np.allclose(learned.weights[0][0][:, 0], lines[-1]["mu"])
     assert len(said) == 3 and said[-1].startswith("rummikub_v0")
     assert result.cpu_seconds > 0
+
+
+def test_a_start_that_is_not_a_scorer_of_the_recipe_is_refused_in_one_line(tmp_path):
+    with pytest.raises(ValueError, match=r"^start '.*rummikub_v0.npz': not a rummikub_openings_v1 scorer") as caught:
+        scorer_best_response("rummikub_v0", "heuristic", tmp_path / "run", options=FOUR, recipe="openings",
+                             start="trained", generations=1, population=2, elite=1, games=2)  # fmt: skip
+    assert "\n" not in str(caught.value)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_run_from_the_shipped_weights_starts_there_and_keeps_its_own_files(tmp_path):
+    shipped = load_numpy_policy(tableenvs.policies.numpy_policy.trained_model_path("rummikub_v0", {}))
+    result = scorer_best_response(
+        "rummikub_v0", "trained", tmp_path, options=FOUR, start="trained", generations=1, population=2, elite=1,
+        games=4, eval_games=8, say=lambda text: None,
+    )  # fmt: skip
+    line = json.loads((tmp_path / "scorer-response-trained-from-trained.jsonl").read_text())
+    assert line["mu_score"] == 0.0  # the start is the target itself, seat for seat
+    assert result.training_games == 8
+    assert load_numpy_policy(tmp_path / "scorer-response-trained-from-trained.npz").meta["start"] == "trained"
+    assert np.allclose(np.asarray(line["mu"]).shape, shipped.weights[0][0][:, 0].shape)

@@ -128,19 +128,19 @@ def _score(job: tuple[str, str, dict[str, Any], np.ndarray, np.ndarray, int, int
     return table_scores(*job)
 
 
-def start_weights(path: str | Path, recipe: ScorerRecipe) -> np.ndarray:
+def start_weights(path: str | Path, recipe: ScorerRecipe, flag: str = "--init") -> np.ndarray:
     """The weights of the candidate-scoring model file at ``path``, to start a run of ``recipe`` from; a one-line
-    ``ValueError`` unless it scores ``recipe``'s candidates with one weight per feature."""
+    ``ValueError`` (naming ``flag``) unless it scores ``recipe``'s candidates with one weight per feature."""
     from tableenvs.policies.model_file import load_numpy_policy
 
     try:
         model = load_numpy_policy(path)
     except (OSError, ValueError) as error:
-        raise ValueError(f"--init {str(path)!r}: {error}") from None
+        raise ValueError(f"{flag} {str(path)!r}: {error}") from None
     shapes = [weight.shape for weight, _ in model.weights]
     if model.candidates != recipe.candidates or shapes != [(len(recipe.start), 1)]:
         raise ValueError(
-            f"--init {str(path)!r}: not a {recipe.candidates} scorer of {len(recipe.start)} weights (it scores "
+            f"{flag} {str(path)!r}: not a {recipe.candidates} scorer of {len(recipe.start)} weights (it scores "
             f"{model.candidates or 'no candidates'}, layers {shapes})"
         )
     return model.weights[0][0][:, 0].astype(np.float64)

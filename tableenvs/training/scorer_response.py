@@ -12,11 +12,14 @@ learner is the recipe itself, pointed at a table of the target:
 * **The table**: the learner's weights in ONE seat, the frozen target (``heuristic``, ``trained``, ``trained:path=
   FILE.npz`` or a ``.npz`` path, as :func:`tableenvs.evaluation.evaluate` plays them) in every other seat.
 * **The learner**: the cross-entropy method of :mod:`tableenvs.training.scorer_recipes` over the recipe's weights,
-  from the recipe's ``start`` with spread ``spread`` (the same start for every target). A weight vector's fitness is
-  its paired score difference over the target in the same seat, on the same deals, with the target in every other
-  seat (a gauntlet of the two against a field of the target: :func:`tableenvs.evaluation.evaluate`), over ``games``
-  games of the generation's own deals (``TRAIN_SEED + 1000 * (seed + 1) + generation``, never the measure's). The
-  elite's mean and spread move as in the recipe. **Budget**: ``generations x population x games`` games.
+  from the recipe's ``start`` with spread ``spread`` (the same start for every target), or from a model file's
+  weights (``start``: ``"trained"``, the model shipped for the game and options, ``"trained:path=FILE.npz"`` or a
+  path; a scorer of the recipe's candidates), so that the learner does not begin behind a strong target. A weight
+  vector's fitness is its paired score difference over the target in the same seat, on the same deals, with the
+  target in every other seat (a gauntlet of the two against a field of the target:
+  :func:`tableenvs.evaluation.evaluate`), over ``games`` games of the generation's own deals (``TRAIN_SEED + 1000 *
+  (seed + 1) + generation``, never the measure's). The elite's mean and spread move as in the recipe. **Budget**:
+  ``generations x population x games`` games.
 * **The measure**: :func:`tableenvs.training.best_response.evaluate_gain` of the final mean weights, the same
   quantity as the PPO learner's (the learner seat's total minus the mean of the target seats', per game, paired 95%
   interval over fresh duplicate deals from ``seed + 1``).
@@ -126,6 +129,7 @@ def scorer_best_response(
     elite: int = 4,
     games: int = 240,
     spread: float = 1.0,
+    start: str | Path | None = None,
     eval_games: int = 2000,
     seed: int = 0,
     workers: int = 1,
@@ -133,15 +137,17 @@ def scorer_best_response(
 ) -> ScorerResponseResult:
     """Train ``game``'s cross-entropy ``recipe`` (default: the first it declares) as a best response to ``target``
     for ``generations`` generations of ``population`` weight vectors, ``games`` games each (module docstring), then
-    measure the final mean weights' gain on ``eval_games`` fresh games. The weights are written to
-    ``out_dir/scorer-response-<target>.npz`` and each generation to ``out_dir/scorer-response-<target>.jsonl``.
+    measure the final mean weights' gain on ``eval_games`` fresh games. ``start``: the weights of a model file instead
+    of the recipe's start (``"trained"``, ``"trained:path=FILE.npz"`` or a path). The weights are written to
+    ``out_dir/scorer-response-<target>[-from-<start>].npz``, each generation to the same name's ``.jsonl``.
     Everything is checked before the first game (a one-line ``ValueError``)."""
     import tableenvs.vector
     from tableenvs.core.registry import make_raw
     from tableenvs.policies.model_env import model_options
     from tableenvs.policies.model_file import save_for_env
+    from tableenvs.policies.numpy_policy import is_trained_spec, trained_file
     from tableenvs.training.best_response import batched_target, evaluate_gain
-    from tableenvs.training.scorer_recipes import TRAIN_SEED, recipe_of
+    from tableenvs.training.scorer_recipes import TRAIN_SEED, recipe_of, start_weights
 
     name = check_scorer_response(game, recipe, options)
     for label, value, least in (
@@ -161,11 +167,20 @@ def scorer_best_response(
     check_at_least("eval_games", eval_games, 2 * players)
     engine = tableenvs.vector.make(game, 1, trusted=True, **options)
     batched_target(target, engine, options)  # an unknown or unfitting target: refused before any game
+    first = np.array(chosen.start, np.float64)
+    if start is not None:
+        try:
+            where = trained_file(str(start), env) if is_trained_spec(str(start)) else Path(start).expanduser()
+        except ValueError as error:
+            raise ValueError(f"start {str(start)!r}: {error}") from None
+        first = start_weights(where, chosen, flag="start")
     stem = Path(target).stem if target.endswith(".npz") else target.replace(":", "_").replace("=", "_")
+    if start is not None:  # a run from another start keeps its own files
+        stem += "-from-" + (Path(start).stem if str(start).endswith(".npz") else str(start).replace(":", "_"))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     progress = out / f"scorer-response-{stem.replace('/', '_')}.jsonl"
-    mu = np.array(chosen.start, np.float64)
+    mu = first
     sd = np.full(len(mu), spread)
     began, children = time.process_time(), _children_cpu()
     lines = []
@@ -198,7 +213,7 @@ def scorer_best_response(
         out / f"scorer-response-{stem.replace('/', '_')}.npz", env, weights=[(mu.reshape(-1, 1), np.zeros(1))],
         activation="relu", candidates=chosen.candidates,
         meta={"best_response_to": target, "recipe": name, "generations": generations, "population": population,
-              "games": games, "seed": seed},
+              "games": games, "seed": seed, "start": str(start or "recipe")},
     )  # fmt: skip
     deals = eval_games // players
     gain, low, high, learner_mean, target_mean = evaluate_gain(
