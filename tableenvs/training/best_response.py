@@ -281,6 +281,12 @@ def evaluate_gain(
     return mean, mean - half, mean + half, learner_total / games, target_total / games
 
 
+def target_stem(target: str) -> str:
+    """A target's part of a file name: a ``.npz`` path's stem, else the spec with ``:``, ``=`` and ``/`` made ``_``."""
+    name = Path(target).stem if target.endswith(".npz") else target.replace(":", "_").replace("=", "_")
+    return name.replace("/", "_")
+
+
 def learner_start(game: str, options: dict[str, Any], start: str | Path) -> Path:
     """The numpy policy file a best-response learner starts from instead of the heuristic's clone: ``"trained"``
     (the model shipped for ``game`` at ``options``), ``"trained:path=FILE.npz"`` or a path; a one-line
@@ -368,8 +374,7 @@ def best_response(
             f"{row['mean_return']:+.3f}, target seats {row['opponent_return']:+.3f} a game (sampled actions)"
         )
     trained_for = time.process_time() - began
-    name = Path(target).stem if target.endswith(".npz") else target.replace(":", "_").replace("=", "_")
-    trainer.export(out / f"best-response-{name.replace('/', '_')}.npz", meta={"best_response_to": target})
+    trainer.export(out / f"best-response-{target_stem(target)}.npz", meta={"best_response_to": target})
     deals = eval_games // players
     gain, low, high, learner_mean, target_mean = evaluate_gain(
         game, options, _greedy_actor(trainer), target, deals=deals, seed=seed + 1

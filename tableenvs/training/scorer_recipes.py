@@ -146,6 +146,41 @@ def start_weights(path: str | Path, recipe: ScorerRecipe, flag: str = "--init") 
     return model.weights[0][0][:, 0].astype(np.float64)
 
 
+def check_method(generations: int, population: int, elite: int, games: int, workers: int, spread: float) -> None:
+    """A one-line ``ValueError`` for cross-entropy settings that cannot run (each count at least its least, the
+    elite below the population, a positive first spread)."""
+    for name, value, least in (
+        ("generations", generations, 1), ("population", population, 2), ("games", games, 2), ("workers", workers, 1)
+    ):  # fmt: skip
+        check_at_least(name, value, least)
+    check_at_least("elite", elite, 1)
+    if elite >= population:
+        raise ValueError(f"elite must be below population ({population}), got {elite}")
+    if not spread > 0:
+        raise ValueError(f"spread must be > 0, got {spread}")
+
+
+def generation_draws(mu: np.ndarray, sd: np.ndarray, population: int, seed: int, generation: int) -> np.ndarray:
+    """Generation ``generation``'s ``population`` weight vectors, drawn from ``N(mu, sd)`` by a generator seeded
+    ``(seed, generation)``; the first is ``mu`` itself (its score on the generation's deals is the curve)."""
+    rng = np.random.default_rng([seed, generation])
+    draws = mu + sd * rng.standard_normal((population, len(mu)))
+    draws[0] = mu
+    return draws
+
+
+def generation_deals(seed: int, generation: int) -> int:
+    """The deal seed of a generation's games: ``TRAIN_SEED + 1000 * (seed + 1) + generation``."""
+    return TRAIN_SEED + 1000 * (seed + 1) + generation
+
+
+def elite_update(draws: np.ndarray, scores: np.ndarray, elite: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``elite`` draws of highest score (first of equal ones first), and the next ``mu`` (their mean) and ``sd``
+    (0.8 times their spread plus 0.05)."""
+    best = np.argsort(-scores, kind="stable")[:elite]
+    return best, draws[best].mean(axis=0), 0.8 * draws[best].std(axis=0) + 0.05
+
+
 def fitness(scores: dict[str, tuple[float, float]], rank_points: float) -> float:
     """A weight vector's fitness: the mean over its tables of the score difference plus ``rank_points`` per place of
     mean finishing rank gained."""
@@ -179,17 +214,9 @@ def train_scorer(
     generations = chosen.generations if generations is None else generations
     population = chosen.population if population is None else population
     games = chosen.games if games is None else games
-    for name, value, least in (
-        ("generations", generations, 1), ("population", population, 2), ("games", games, 2), ("workers", workers, 1)
-    ):  # fmt: skip
-        check_at_least(name, value, least)
-    check_at_least("elite", elite, 1)
-    if not spread > 0:
-        raise ValueError(f"spread must be > 0, got {spread}")
+    check_method(generations, population, elite, games, workers, spread)
     if rank_points is not None and not rank_points >= 0:
         raise ValueError(f"rank_points must be >= 0, got {rank_points}")
-    if elite >= population:
-        raise ValueError(f"elite must be below population ({population}), got {elite}")
     options = dict(options or {})
     env = make_raw(game, **options)
     options = model_options(env)
@@ -217,14 +244,12 @@ def train_scorer(
     began = time.perf_counter()
     with ProcessPoolExecutor(workers) as pool:
         for generation in range(len(lines), generations):
-            rng = np.random.default_rng([seed, generation])
-            draws = mu + sd * rng.standard_normal((population, size))
-            draws[0] = mu
-            deals = TRAIN_SEED + 1000 * (seed + 1) + generation
+            draws = generation_draws(mu, sd, population, seed, generation)
+            deals = generation_deals(seed, generation)
             jobs = [(game, recipe, options, w, mu, deals, games, chosen.tables) for w in draws]
             tables = list(pool.map(_score, jobs))
             scores = np.array([fitness(table, rank_points) for table in tables])
-            best = np.argsort(-scores, kind="stable")[:elite]
+            best, mu, sd = elite_update(draws, scores, elite)
             line: dict[str, Any] = {
                 "generation": generation,
                 "deals": deals,
@@ -236,7 +261,6 @@ def train_scorer(
             if chosen.tables != ("heuristic",):  # each table's (score difference, rank gained) of the mean weights
                 line["mu_tables"] = {name: list(value) for name, value in tables[0].items()}
                 line["best_tables"] = {name: list(value) for name, value in tables[best[0]].items()}
-            mu, sd = draws[best].mean(axis=0), 0.8 * draws[best].std(axis=0) + 0.05
             line.update(mu=mu.tolist(), sd=sd.tolist())
             if generation == 0:
                 line["settings"] = settings

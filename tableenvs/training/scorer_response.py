@@ -6,8 +6,7 @@ Where you are: ``tableenvs/training/``, beside :mod:`tableenvs.training.best_res
 shipped model is a candidate scorer (a few weights over the features of whole-turn candidates, trained by the
 cross-entropy method) is best answered by a learner of the same kind and recipe: a network that chooses one small
 action at a time can start far below such a player (in one game shipped here, at the budgets tried, it never passed
-even the heuristic's seats). So this
-learner is the recipe itself, pointed at a table of the target:
+even the heuristic's seats). So this learner is the recipe itself, pointed at a table of the target:
 
 * **The table**: the learner's weights in ONE seat, the frozen target (``heuristic``, ``trained``, ``trained:path=
   FILE.npz`` or a ``.npz`` path, as :func:`tableenvs.evaluation.evaluate` plays them) in every other seat.
@@ -135,30 +134,30 @@ def scorer_best_response(
     workers: int = 1,
     say: Callable[[str], None] = print,
 ) -> ScorerResponseResult:
-    """Train ``game``'s cross-entropy ``recipe`` (default: the first it declares) as a best response to ``target``
-    for ``generations`` generations of ``population`` weight vectors, ``games`` games each (module docstring), then
-    measure the final mean weights' gain on ``eval_games`` fresh games. ``start``: the weights of a model file instead
-    of the recipe's start (``"trained"``, ``"trained:path=FILE.npz"`` or a path). The weights are written to
-    ``out_dir/scorer-response-<target>[-from-<start>].npz``, each generation to the same name's ``.jsonl``.
-    Everything is checked before the first game (a one-line ``ValueError``)."""
+    """Train ``game``'s cross-entropy ``recipe`` (default: the shipped model's, :func:`check_scorer_response`) as a
+    best response to ``target`` for ``generations`` generations of ``population`` weight vectors, ``games`` games
+    each (module docstring), then measure the final mean weights' gain on ``eval_games`` fresh games. ``start``: the
+    weights of a model file instead of the recipe's start (``"trained"``, ``"trained:path=FILE.npz"`` or a path).
+    The weights are written to ``out_dir/scorer-response-<target>[-from-<start>].npz``, each generation to the same
+    name's ``.jsonl``. Everything is checked before the first game (a one-line ``ValueError``)."""
     import tableenvs.vector
     from tableenvs.core.registry import make_raw
+    from tableenvs.paths import write_text_atomic
     from tableenvs.policies.model_env import model_options
     from tableenvs.policies.model_file import save_for_env
     from tableenvs.policies.numpy_policy import is_trained_spec, trained_file
-    from tableenvs.training.best_response import batched_target, evaluate_gain
-    from tableenvs.training.scorer_recipes import TRAIN_SEED, recipe_of, start_weights
+    from tableenvs.training.best_response import batched_target, evaluate_gain, target_stem
+    from tableenvs.training.scorer_recipes import (
+        check_method,
+        elite_update,
+        generation_deals,
+        generation_draws,
+        recipe_of,
+        start_weights,
+    )
 
     name = check_scorer_response(game, recipe, options)
-    for label, value, least in (
-        ("generations", generations, 1), ("population", population, 2), ("games", games, 2), ("workers", workers, 1)
-    ):  # fmt: skip
-        check_at_least(label, value, least)
-    check_at_least("elite", elite, 1)
-    if elite >= population:
-        raise ValueError(f"elite must be below population ({population}), got {elite}")
-    if not spread > 0:
-        raise ValueError(f"spread must be > 0, got {spread}")
+    check_method(generations, population, elite, games, workers, spread)
     chosen = recipe_of(game, name)
     options = dict(options or {})
     env = make_raw(game, **options)
@@ -174,12 +173,12 @@ def scorer_best_response(
         except ValueError as error:
             raise ValueError(f"start {str(start)!r}: {error}") from None
         first = start_weights(where, chosen, flag="start")
-    stem = Path(target).stem if target.endswith(".npz") else target.replace(":", "_").replace("=", "_")
+    stem = target_stem(target)
     if start is not None:  # a run from another start keeps its own files
-        stem += "-from-" + (Path(start).stem if str(start).endswith(".npz") else str(start).replace(":", "_"))
+        stem += "-from-" + target_stem(str(start))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    progress = out / f"scorer-response-{stem.replace('/', '_')}.jsonl"
+    progress = out / f"scorer-response-{stem}.jsonl"
     mu = first
     sd = np.full(len(mu), spread)
     began, children = time.process_time(), _children_cpu()
@@ -187,19 +186,16 @@ def scorer_best_response(
     pool = ProcessPoolExecutor(workers) if workers > 1 else None
     try:
         for generation in range(generations):
-            rng = np.random.default_rng([seed, generation])
-            draws = mu + sd * rng.standard_normal((population, len(mu)))
-            draws[0] = mu
-            deals = TRAIN_SEED + 1000 * (seed + 1) + generation
+            draws = generation_draws(mu, sd, population, seed, generation)
+            deals = generation_deals(seed, generation)
             jobs = [(game, name, options, w, target, deals, games) for w in draws]
             scores = np.array(list(pool.map(_fitness, jobs)) if pool else [_fitness(job) for job in jobs])
-            best = np.argsort(-scores, kind="stable")[:elite]
-            line = {"generation": generation, "deals": deals, "mu_score": float(scores[0]),
+            best, mu, sd = elite_update(draws, scores, elite)
+            line: dict[str, Any] = {"generation": generation, "deals": deals, "mu_score": float(scores[0]),
                     "best_score": float(scores[best[0]]), "mean_score": float(scores.mean())}  # fmt: skip
-            mu, sd = draws[best].mean(axis=0), 0.8 * draws[best].std(axis=0) + 0.05
             line.update(mu=mu.tolist(), sd=sd.tolist())
             lines.append(line)
-            progress.write_text("".join(json.dumps(entry) + "\n" for entry in lines))
+            write_text_atomic(progress, "".join(json.dumps(entry) + "\n" for entry in lines))
             say(
                 f"{name} best response to {target}: generation {generation + 1}/{generations}: the mean weights "
                 f"{scores[0]:+.2f} over the target's seat, the best {scores[best[0]]:+.2f} "
@@ -210,7 +206,7 @@ def scorer_best_response(
             pool.shutdown()
     cpu = time.process_time() - began + _children_cpu() - children
     path = save_for_env(
-        out / f"scorer-response-{stem.replace('/', '_')}.npz", env, weights=[(mu.reshape(-1, 1), np.zeros(1))],
+        out / f"scorer-response-{stem}.npz", env, weights=[(mu.reshape(-1, 1), np.zeros(1))],
         activation="relu", candidates=chosen.candidates,
         meta={"best_response_to": target, "recipe": name, "generations": generations, "population": population,
               "games": games, "seed": seed, "start": str(start or "recipe")},
