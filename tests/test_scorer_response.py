@@ -101,3 +101,15 @@ def test_a_run_from_the_shipped_weights_starts_there_and_keeps_its_own_files(tmp
     assert result.training_games == 8
     assert load_numpy_policy(tmp_path / "scorer-response-trained-from-trained.npz").meta["start"] == "trained"
     assert np.allclose(np.asarray(line["mu"]).shape, shipped.weights[0][0][:, 0].shape)
+
+
+def test_the_start_is_the_recipes_or_a_files_and_a_missing_file_is_one_line(tmp_path):
+    from tableenvs.training.scorer_response import start_of
+
+    recipe = recipe_of("rummikub_v0", "holding")
+    assert np.array_equal(start_of("rummikub_v0", FOUR, "holding", None), np.asarray(recipe.start, np.float64))
+    shipped = load_numpy_policy(tableenvs.policies.numpy_policy.trained_model_path("rummikub_v0", {}))
+    assert np.array_equal(start_of("rummikub_v0", FOUR, "holding", "trained"), shipped.weights[0][0][:, 0])
+    with pytest.raises(ValueError, match=r"^start '.*missing\.npz': no numpy policy file") as caught:
+        start_of("rummikub_v0", FOUR, "holding", tmp_path / "missing.npz")
+    assert "\n" not in str(caught.value)

@@ -41,7 +41,10 @@ import numpy as np
 
 from tableenvs.core.validation import check_at_least
 
-__all__ = ["ScorerResponseResult", "check_scorer_response", "scorer_best_response"]
+__all__ = ["ELITE", "ScorerResponseResult", "check_scorer_response", "scorer_best_response", "start_of"]
+
+#: The weight vectors a generation keeps (its elite), by default.
+ELITE = 4
 
 
 @dataclass
@@ -94,6 +97,24 @@ def check_scorer_response(game: str, recipe: str | None, options: dict[str, Any]
     return next((name for name in declared if recipe_of(game, name).candidates == shipped), declared[0])
 
 
+def start_of(game: str, options: dict[str, Any], recipe: str, start: str | Path | None) -> np.ndarray:
+    """The learner's first mean weights: ``recipe``'s start, or the weights of the model file ``start``
+    (``"trained"``, ``"trained:path=FILE.npz"`` or a path) for ``game`` at ``options``; a one-line ``ValueError``
+    naming ``start`` if there is none or it does not score the recipe's candidates."""
+    from tableenvs.core.registry import make_raw
+    from tableenvs.policies.numpy_policy import is_trained_spec, trained_file
+    from tableenvs.training.scorer_recipes import recipe_of, start_weights
+
+    chosen = recipe_of(game, recipe)
+    if start is None:
+        return np.array(chosen.start, np.float64)
+    try:
+        where = trained_file(str(start), make_raw(game, **options)) if is_trained_spec(str(start)) else Path(start)
+    except ValueError as error:
+        raise ValueError(f"start {str(start)!r}: {error}") from None
+    return start_weights(where.expanduser(), chosen, flag="start")
+
+
 def _fitness(job: tuple[str, str, dict[str, Any], np.ndarray, str, int, int]) -> float:
     """The paired score difference of one weight vector over ``target`` in the same seat, at a table of ``target``
     (a worker's task)."""
@@ -125,7 +146,7 @@ def scorer_best_response(
     recipe: str | None = None,
     generations: int = 8,
     population: int = 8,
-    elite: int = 4,
+    elite: int = ELITE,
     games: int = 240,
     spread: float = 1.0,
     start: str | Path | None = None,
@@ -145,7 +166,6 @@ def scorer_best_response(
     from tableenvs.paths import write_text_atomic
     from tableenvs.policies.model_env import model_options
     from tableenvs.policies.model_file import save_for_env
-    from tableenvs.policies.numpy_policy import is_trained_spec, trained_file
     from tableenvs.training.best_response import batched_target, evaluate_gain, target_stem
     from tableenvs.training.scorer_recipes import (
         check_method,
@@ -153,7 +173,6 @@ def scorer_best_response(
         generation_deals,
         generation_draws,
         recipe_of,
-        start_weights,
     )
 
     name = check_scorer_response(game, recipe, options)
@@ -166,13 +185,7 @@ def scorer_best_response(
     check_at_least("eval_games", eval_games, 2 * players)
     engine = tableenvs.vector.make(game, 1, trusted=True, **options)
     batched_target(target, engine, options)  # an unknown or unfitting target: refused before any game
-    first = np.array(chosen.start, np.float64)
-    if start is not None:
-        try:
-            where = trained_file(str(start), env) if is_trained_spec(str(start)) else Path(start).expanduser()
-        except ValueError as error:
-            raise ValueError(f"start {str(start)!r}: {error}") from None
-        first = start_weights(where, chosen, flag="start")
+    first = start_of(game, options, name, start)
     stem = target_stem(target)
     if start is not None:  # a run from another start keeps its own files
         stem += "-from-" + target_stem(str(start))
