@@ -313,8 +313,8 @@ def _add_train_parser(commands) -> dict[str, object]:
         "game's own (numpy, no torch): " + _scorer_recipes_help() + ", each a candidate scorer trained by the "
         "cross-entropy method on its score against the heuristic (tableenvs.training.scorer_recipes); takes "
         "--timesteps (games played, by default the recipe's generations), --players, --seed, --out, --init, "
-        "--spread, --rank-points, --table-games. Rerun a recipe on the same --out to continue it (--resume is only "
-        "for the plain job)",
+        "--spread, --rank-points, --table-games, --against. Rerun a recipe on the same --out to continue it "
+        "(--resume is only for the plain job)",
     )
     train.add_argument(  # None: not given (the recipe's own default, tableenvs.commands.train)
         "--label-games",
@@ -342,6 +342,10 @@ def _add_train_parser(commands) -> dict[str, object]:
                        "the fitness, where it weighs finishing rank (population; default the recipe's)")  # fmt: skip
     train.add_argument("--table-games", type=int, help=scorer + "the games that score a weight vector at each "
                        "table (default the recipe's)")  # fmt: skip
+    train.add_argument("--against", metavar="FILE", action="append", default=None, help=scorer + "a policy file "
+                       "(.npz) of the game and player count, one more table of the fitness: one seat of it among "
+                       "the weights' own, the weights in a seat minus it there (e.g. a best response found "
+                       "against an earlier model; repeatable)")  # fmt: skip
     return {action.dest: action.default for action in train._actions if action.dest != "help"}
 
 

@@ -42,7 +42,7 @@ _RECIPE_FLAGS = {
 }
 #: The train flags a game's own recipe (a cross-entropy scorer its spec declares in ``recipes``) reads.
 _SCORER_RECIPE_FLAGS = (
-    "env", "timesteps", "players", "seed", "out", "recipe", "init", "spread", "rank_points", "table_games"
+    "env", "timesteps", "players", "seed", "out", "recipe", "init", "spread", "rank_points", "table_games", "against"
 )  # fmt: skip
 #: ``--label-games`` when not given, by recipe.
 RECIPE_LABEL_GAMES = {"strong": 1500, "search-clone": 300, "league": 3000}
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     given = _flags_given(args, ("label_games", "learner_seats"), defaults)
     if given:
         raise ValueError(f"{', '.join(given)} only goes with --recipe strong or search-clone")
-    given = _flags_given(args, ("init", "spread", "rank_points", "table_games"), defaults)
+    given = _flags_given(args, ("init", "spread", "rank_points", "table_games", "against"), defaults)
     if given:
         raise ValueError(f"{', '.join(given)} only goes with a game's own --recipe (a candidate scorer)")
     if args.backend == "rllib":
@@ -245,10 +245,11 @@ def _train_scorer(args: argparse.Namespace) -> int:
     scorer): :func:`tableenvs.training.scorer_recipes.train_scorer` under ``--out``, ``--timesteps`` games in all
     (whole generations of weight vectors, the recipe's budget; by default its generations), in 2 worker processes;
     ``--init FILE`` starts from a model file's weights, ``--spread`` sets the first generation's spread,
-    ``--rank-points`` the points a place of mean rank is worth, ``--table-games`` the games of each table.
-    Numpy only: the train extra is not needed."""
+    ``--rank-points`` the points a place of mean rank is worth, ``--table-games`` the games of each table,
+    ``--against FILE`` (repeatable) one more table of a policy file each. Numpy only: the train extra is not
+    needed."""
     name = args.recipe
-    from tableenvs.training.scorer_recipes import recipe_of, start_weights, train_scorer
+    from tableenvs.training.scorer_recipes import against_files, recipe_of, start_weights, train_scorer
 
     chosen = recipe_of(args.env, name)
     games = chosen.games if args.table_games is None else args.table_games
@@ -261,7 +262,14 @@ def _train_scorer(args: argparse.Namespace) -> int:
         raise ValueError(f"--rank-points must be >= 0, got {args.rank_points}")
     if args.init is not None:
         start_weights(args.init, chosen)  # a one-line error before anything is written
-    per_generation = games * population * len(chosen.tables)  # each weight vector plays every table
+    options = {} if args.players is None else {"num_players": args.players}
+    against = tuple(args.against or ())
+    if against:  # a one-line error before anything is written
+        from tableenvs.core.registry import make_raw
+        from tableenvs.policies.model_env import model_options
+
+        against_files(args.env, model_options(make_raw(args.env, **options)), against)
+    per_generation = games * population * (len(chosen.tables) + len(against))  # each vector plays every table
     budget = per_generation * chosen.generations if args.timesteps is None else args.timesteps
     if budget < per_generation:
         raise ValueError(f"--timesteps (games, with --recipe {name}) must be at least {per_generation}, got {budget}")
@@ -270,7 +278,7 @@ def _train_scorer(args: argparse.Namespace) -> int:
         args.env,
         args.out,
         recipe=name,
-        options={} if args.players is None else {"num_players": args.players},
+        options=options,
         generations=budget // per_generation,
         population=population,
         games=games,
@@ -278,6 +286,7 @@ def _train_scorer(args: argparse.Namespace) -> int:
         init=args.init,
         spread=args.spread,
         rank_points=args.rank_points,
+        against=against,
     )
     return 0
 

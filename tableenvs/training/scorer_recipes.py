@@ -85,8 +85,13 @@ def scorer(env: Any, weights: np.ndarray, name: str = "scorer", recipe: str | No
 #: ``heuristic``, its seats against heuristic seats (a round robin of the two); ``company``, one heuristic seat among
 #: its own seats (a gauntlet of the two against a field of the weights: the weights in that seat minus the heuristic
 #: there); ``elite``, one seat among the generation's mean weights (a gauntlet of the two against a field of the mean:
-#: the weights in that seat minus the mean there).
+#: the weights in that seat minus the mean there). A run may add ``against:NAME`` tables (``train_scorer``'s
+#: ``against``): one seat of the policy file ``NAME`` among the weights' own seats, the weights in a seat minus the
+#: file there (``company`` with the file in the heuristic's place: how much that player, e.g. a best response found
+#: against an earlier model, gains at a table of these weights).
 TABLES = ("heuristic", "company", "elite")
+#: The prefix of a table of a policy file (:data:`TABLES`).
+AGAINST = "against:"
 
 
 def table_scores(
@@ -98,10 +103,12 @@ def table_scores(
     seed: int,
     games: int,
     tables: tuple[str, ...] = ("heuristic",),
+    files: dict[str, str] | None = None,
 ) -> dict[str, tuple[float, float]]:
     """Per table of ``tables`` (:data:`TABLES`): the paired score difference of ``weights`` over the other entrant
-    (the heuristic, or the ``elite`` weights), and the other's mean finishing rank minus the weights' (> 0: the
-    weights finish ahead), over ``games`` games from deal ``seed``."""
+    (the heuristic, the ``elite`` weights, or the policy file ``files[table]`` of an ``against:`` table), and the
+    other's mean finishing rank minus the weights' (> 0: the weights finish ahead), over ``games`` games from deal
+    ``seed``."""
     from tableenvs.evaluation import evaluate
 
     env = make_raw(game, **options)
@@ -110,8 +117,12 @@ def table_scores(
     rest = {key: value for key, value in options.items() if key != "num_players"}
     out: dict[str, tuple[float, float]] = {}
     for table in tables:
-        other: Any = scorer(env, elite, name="elite", recipe=recipe) if table == "elite" else "heuristic"
-        field = None if table == "heuristic" else candidate if table == "company" else other
+        other: Any = "heuristic"
+        if table == "elite":
+            other = scorer(env, elite, name="elite", recipe=recipe)
+        elif table.startswith(AGAINST):
+            other = (files or {})[table]
+        field = None if table == "heuristic" else other if table == "elite" else candidate
         result = evaluate(
             game, [candidate, other], games, opponents=field, num_players=players, options=rest, seed=seed, workers=1
         )
@@ -123,7 +134,9 @@ def table_scores(
     return out
 
 
-def _score(job: tuple[str, str, dict[str, Any], np.ndarray, np.ndarray, int, int, tuple[str, ...]]) -> dict:
+def _score(
+    job: tuple[str, str, dict[str, Any], np.ndarray, np.ndarray, int, int, tuple[str, ...], dict[str, str]],
+) -> dict:
     """:func:`table_scores` of one weight vector (a worker's task)."""
     return table_scores(*job)
 
@@ -181,6 +194,37 @@ def elite_update(draws: np.ndarray, scores: np.ndarray, elite: int) -> tuple[np.
     return best, draws[best].mean(axis=0), 0.8 * draws[best].std(axis=0) + 0.05
 
 
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes (hex)."""
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def against_files(game: str, options: dict[str, Any], paths: tuple[str | Path, ...]) -> dict[str, str]:
+    """The ``against:NAME`` tables of ``paths`` (policy files), each table's file by name; a one-line ``ValueError``
+    naming the file if one is missing, is not a policy of ``game`` at ``options`` with a batched player, or shares
+    its name with another."""
+    import tableenvs.vector
+    from tableenvs.training.best_response import batched_target
+
+    files: dict[str, str] = {}
+    engine = tableenvs.vector.make(game, 1, trusted=True, **options) if paths else None
+    for path in paths:
+        where = Path(path).expanduser()
+        if not where.is_file():
+            raise ValueError(f"--against {str(path)!r}: no such file")
+        table = AGAINST + where.name
+        if table in files:
+            raise ValueError(f"--against {str(path)!r}: two files named {where.name!r}; rename one")
+        try:
+            batched_target(str(where), engine, options)
+        except ValueError as error:
+            raise ValueError(f"--against {str(path)!r}: {error}") from None
+        files[table] = str(where.resolve())
+    return files
+
+
 def fitness(scores: dict[str, tuple[float, float]], rank_points: float) -> float:
     """A weight vector's fitness: the mean over its tables of the score difference plus ``rank_points`` per place of
     mean finishing rank gained."""
@@ -202,13 +246,15 @@ def train_scorer(
     init: str | Path | None = None,
     spread: float = 1.0,
     rank_points: float | None = None,
+    against: tuple[str | Path, ...] = (),
     say: Callable[[str], Any] = print,
 ) -> Path:
     """Run ``game``'s ``recipe`` (a name of its spec's ``recipes``; the module docstring) under ``out_dir``; returns
     ``out_dir/model.npz``. ``options``: the env's (the player count among them; default the game's);
     ``generations``, ``population``, ``games`` and ``rank_points`` default to the recipe's. ``init``: a model file
     whose weights are the start instead of the recipe's (:func:`start_weights`); ``spread``: the first generation's
-    ``sd`` (every weight's)."""
+    ``sd`` (every weight's); ``against``: policy files of the game at these options, each one more table of the
+    fitness (``against:NAME``, :data:`TABLES`), their names and digests kept in the run's settings."""
     chosen = recipe_of(game, recipe)
     recipe = recipe or next(iter(spec(game).recipes))
     generations = chosen.generations if generations is None else generations
@@ -235,6 +281,10 @@ def train_scorer(
         settings["spread"] = spread
     if rank_points is not None and rank_points != chosen.rank_points:
         settings["rank_points"] = rank_points
+    files = against_files(game, options, against)
+    if files:
+        settings["against"] = [{"file": Path(path).name, "sha256": file_sha256(path)} for path in files.values()]
+    table_names = chosen.tables + tuple(files)
     rank_points = chosen.rank_points if rank_points is None else rank_points
     if lines and lines[0].get("settings") != settings:
         raise ValueError(f"{out} holds a run with other settings ({lines[0].get('settings')}); use another --out")
@@ -246,7 +296,7 @@ def train_scorer(
         for generation in range(len(lines), generations):
             draws = generation_draws(mu, sd, population, seed, generation)
             deals = generation_deals(seed, generation)
-            jobs = [(game, recipe, options, w, mu, deals, games, chosen.tables) for w in draws]
+            jobs = [(game, recipe, options, w, mu, deals, games, table_names, files) for w in draws]
             tables = list(pool.map(_score, jobs))
             scores = np.array([fitness(table, rank_points) for table in tables])
             best, mu, sd = elite_update(draws, scores, elite)
@@ -258,7 +308,7 @@ def train_scorer(
                 "mean_score": float(scores.mean()),
                 "seconds": round(time.perf_counter() - began, 1),
             }
-            if chosen.tables != ("heuristic",):  # each table's (score difference, rank gained) of the mean weights
+            if table_names != ("heuristic",):  # each table's (score difference, rank gained) of the mean weights
                 line["mu_tables"] = {name: list(value) for name, value in tables[0].items()}
                 line["best_tables"] = {name: list(value) for name, value in tables[best[0]].items()}
             line.update(mu=mu.tolist(), sd=sd.tolist())
@@ -266,15 +316,15 @@ def train_scorer(
                 line["settings"] = settings
             lines.append(line)
             write_text_atomic(progress, "".join(json.dumps(entry) + "\n" for entry in lines))
-            against = (
+            told = (
                 "against the heuristic"
-                if chosen.tables == ("heuristic",)
+                if table_names == ("heuristic",)
                 else "of fitness ("
                 + ", ".join(f"{name} {value[0]:+.1f} pts {value[1]:+.2f} places" for name, value in tables[0].items())
                 + ")"
             )
             say(
-                f"generation {generation + 1}/{generations}: the mean weights score {scores[0]:+.2f} points {against}, "
+                f"generation {generation + 1}/{generations}: the mean weights score {scores[0]:+.2f} points {told}, "
                 f"the best {scores[best[0]]:+.2f} ({line['seconds']:.0f} s)"
             )
     model = save_for_env(

@@ -131,3 +131,85 @@ def test_the_cli_passes_the_start_spread_rank_points_and_table_games_and_refuses
         assert says in err and err.count("\n") == 1 and not seen and not out.exists()
     assert main(["train", "rummikub_v0", "--init", str(SHIPPED_3P), "--out", str(tmp_path / "plain")]) == 2
     assert "--init only goes with a game's own --recipe" in capsys.readouterr().err
+
+
+def _scorer_file(path: Path, weights: np.ndarray, players: int) -> Path:
+    """A model file of the population recipe's candidates with these weights."""
+    from tableenvs.core.registry import make_raw
+    from tableenvs.policies.model_file import save_for_env
+
+    env = make_raw("rummikub_v0", num_players=players)
+    candidates = recipes("rummikub_v0")["population"].candidates
+    weights = np.asarray(weights, np.float64).reshape(-1, 1)
+    return save_for_env(path, env, weights=[(weights, np.zeros(1))], activation="relu", candidates=candidates)
+
+
+def test_a_file_of_the_candidates_own_weights_scores_exactly_zero_at_its_against_table(tmp_path):
+    """Seat for seat on the same deals, the file plays as the candidate would: the table measures what another
+    player gains at a table of the weights, and a player that is the weights gains nothing."""
+    path = _scorer_file(tmp_path / "same.npz", START, 3)
+    files = scorer_recipes.against_files("rummikub_v0", {"num_players": 3}, (path,))
+    assert list(files) == ["against:same.npz"]
+    scores = table_scores("rummikub_v0", "holding", {"num_players": 3}, START, START, 11, 6, tuple(files), files)
+    assert scores == {"against:same.npz": (0.0, 0.0)}
+
+
+def test_an_against_table_is_one_seat_of_the_file_among_the_weights_own(tmp_path):
+    """A holder in one seat among the start's seats: the table is the start's seat minus the holder's, as the
+    gauntlet of the two against a field of the start measures it (tableenvs.evaluation.evaluate)."""
+    from tableenvs.core.registry import make_raw
+    from tableenvs.evaluation import evaluate
+
+    holder = START.copy()
+    holder[-12:-6] = 5.0
+    path = _scorer_file(tmp_path / "holder.npz", holder, 3)
+    files = scorer_recipes.against_files("rummikub_v0", {"num_players": 3}, (path,))
+    scores = table_scores("rummikub_v0", "holding", {"num_players": 3}, START, START, 21, 12, tuple(files), files)
+    start = scorer_recipes.scorer(make_raw("rummikub_v0", num_players=3), START, name="candidate", recipe="holding")
+    result = evaluate("rummikub_v0", [start, str(path)], 12, opponents=start, num_players=3, seed=21)
+    assert scores["against:holder.npz"][0] == pytest.approx(result.paired[0]["score_diff"])
+    assert scores["against:holder.npz"][0] != 0.0
+
+
+def test_a_run_against_files_adds_their_tables_and_keeps_their_digests(tmp_path):
+    path = _scorer_file(tmp_path / "same.npz", START, 2)
+    train_scorer(
+        "rummikub_v0", tmp_path / "run", recipe="population", options={"num_players": 2}, generations=2,
+        population=2, elite=1, games=4, workers=1, against=(path,), say=lambda text: None,
+    )  # fmt: skip
+    line, second = (json.loads(text) for text in (tmp_path / "run" / "progress.jsonl").read_text().splitlines())
+    assert set(line["mu_tables"]) == set(second["mu_tables"]) == {*TABLES, "against:same.npz"}
+    assert line["mu_tables"]["against:same.npz"] == [0.0, 0.0]  # generation 1's mean is the start: the file
+    assert line["settings"]["against"] == [{"file": "same.npz", "sha256": scorer_recipes.file_sha256(path)}]
+    with pytest.raises(ValueError, match="holds a run with other settings"):  # a rerun must name the same files
+        train_scorer("rummikub_v0", tmp_path / "run", recipe="population", options={"num_players": 2},
+                     generations=3, population=2, elite=1, games=4, workers=1)  # fmt: skip
+
+
+def test_against_files_that_do_not_fit_are_one_line_errors_and_the_cli_passes_them(tmp_path, monkeypatch, capsys):
+    same = _scorer_file(tmp_path / "same.npz", START, 4)
+    (tmp_path / "twin").mkdir()
+    twin = _scorer_file(tmp_path / "twin" / "same.npz", START, 4)
+    for paths, says in (
+        ((tmp_path / "missing.npz",), "no such file"),
+        ((SHIPPED_3P,), "differ: num_players"),
+        ((same, twin), "two files named 'same.npz'"),
+    ):
+        with pytest.raises(ValueError, match=says) as error:
+            scorer_recipes.against_files("rummikub_v0", {"num_players": 4}, paths)
+        assert str(error.value).startswith("--against ") and "\n" not in str(error.value)
+    seen: dict = {}
+    monkeypatch.setattr(scorer_recipes, "train_scorer", lambda game, out, **kwargs: seen.update(kwargs, out=out))
+    args = ["train", "rummikub_v0", "--recipe", "population", "--players", "4", "--out", str(tmp_path / "run")]
+    assert main([*args, "--against", str(same)]) == 0
+    assert seen["against"] == (str(same),)
+    chosen = recipes("rummikub_v0")["population"]
+    per_generation = chosen.games * chosen.population * (len(chosen.tables) + 1)
+    assert main([*args, "--against", str(same), "--timesteps", str(per_generation - 1)]) == 2
+    assert "must be at least" in capsys.readouterr().err
+    seen.clear()
+    assert main([*args[:-1], str(tmp_path / "refused"), "--against", str(SHIPPED_3P)]) == 2
+    err = capsys.readouterr().err
+    assert "--against" in err and err.count("\n") == 1 and not seen and not (tmp_path / "refused").exists()
+    assert main(["train", "rummikub_v0", "--against", str(same), "--out", str(tmp_path / "plain")]) == 2
+    assert "--against only goes with a game's own --recipe" in capsys.readouterr().err
