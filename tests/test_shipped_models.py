@@ -118,3 +118,29 @@ def test_trained_plays_a_whole_game_and_an_eval_where_torch_cannot_be_imported(t
     assert result.returncode == 0, result.stderr + result.stdout
     assert result.stdout.strip().splitlines()[-1].startswith("ok ")
     assert (tmp_path / "eval" / "results.json").is_file()
+
+
+#: Where the files a shipped model's command names as inputs (``--init``, ``--against``) are committed.
+TRAINING_INPUTS = ROOT / "benchmarks" / "results"
+
+
+@pytest.mark.parametrize("stem", [stem for stem in FILES if stem.startswith("rummikub_v0")])
+def test_the_files_a_shipped_scorer_was_trained_from_are_committed(stem):
+    """A cross-entropy model's settings name its start file (with the start's weights) and the files of its
+    ``against:`` tables (with their SHA-256): each is under benchmarks/results, so its command runs from a fresh
+    clone (tableenvs/models/README.md)."""
+    from tableenvs.training.scorer_recipes import file_sha256, recipes, start_weights
+
+    meta = load_numpy_policy(MODELS_DIR / f"{stem}.npz").meta
+    for entry in meta.get("against", []):
+        found = [path for path in TRAINING_INPUTS.rglob(entry["file"]) if file_sha256(path) == entry["sha256"]]
+        assert found, f"{stem}: no committed {entry['file']} with SHA-256 {entry['sha256']}"
+    init = meta.get("init")
+    if init is not None:
+        recipe = recipes("rummikub_v0")[meta["recipe"]]
+        found = [
+            path
+            for path in TRAINING_INPUTS.rglob(init["file"])
+            if np.array_equal(start_weights(path, recipe), np.asarray(init["weights"]))
+        ]
+        assert found, f"{stem}: no committed {init['file']} with the start's weights"
