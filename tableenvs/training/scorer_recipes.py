@@ -266,6 +266,7 @@ def train_scorer(
     options = dict(options or {})
     env = make_raw(game, **options)
     options = model_options(env)
+    files = against_files(game, options, against)  # a one-line refusal before anything is written
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     progress = out / "progress.jsonl"
@@ -281,7 +282,6 @@ def train_scorer(
         settings["spread"] = spread
     if rank_points is not None and rank_points != chosen.rank_points:
         settings["rank_points"] = rank_points
-    files = against_files(game, options, against)
     if files:
         settings["against"] = [{"file": Path(path).name, "sha256": file_sha256(path)} for path in files.values()]
     table_names = chosen.tables + tuple(files)

@@ -198,6 +198,10 @@ def test_against_files_that_do_not_fit_are_one_line_errors_and_the_cli_passes_th
         with pytest.raises(ValueError, match=says) as error:
             scorer_recipes.against_files("rummikub_v0", {"num_players": 4}, paths)
         assert str(error.value).startswith("--against ") and "\n" not in str(error.value)
+    with pytest.raises(ValueError, match="differ: num_players"):  # train_scorer refuses before writing anything
+        train_scorer("rummikub_v0", tmp_path / "unwritten", recipe="population", options={"num_players": 4},
+                     generations=1, population=2, elite=1, games=4, workers=1, against=(SHIPPED_3P,))  # fmt: skip
+    assert not (tmp_path / "unwritten").exists()
     seen: dict = {}
     monkeypatch.setattr(scorer_recipes, "train_scorer", lambda game, out, **kwargs: seen.update(kwargs, out=out))
     args = ["train", "rummikub_v0", "--recipe", "population", "--players", "4", "--out", str(tmp_path / "run")]
