@@ -214,6 +214,8 @@ def against_files(game: str, options: dict[str, Any], paths: tuple[str | Path, .
         where = Path(path).expanduser()
         if not where.is_file():
             raise ValueError(f"--against {str(path)!r}: no such file")
+        if where.suffix != ".npz":
+            raise ValueError(f"--against {str(path)!r}: not a numpy policy file (.npz)")
         table = AGAINST + where.name
         if table in files:
             raise ValueError(f"--against {str(path)!r}: two files named {where.name!r}; rename one")

@@ -192,6 +192,7 @@ def test_against_files_that_do_not_fit_are_one_line_errors_and_the_cli_passes_th
     twin = _scorer_file(tmp_path / "twin" / "same.npz", START, 4)
     for paths, says in (
         ((tmp_path / "missing.npz",), "no such file"),
+        ((Path(__file__),), r"not a numpy policy file \(\.npz\)"),
         ((SHIPPED_3P,), "differ: num_players"),
         ((same, twin), "two files named 'same.npz'"),
     ):
