@@ -83,3 +83,31 @@ def test_the_cross_entropy_learners_lines_come_first_and_count_games():
     rendered = exploitability.table([scorer])
     assert "| g 4p | `trained` | 240 games of `holding` (cross-entropy) (1) | +3.00 [-1.00, +7.00]" in rendered
     assert "from `recipe`" not in rendered
+
+
+def test_the_planners_rows_name_its_search_and_come_after_the_cross_entropy_learners():
+    model = ("g.npz", "aaaaaaaaaaaa")
+    planner = {
+        "game": "g", "players": 4, "learner": "search", "start": "none", "model": list(model), "finished": "then",
+        "commit": "abc",
+        "command": "python benchmarks/exploitability.py --game g --players 4 --learner search --eval-games 8 "
+        "--targets heuristic,trained --seed 0",
+        "rows": [
+            {"target": "heuristic", "spec": "search:sims=5", "decisions": 9, "decision_ms": 2.5, "gain": 2.0,
+             "low": 1.0, "high": 3.0},
+            {"target": "trained", "spec": "search:sims=5:rollout=trained", "decisions": 9, "decision_ms": 4.0,
+             "gain": 0.6, "low": -0.4, "high": 1.6},
+        ],
+    }  # fmt: skip
+    runs = [run(9000, {"heuristic": (2.0, 1.0, 3.0), "trained": (0.5, -0.5, 1.5)}, model=list(model)), planner]
+    assert exploitability.summary("g", 4, model, runs)[0] == (
+        "at planner `search:sims=5:rollout=trained`, 4.0 ms a decision: against `trained` +0.60 [-0.40, +1.60], "
+        "against `heuristic` +2.00 [+1.00, +3.00]; ratio 0.30"
+    )
+    for row in planner["rows"]:
+        row.update(cpu_seconds=1.0, deals=2, games=8, learner_mean=0.0, target_mean=0.0, self_gain=0.0, self_low=0.0,
+                   self_high=0.0)  # fmt: skip
+    rendered = exploitability.table([planner])
+    assert "| g 4p | `heuristic` | planner `search:sims=5`, 2.5 ms a decision (1) | +2.00 [+1.00, +3.00]" in rendered
+    assert "| g 4p | `trained` | planner `search:sims=5:rollout=trained`, 4.0 ms a decision (1) |" in rendered
+    assert "from `none`" not in rendered and rendered.count("| 0.30 |") == 1

@@ -55,6 +55,29 @@ def test_batched_rollouts_are_the_flat_search_rollouts_world_by_world(num_player
         assert values.std() > 0  # the actions and worlds differ: not a constant
 
 
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_trained_rollouts_are_the_flat_search_rollouts_of_the_shipped_model(num_players):
+    """``rollout=trained``: the shipped model (greedy, a batch at a time; at 2 and 3 players its derived inputs
+    worked out for the batch in one compiled call) plays the rollouts the flat search plays with ``NumpyPolicy``."""
+    env = tableenvs.make_raw(NAME, num_players=num_players)
+    flat = make_policy("search:sims=8:root=paired:rollout=trained", env)
+    heuristic_values = None
+    for seed in range(2):
+        play_until_choice(env, seed)
+        for _ in range(seed * 5):
+            env.step(int(env.legal_actions()[-1]))
+        legal = env.legal_actions()
+        rollouts = BatchedRollouts(env, "trained", depth=400)
+        values = rollouts.values(env, env.agent_selection, legal, np.random.default_rng(seed), 4, np.inf)
+        expected = paired_rollout_values(env, legal, np.random.default_rng(seed), 4, flat, seeded=False)
+        assert np.array_equal(values, expected)
+        heuristic_values = BatchedRollouts(env, "heuristic", depth=400).values(
+            env, env.agent_selection, legal, np.random.default_rng(seed), 4, np.inf
+        )
+    if num_players == 4:  # the 2- and 3-player models are clones of a search over the heuristic: often its moves
+        assert not np.array_equal(values, heuristic_values)  # another rollout player: other values
+
+
 def test_batched_search_is_legal_reproducible_and_simulates_every_action_on_each_world():
     env = tableenvs.make_raw(NAME, num_players=4)
     policy = make_policy("search:batched=1:sims=40:z=1", env)
@@ -95,5 +118,5 @@ def test_a_game_without_a_batched_engine_is_refused_in_one_line():
     with pytest.raises(ValueError) as error:
         check_batched(name, "heuristic")
     assert "\n" not in str(error.value) and "has no batched engine" in str(error.value)
-    with pytest.raises(ValueError, match="rollout=trained cannot run in the batched engine"):
-        BatchedRollouts(tableenvs.make_raw(NAME), "trained", 400)
+    with pytest.raises(ValueError, match="rollout=search cannot run in the batched engine"):
+        BatchedRollouts(tableenvs.make_raw(NAME), "search", 400)

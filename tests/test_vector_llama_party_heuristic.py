@@ -1,6 +1,7 @@
 """Llama Party's batched heuristic (``BatchedHeuristic``) chooses exactly as ``HeuristicPolicy`` on thousands of
 positions recorded from batched play (half heuristic, half random moves, so play reaches varied positions), at 2, 3
-and 4 players and with a deck of several-rule cards; and refuses malformed input in one line."""
+and 4 players and with a deck of several-rule cards; its card values (a model's derived inputs) are the Python ones
+float for float; and it refuses malformed input in one line."""
 
 from __future__ import annotations
 
@@ -30,6 +31,29 @@ def test_the_batched_heuristic_chooses_as_the_python_heuristic(options):
     chosen = BatchedHeuristic(options.get("deck")).act(obs, mask)
     assert len(np.unique(expected)) > 16  # varied positions, not one choice repeated
     assert np.flatnonzero(chosen != expected).tolist() == []
+
+
+@pytest.mark.parametrize(
+    "options", [{"num_players": 2}, {"num_players": 3}, {"num_players": 4, "deck": several_rule_deck()}],
+    ids=["2p", "3p", "4p-several-rule-deck"],
+)  # fmt: skip
+def test_the_card_values_of_a_batch_are_the_row_by_row_values(options):
+    """``CardValues.batch`` (the derived inputs of the 2- and 3-player models, one compiled call) gives the very
+    floats of ``CardValues`` row by row, with and without the pick block, final positions (no legal card) included."""
+    from tableenvs.llama_party.features import CardValues
+
+    obs, mask, _ = recorded_positions(NAME, options, 32, 60, options["num_players"], heuristic=True)
+    env = tableenvs.make_raw(NAME, **options)
+    env.reset(seed=0)
+    mask = mask.copy()
+    mask[:5] = 0  # as a final observation
+    for choice in (True, False):
+        values = CardValues(env, choice=choice)
+        expected = np.stack([values(o, m) for o, m in zip(obs, mask, strict=True)])
+        got = values.batch(obs, mask)
+        assert got.dtype == np.float32 and np.array_equal(got, expected)
+        assert (expected[:, :32] > -5).sum() > len(obs)  # values, not only defaults
+        assert expected[:, 32:].sum() == (len(obs) - 5 if choice else 0)
 
 
 def test_the_batched_heuristic_refuses_malformed_batches():

@@ -33,6 +33,18 @@ class CardValues:
     def __init__(self, env: Any, choice: bool = True) -> None:
         self.heuristic = HeuristicPolicy(env)
         self.choice = choice
+        self._deck = env.unwrapped.deck
+        self._batched: Any = None  # the compiled batched heuristic, made at the first batch
+
+    def batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """float32 ``(rows, size)``: this call of every row, computed for the whole batch in one compiled call (the
+        batched heuristic's values, the same sums: the same floats; batched model players use it)."""
+        if self._batched is None:
+            from tableenvs.llama_party.batched import deck_arrays
+            from tableenvs.llama_party.batched_heuristic import BatchedHeuristic
+
+            self._batched = BatchedHeuristic(deck_tables=deck_arrays(self._deck))
+        return self._batched.card_values(observations, masks, self.choice)
 
     def __call__(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         out = np.zeros(self.size, np.float32)

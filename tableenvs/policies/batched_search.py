@@ -4,7 +4,9 @@
 Where you are: shared plumbing (no game named here), used by :class:`tableenvs.policies.search.SearchPolicy` when
 its options say ``batched=1``. It reaches the game only through its spec: the batched engine
 (``tableenvs.vector.make``, which must offer ``load_env``) and, for heuristic rollouts, the batched heuristic
-(``tableenvs.vector.batched_heuristic``).
+(``tableenvs.vector.batched_heuristic``); trained rollouts (``rollout=trained``) play the model shipped for the game
+and options as a batched greedy player (``tableenvs.vector.batched_policy("trained", ...)``: ``NumpyPolicy``'s
+choices, one forward pass per step for every row).
 
 The algorithm is the paired root of the flat search (``root=paired``): sampled worlds (``env.sample_world(agent,
 rng)``, so nothing the agent cannot know is read), every legal root action played in its own copy of each world, the
@@ -56,8 +58,10 @@ def check_batched(name: str, rollout: str) -> None:
         raise ValueError(
             f"search batched=1: {name} has no batched heuristic (GameSpec.batched_heuristic); use rollout=random"
         )
-    if rollout not in ("heuristic", "random"):
-        raise ValueError(f"search batched=1: rollout={rollout} cannot run in the batched engine (heuristic or random)")
+    if rollout not in ("heuristic", "random", "trained"):
+        raise ValueError(
+            f"search batched=1: rollout={rollout} cannot run in the batched engine (heuristic, random or trained)"
+        )
 
 
 class BatchedRollouts:
@@ -68,6 +72,7 @@ class BatchedRollouts:
         check_batched(self.name, rollout)
         self.rollout = rollout
         self.depth = depth
+        self._env = env  # a trained rollout policy is checked against it (the model must fit its game and options)
         self._options: dict[str, Any] | None = None  # the env's options, read from its first state record
         self._engines: dict[int, tuple[Any, Any]] = {}  # rows -> (batched engine, batched rollout policy)
         self.world_seconds = 0.0  # CPU time of the last decision spent sampling and loading worlds
@@ -81,7 +86,12 @@ class BatchedRollouts:
             assert self._options is not None
             games = tableenvs.vector.make(self.name, rows, **self._options, trusted=True)
             games.reset(seed=0)  # every row is replaced by a loaded world before it is stepped
-            player = tableenvs.vector.batched_heuristic(games) if self.rollout == "heuristic" else None
+            if self.rollout == "heuristic":
+                player = tableenvs.vector.batched_heuristic(games)
+            elif self.rollout == "trained":  # the shipped model, greedy: NumpyPolicy's choices, a batch at a time
+                player = tableenvs.vector.batched_policy("trained", games, env=self._env)
+            else:
+                player = None
             found = self._engines[rows] = (games, player)
         return found
 

@@ -1,0 +1,67 @@
+"""The planning best response (:mod:`tableenvs.training.search_response`): the game's default search with the target
+playing its rollouts, in one seat of a table of the target. Its measure is the other learners' (the same deals, the
+same quantity as ``evaluate_gain``), whatever the number of workers; bad settings are one line before any game.
+Tiny budgets: behaviour, not strength (strength: benchmarks/exploitability.py --learner search, docs/agents.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tableenvs
+from tableenvs.training.best_response import evaluate_gain
+from tableenvs.training.search_response import planner, planner_spec, search_best_response
+
+NAME = "llama_party_v0"
+
+
+def test_the_planner_is_the_games_default_search_with_the_target_in_its_rollouts():
+    assert planner_spec(NAME, "heuristic") == "search:sims=50:z=2:batched=1"  # the default's paired root, batched
+    assert planner_spec(NAME, "trained") == "search:sims=50:z=2:batched=1:rollout=trained"
+    assert planner_spec("pilipili_v0", "trained") == "search:sims=60:rollout=trained"  # root=ucb: as it is
+    search, policy = planner(tableenvs.make_raw(NAME, num_players=3), "trained")
+    assert search.options.rollout == "trained" and search.options.batched and search.options.sims == 50
+    assert type(search.rollout_policy).__name__ == type(policy).__name__ == "NumpyPolicy"
+    for target in ("random", "search", "x.npz"):
+        with pytest.raises(ValueError, match="answers heuristic or trained") as caught:
+            planner_spec(NAME, target)
+        assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_its_measure_is_evaluate_gains_on_the_same_deals(num_players):
+    """A greedy model in the planner's seat, played in the AEC env, scores exactly what ``evaluate_gain`` measures
+    for it in the batched engine from the same seed: the same deals, seatings and quantity."""
+    options = {"num_players": num_players}
+    ours = search_best_response(NAME, "heuristic", options=options, deals=6, seed=7, learner="trained", say=str)
+    gain, low, high, learner_mean, target_mean = evaluate_gain(NAME, options, "trained", "heuristic", deals=6, seed=7)
+    assert ours.games == 6 * num_players and ours.spec == "trained"
+    assert np.allclose([ours.gain, ours.low, ours.high, ours.learner_mean, ours.target_mean],
+                       [gain, low, high, learner_mean, target_mean], rtol=0, atol=1e-9)  # fmt: skip
+    assert ours.low < ours.high
+
+
+def test_the_planner_decides_and_workers_do_not_change_the_result():
+    lines: list[str] = []
+    one = search_best_response(NAME, "trained", options={"num_players": 2}, deals=2, seed=3, say=lines.append)
+    two = search_best_response(NAME, "trained", options={"num_players": 2}, deals=2, seed=3, workers=2, say=str)
+    assert one.spec == planner_spec(NAME, "trained") and one.decisions > 10 and one.decision_ms > 0
+    assert (one.gain, one.low, one.high, one.learner_mean) == (two.gain, two.low, two.high, two.learner_mean)
+    assert one.decisions == two.decisions and lines[-1].startswith("planning best response to trained: 2 of 2 deals")
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"deals": 1}, "deals must be an integer >= 2"),
+        ({"workers": 0}, "workers must be an integer >= 1"),
+        ({"target": "random"}, "answers heuristic or trained"),
+        ({"options": {"num_players": 9}}, "num_players"),
+    ],
+)
+def test_bad_settings_are_one_line_before_any_game(kwargs, message):
+    settings = {"target": "heuristic", "deals": 4, **kwargs}
+    said: list[str] = []
+    with pytest.raises(ValueError, match=message) as caught:
+        search_best_response(NAME, settings.pop("target"), say=said.append, **settings)
+    assert "\n" not in str(caught.value) and said == []
