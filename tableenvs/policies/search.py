@@ -57,9 +57,10 @@ Budgets (options of the spec, ``search:sims=200``, ``search:ms=50:rollout=random
                    another action (turn) beats it by more than X standard errors of the paired gain (default 0:
                    always the best mean)
 ``batched=1``      the paired root (as ``root=paired``, with ``z``) whose rollouts all run as one batch in the
-                   game's compiled engine, the batched heuristic (or uniform random) playing every seat:
-                   :mod:`tableenvs.policies.batched_search`; needs the game's batched engine (and batched
-                   heuristic for ``rollout=heuristic``); ``mode=flat`` only, no ``turns`` or ``estimate``
+                   game's compiled engine, the batched heuristic (the shipped model with ``rollout=trained``, or
+                   uniform random) playing every seat: :mod:`tableenvs.policies.batched_search`; needs the game's
+                   batched engine (and batched heuristic for ``rollout=heuristic``); ``mode=flat`` only, no
+                   ``turns`` or ``estimate``
 ``mode=M``         ``flat`` (default: the root search above), ``ismcts`` (information-set MCTS, one tree over
                    the agent's information sets, a fresh ``sample_world`` per iteration:
                    :mod:`tableenvs.policies.ismcts`; ``sims``/``ms`` count iterations; ``c``, ``depth``, ``turns``,
