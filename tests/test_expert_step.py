@@ -1,6 +1,6 @@
-"""One step of expert iteration (:func:`tableenvs.training.recipe.expert_step`): a search whose rollouts the start
-model plays labels whole games, and the start is fine-tuned towards its choices. Tiny budgets (two games, a search of
-a few simulations): the mechanics, not the strength (docs/training.md, "Expert iteration")."""
+"""One step of expert iteration (:func:`tableenvs.training.expert_iteration.expert_step`): a search whose rollouts
+the start model plays labels whole games, and the start is fine-tuned towards its choices. Tiny budgets (two games, a
+search of a few simulations): the mechanics, not the strength (docs/training.md, "Expert iteration")."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tableenvs.policies.numpy_policy import load_numpy_policy, trained_model_path
-from tableenvs.training.recipe import expert_step
+from tableenvs.training.expert_iteration import expert_step
 
 NAME = "llama_party_v0"
 ROOT = Path(__file__).resolve().parent.parent
