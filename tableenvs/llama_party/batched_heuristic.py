@@ -118,6 +118,22 @@ def row_values(
 
 
 @register_jitable
+def choose(values, mask_row):
+    """``HeuristicPolicy.choose``: the first legal card of the highest value (a later one must beat it by more than
+    ``1e-9``), -1 when ``mask_row`` has no legal card."""
+    best_card = -1
+    best_value = -np.inf
+    for card in range(mask_row.shape[0]):
+        if not mask_row[card]:
+            continue
+        if best_card < 0:
+            best_card = card
+        if values[card] > best_value + 1e-9:
+            best_card, best_value = card, values[card]
+    return best_card
+
+
+@register_jitable
 def _scratch(num_combos):
     """The work arrays of :func:`row_values`, made once per kernel call."""
     return (
@@ -144,16 +160,7 @@ def heuristic_kernel(
     for e in range(obs.shape[0]):
         row_values(obs[e], mask[e], letter, letter_points, need, combo_points, num_bottoms, pair_goal, pair_combo,
                    pair_count, scratch, values)  # fmt: skip
-        best_card = -1
-        best_value = -np.inf
-        for card in range(mask.shape[1]):
-            if not mask[e, card]:
-                continue
-            if best_card < 0:
-                best_card = card
-            if values[card] > best_value + 1e-9:
-                best_card, best_value = card, values[card]
-        out[e] = best_card
+        out[e] = choose(values, mask[e])
 
 
 def card_values_kernel(
@@ -168,18 +175,13 @@ def card_values_kernel(
         out[e, DECK_SIZE:] = 0.0
         row_values(obs[e], mask[e], letter, letter_points, need, combo_points, num_bottoms, pair_goal, pair_combo,
                    pair_count, scratch, values)  # fmt: skip
+        pick = choose(values, mask[e])
+        if pick < 0:  # a final observation: no legal card
+            continue
         best = -np.inf
-        pick = -1
-        pick_value = -np.inf
         for card in range(mask.shape[1]):
             if mask[e, card]:
                 best = max(best, values[card])
-                if pick < 0:
-                    pick = card
-                if values[card] > pick_value + 1e-9:
-                    pick, pick_value = card, values[card]
-        if pick < 0:  # a final observation: no legal card
-            continue
         for card in range(mask.shape[1]):
             if mask[e, card]:
                 out[e, card] = max(-5.0, (values[card] - best) / 10.0)

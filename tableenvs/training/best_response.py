@@ -33,7 +33,6 @@ writes docs/agents.md.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from tableenvs.core.validation import check_at_least
+from tableenvs.evaluation.ratings import mean_interval
 from tableenvs.training.batched_config import BatchedConfig
 from tableenvs.training.league import LEAGUE_PPO, LeagueSettings, LeagueTrainer, clone_heuristic_batched
 
@@ -275,10 +275,9 @@ def evaluate_gain(
         per_deal[start : start + len(chunk)] = gain
         learner_total += float(own.sum())
         target_total += float(others.sum())
-    mean = float(per_deal.mean())
-    half = 1.96 * float(per_deal.std(ddof=1)) / math.sqrt(deals)
+    mean, low, high = mean_interval(per_deal, z=1.96)
     games = deals * players
-    return mean, mean - half, mean + half, learner_total / games, target_total / games
+    return mean, low, high, learner_total / games, target_total / games
 
 
 def target_stem(target: str) -> str:

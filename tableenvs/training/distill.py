@@ -160,6 +160,17 @@ def label_games(
     return made
 
 
+def labelled_choices(game: str, options: dict[str, Any], *, games: int, out_dir: str | Path, seed: int,
+                     search_spec: str, workers: int, say: Any = print) -> dict[str, np.ndarray]:  # fmt: skip
+    """:func:`label_games` into ``out_dir``, then every labelled game read back (:func:`read_shards`) with each row's
+    ``target`` the one-hot choice the labeller made: what the recipes that fit a search's choices train on."""
+    label_games(game, options, games=games, out_dir=out_dir, seed=seed, search_spec=search_spec, workers=workers,
+                say=say)  # fmt: skip
+    data = read_shards(out_dir)
+    data["target"] = np.eye(data["target"].shape[1], dtype=np.float32)[data["action"]]  # the choice made
+    return data
+
+
 def with_features(data: dict[str, np.ndarray], features: Any) -> dict[str, np.ndarray]:
     """``data`` (labelled rows) with ``features(observation, mask)`` (derived inputs, e.g. a name of
     :mod:`tableenvs.policies.input_features` built for the game) appended to every observation."""

@@ -15,8 +15,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from tableenvs.core.registry import make_raw
 from tableenvs.core.validation import check_at_least
 from tableenvs.policies.numpy_policy import load_numpy_policy
@@ -72,12 +70,10 @@ def expert_step(
                              f"{str(start)!r} (set TABLEENVS_MODELS to a directory holding the start)")  # fmt: skip
     check_at_least("label_games", label_games, 2)
     began = time.perf_counter()
-    distill.label_games(
+    data = distill.labelled_choices(
         game, options, games=label_games, out_dir=out / "labels", seed=seed, search_spec=labeller, workers=workers,
         say=say,
     )  # fmt: skip
-    data = distill.read_shards(out / "labels")
-    data["target"] = np.eye(data["target"].shape[1], dtype=np.float32)[data["action"]]  # the choice made
     say(f"fine-tuning {Path(start).name} towards {labeller} on {len(data['action'])} labels")
     result = distill.fit(data, epochs=epochs, batch=1024, lr=lr, seed=seed, threads=workers, start=first, say=say)
     meta = {"recipe": f"expert step: {Path(start).name} towards {labeller}", "labels": int(len(data["action"])),

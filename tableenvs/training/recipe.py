@@ -437,14 +437,12 @@ def search_clone(
     env = make_raw(game, **options)  # the game and its options, checked before labelling
     derive = input_features(features, env) if features else None
     began = time.perf_counter()
-    distill.label_games(
+    data = distill.labelled_choices(
         game, options, games=label_games, out_dir=out / "labels", seed=seed, search_spec=labeller, workers=workers,
         say=say,
     )  # fmt: skip
-    data = distill.read_shards(out / "labels")
     if derive is not None:
         data = distill.with_features(data, derive)
-    data["target"] = np.eye(data["target"].shape[1], dtype=np.float32)[data["action"]]  # the choice made
     say(f"cloning {labeller} from {len(data['action'])} labels, {data['observation'].shape[1]} inputs")
     distill.fit_and_export(
         data, model, game, options, f"search-clone: {labeller}", hidden=hidden, epochs=epochs, seed=seed,

@@ -30,7 +30,6 @@ Units: games; rewards in the game's default reward units; CPU seconds of this pr
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -40,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from tableenvs.core.validation import check_at_least
+from tableenvs.evaluation.ratings import mean_interval
 
 __all__ = ["TARGETS", "SearchResponseResult", "planner", "planner_spec", "search_best_response"]
 
@@ -128,9 +128,7 @@ def _play_deals(job: tuple) -> tuple[list[tuple[int, float, float, float]], int,
     began = time.process_time()
     game, options, target, learner, seed, items = job
     raw = make_raw(game, **options)
-    search, policy = planner(raw, target)
-    if learner is not None:
-        search = make_policy(learner, raw)
+    search, policy = planner(raw, target) if learner is None else (make_policy(learner, raw), make_policy(target, raw))
     players = raw.num_players
     timed: dict[str, Any] = {"decisions": 0, "seconds": 0.0}
 
@@ -222,13 +220,12 @@ def search_best_response(
         with ProcessPoolExecutor(max_workers=workers) as pool:
             for result in pool.map(_play_deals, jobs):
                 take(result)
-    mean = float(per_deal.mean())
-    half = 1.96 * float(per_deal.std(ddof=1)) / math.sqrt(deals)
+    mean, low, high = mean_interval(per_deal, z=1.96)
     cpu = time.process_time() - began + (worker_seconds if workers > 1 else 0.0)
     return SearchResponseResult(
         game=game, options=options, target=target, spec=learner or planner_spec(game, target), deals=deals,
         games=deals * players,
-        gain=mean, low=mean - half, high=mean + half, learner_mean=float(own.mean()),
+        gain=mean, low=low, high=high, learner_mean=float(own.mean()),
         target_mean=float(others.mean()), decisions=decisions,
         decision_ms=1000.0 * search_seconds / max(decisions, 1), cpu_seconds=cpu,
     )  # fmt: skip
