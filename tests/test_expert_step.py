@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tableenvs.core.registry import make_raw
+from tableenvs.policies.model_env import model_options
 from tableenvs.policies.numpy_policy import load_numpy_policy, trained_model_path
 from tableenvs.training.expert_iteration import expert_step
 
@@ -35,6 +37,22 @@ def test_the_start_is_fine_tuned_towards_the_search_over_its_own_rollouts(tmp_pa
     assert model.meta["labels"] > 20 and "rollout=trained" in model.meta["recipe"]
     assert len(list((tmp_path / "x" / "labels").glob("game-*.npz"))) == 2
     assert expert_step(NAME, tmp_path / "x", start=SHIPPED, say=said.append) == path  # a rerun returns it
+
+
+def test_a_start_with_derived_inputs_is_fine_tuned_on_rows_carrying_them(tmp_path, monkeypatch):
+    """The 3-player model reads the heuristic's card values beside the observation: the labelled rows get them
+    appended as the model computes them, and the fine-tuned file reads them too."""
+    monkeypatch.delenv("TABLEENVS_MODELS", raising=False)
+    start_path = trained_model_path(NAME, model_options(make_raw(NAME, num_players=3)))
+    start = load_numpy_policy(start_path)
+    assert start.input_features  # what this test is about
+    path = expert_step(NAME, tmp_path / "x", start=start_path, options={"num_players": 3}, label_games=2,
+                       labeller="search:batched=1:sims=4:z=2:rollout=trained", epochs=1, workers=1,
+                       say=print)  # fmt: skip
+    model = load_numpy_policy(path)
+    assert model.input_features == start.input_features and model.observation_size == start.observation_size
+    history = json.loads((tmp_path / "x" / "fit.json").read_text())["history"]
+    assert history[0]["epoch"] == 0 and history[0]["val_agree"] > 0.5  # the start, on rows with its own inputs
 
 
 def test_a_search_whose_rollouts_play_another_model_is_refused_before_labelling(tmp_path, monkeypatch):

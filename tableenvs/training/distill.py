@@ -231,9 +231,10 @@ def fit(
     epoch reports the validation loss and how often the network's most likely action is the one the labeller played.
     ``prior``: more labelled rows (e.g. the heuristic's own choices, cheap to make) trained on with weight
     ``prior_weight`` each against 1 for a row of ``data``; never validated on. ``start``: a numpy policy
-    (:class:`~tableenvs.policies.model_file.NumpyModel`: a ReLU network over the observation, no input offset or
-    derived inputs) whose weights and input scale the fit starts from, its layers replacing ``hidden``: a
-    fine-tuning of that model towards the labels (epoch 0, the start itself, is reported and may be the one kept).
+    (:class:`~tableenvs.policies.model_file.NumpyModel`: a ReLU network, no input offset; a model with derived inputs
+    needs them appended to ``data``'s observations, :func:`with_features`) whose weights and input scale the fit
+    starts from, its layers replacing ``hidden``: a fine-tuning of that model towards the labels (epoch 0, the start
+    itself, is reported and may be the one kept).
     """
     import torch
 
@@ -251,10 +252,10 @@ def fit(
     if start is not None:
         from tableenvs.training.model_start import untrainable
 
-        why = untrainable(start)
+        why = untrainable(start, derived_inputs=True)
         if why is not None:
-            raise ValueError(f"{start.name}: fit starts only from a ReLU network over the observation (this one: "
-                             f"{why})")  # fmt: skip
+            raise ValueError(f"{start.name}: fit starts only from a ReLU network over the observation and its "
+                             f"derived inputs (this one: {why})")  # fmt: skip
         shapes = (data["observation"].shape[1], data["target"].shape[1])
         if (start.observation_size, start.num_actions) != shapes:
             raise ValueError(

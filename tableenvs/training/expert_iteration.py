@@ -40,7 +40,8 @@ def expert_step(
     """One step of **expert iteration** under ``out_dir``: ``label_games`` games with every seat playing ``labeller``
     (a search whose rollouts the ``start`` model plays: ``rollout=trained`` must resolve to ``start``'s very file, so
     the search improves on that model by one step of lookahead), each decision with a choice kept (``labels/``,
-    resumable); then ``start`` (a numpy policy over the observation alone) fine-tuned towards those choices
+    resumable); then ``start`` (a numpy policy over the observation, and its derived inputs if it reads any: they are
+    appended to the labelled rows as the model computes them) fine-tuned towards those choices
     (:func:`tableenvs.training.distill.fit` from its weights and input scale, one-hot targets, learning rate ``lr``,
     ``epochs`` epochs, the epoch of least validation loss kept) and written as ``model.npz`` (float16 weights) with
     ``fit.json`` (the fit's history). The search agrees with its rollout model at most decisions; what the model learns
@@ -59,8 +60,9 @@ def expert_step(
         return model
     env = make_raw(game, **options)  # the game and its options, checked before labelling
     first = load_numpy_policy(start)
-    if first.input_features or first.candidates:
-        raise ValueError(f"start {str(start)!r}: expert_step fine-tunes a network over the observation alone")
+    if first.candidates:
+        raise ValueError(f"start {str(start)!r}: a candidate-scoring model; expert_step fine-tunes a network over "
+                         f"the observation (and its derived inputs)")  # fmt: skip
     if parse_search_spec(labeller).rollout == "trained":
         from tableenvs.policies.model_env import model_options
 
@@ -74,11 +76,15 @@ def expert_step(
         game, options, games=label_games, out_dir=out / "labels", seed=seed, search_spec=labeller, workers=workers,
         say=say,
     )  # fmt: skip
+    if first.input_features:
+        from tableenvs.policies.input_features import input_features
+
+        data = distill.with_features(data, input_features(first.input_features, env))
     say(f"fine-tuning {Path(start).name} towards {labeller} on {len(data['action'])} labels")
     result = distill.fit(data, epochs=epochs, batch=1024, lr=lr, seed=seed, threads=workers, start=first, say=say)
     meta = {"recipe": f"expert step: {Path(start).name} towards {labeller}", "labels": int(len(data["action"])),
             "epochs": epochs, "lr": lr}  # fmt: skip
-    distill.export(result, model, game, options, meta, dtype="float16")
+    distill.export(result, model, game, options, meta, input_features=first.input_features, dtype="float16")
     (out / "fit.json").write_text(json.dumps({"meta": meta, "history": result.history}, indent=2) + "\n")
     say(f"wrote {model} ({time.perf_counter() - began:.0f} s in all)")
     return model

@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Any
 
 
-def untrainable(model: Any) -> str | None:
+def untrainable(model: Any, derived_inputs: bool = False) -> str | None:
     """Why training cannot start from the numpy policy ``model`` (its activation, input offset, derived inputs and
     candidates, as one phrase), or None for a ReLU network over the observation alone: the only kind the batched
-    trainer and the distillation's fit build."""
-    if model.activation == "relu" and model.input_offset is None and not model.input_features and not model.candidates:
+    trainer builds. ``derived_inputs``: a network over the observation and its derived inputs
+    (``input_features``) is accepted too (the distillation's fit, whose labelled rows carry them)."""
+    features_ok = derived_inputs or not model.input_features
+    if model.activation == "relu" and model.input_offset is None and features_ok and not model.candidates:
         return None
     return (
         f"{model.activation}, input offset {model.input_offset is not None}, derived inputs "
