@@ -164,7 +164,15 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True, trust
                     rollout = make_policy("trained", raw)
                 except ValueError as error:
                     raise ValueError(f"search policy {text!r}: rollout=trained: {error}") from None
-            return SearchPolicy(raw, options, rollout, getattr(heuristic, "estimate", None), heuristic=heuristic)
+            lead = None
+            if options.lead == "trained":  # the shipped model's own turn leads the candidates
+                try:
+                    lead = make_policy("trained", raw)
+                except ValueError as error:
+                    raise ValueError(f"search policy {text!r}: lead=trained: {error}") from None
+            return SearchPolicy(
+                raw, options, rollout, getattr(heuristic, "estimate", None), heuristic=heuristic, lead_policy=lead
+            )
         for prefix, entry_point in SPEC_PREFIXES.items():
             if text.startswith(prefix):
                 module, function = entry_point.split(":")

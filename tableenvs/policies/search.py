@@ -61,6 +61,9 @@ Budgets (options of the spec, ``search:sims=200``, ``search:ms=50:rollout=random
                    uniform random) playing every seat: :mod:`tableenvs.policies.batched_search`; needs the game's
                    batched engine (and batched heuristic for ``rollout=heuristic``); ``mode=flat`` only, no
                    ``turns`` or ``estimate``
+``lead=L``         ``mode=turns`` only: ``heuristic`` (default: the heuristic's own turn leads the candidates) or
+                   ``trained`` (the game's shipped model plays its turn out on a copy of the env, and that turn
+                   leads: with ``z`` it is kept unless beaten; refused where no model is shipped for the options)
 ``mode=M``         ``flat`` (default: the root search above), ``ismcts`` (information-set MCTS, one tree over
                    the agent's information sets, a fresh ``sample_world`` per iteration:
                    :mod:`tableenvs.policies.ismcts`; ``sims``/``ms`` count iterations; ``c``, ``depth``, ``turns``,
@@ -72,7 +75,8 @@ decision of its turn the policy asks the game's heuristic for candidate complete
 action_mask)``: lists of action ids, the heuristic's own turn first), simulates every candidate on each sampled world
 with the same rollout randomness (as ``root=paired``), each rollout cut off ``turns`` turns after the root (default
 players + 1: the agent's turn, one round of the others, its next turn) and valued by the heuristic's
-``fitted_estimate`` (else ``estimate``), and plays the turn of highest mean (``z`` as above) action by action; the
+``fitted_estimate`` (else ``estimate``), and plays the turn of highest mean (``z`` as above, the first candidate
+kept unless beaten; ``lead=trained`` puts the shipped model's own turn first) action by action; the
 later decisions of that turn follow the plan without searching (while the observation is the one the plan expects).
 ``sims=N`` plays ``ceil(N / candidates)`` worlds, at least 2.
 
@@ -114,8 +118,9 @@ _CHOICES = {
     "rollout": ("heuristic", "random", "trained"),
     "root": ("ucb", "paired"),
     "mode": ("flat", "ismcts", "turns"),
+    "lead": ("heuristic", "trained"),
 }
-_KEYS = ("sims", "ms", "rollout", "c", "depth", "root", "z", "turns", "mode", "batched")
+_KEYS = ("sims", "ms", "rollout", "c", "depth", "root", "z", "turns", "mode", "batched", "lead")
 
 
 @dataclass(frozen=True)
@@ -132,6 +137,7 @@ class SearchOptions:
     turns: int | None = None
     mode: str = "flat"
     batched: bool = False
+    lead: str = "heuristic"
 
     @property
     def simulations(self) -> int | None:
@@ -173,6 +179,8 @@ def parse_search_spec(text: str) -> SearchOptions:
         raise ValueError(f"search policy {text!r}: batched=1 rollouts run to the end of the scoring period (no turns)")
     if "root" in values and values.get("mode", "flat") != "flat":
         raise ValueError(f"search policy {text!r}: root applies to mode=flat only")
+    if "lead" in values and values.get("mode") != "turns":
+        raise ValueError(f"search policy {text!r}: lead applies to mode=turns only")
     return SearchOptions(**values)
 
 
@@ -226,6 +234,7 @@ class SearchPolicy:
         rollout_policy: Any = None,
         estimate: Any = None,
         heuristic: Any = None,
+        lead_policy: Any = None,
     ):
         raw = getattr(env, "unwrapped", None)
         if not isinstance(raw, TableEnv):
@@ -235,6 +244,8 @@ class SearchPolicy:
         self.rollout_policy = rollout_policy
         self.estimate = estimate  # (world, agent) -> the agent's expected reward for the rest, at a cut-off
         self.heuristic = heuristic if heuristic is not None else rollout_policy  # mode=turns: propose_turns
+        #: mode=turns with lead=trained: the policy whose own turn leads the candidates (played out on a copy)
+        self.lead_policy = lead_policy
         self.last_simulations = 0  # simulations of the last decision (benchmarks read it)
         #: The flat UCB root's statistics of the last decision: (legal ids, visits, mean values), else None
         #: (distillation reads the visits as a soft target: :mod:`tableenvs.training.distill`).
@@ -394,6 +405,9 @@ class SearchPolicy:
             self.last_simulations = 0  # a turn under way that is not ours (a plan lost): the heuristic goes on
             return int(self.heuristic.act(observation, action_mask, rng))
         proposals = propose(observation, action_mask)
+        if self.lead_policy is not None:
+            led = self._lead_turn(env, agent, rng)
+            proposals = [("lead", led)] + [(name, actions) for name, actions in proposals if list(actions) != led]
         names, turns = [name for name, _ in proposals], [actions for _, actions in proposals]
         estimate = getattr(self.heuristic, "fitted_estimate", None) or self.estimate
         best = 0
@@ -411,6 +425,19 @@ class SearchPolicy:
         expected.append(ahead.observe(agent)["observation"].tobytes())
         self._turn_plan = (expected, actions, 1)
         return actions[0]
+
+    def _lead_turn(self, env: TableEnv, agent: str, rng: np.random.Generator) -> list[int]:
+        """The turn ``lead_policy`` plays from here: its actions on a copy of ``env`` until another seat is to act or
+        the game ends (the agent's own moves: the copy shows it nothing it does not see)."""
+        ahead = env.clone()
+        actions: list[int] = []
+        while True:
+            seen = ahead.observe(agent)
+            action = int(self.lead_policy.act(seen["observation"], seen["action_mask"], rng))
+            actions.append(action)
+            ahead.step(action)
+            if ahead.agent_selection != agent or ahead.terminations[agent] or ahead.truncations[agent]:
+                return actions
 
     def _paired_turns(
         self, env: TableEnv, agent: str, turns: list[list[int]], estimate: Any, rng: np.random.Generator

@@ -101,3 +101,37 @@ def test_last_turn_names_the_proposal_played_at_a_turn_start_and_is_none_within_
             followed += 1
         env.step(action)
     assert named > 5 and followed > 0
+
+
+def test_lead_trained_puts_the_shipped_models_turn_first(monkeypatch):
+    """``lead=trained``: the shipped model plays its turn out on a copy and that turn leads the candidates; a search
+    that always keeps the first candidate then plays exactly the model's game, action for action."""
+    from tableenvs.policies.search import SearchPolicy
+
+    monkeypatch.setattr(SearchPolicy, "_paired_turns", lambda self, *args: 0)
+    for seed in (3, 4):
+        games = []
+        for first in ("trained", "search:mode=turns:sims=2:lead=trained"):
+            env = tableenvs.make_raw("rummikub_v0", num_players=4)
+            seats = [make_policy(first, env)] + [make_policy("heuristic", env) for _ in range(3)]
+            played: list[int] = []
+            totals = play_game(env, seats, seed=seed, rng=np.random.default_rng(seed),
+                               on_step=lambda env, agent, seen, action, out=played: out.append(action))  # fmt: skip
+            games.append((played, totals))
+        assert games[0][0] == games[1][0] and len(games[0][0]) > 50
+        assert np.array_equal(games[0][1][0], games[1][1][0])
+
+
+def test_lead_is_refused_outside_mode_turns_and_where_no_model_is_shipped():
+    env = tableenvs.make_raw("rummikub_v0", num_players=4, max_turns=24)
+    for spec, why in (
+        ("search:sims=4:lead=trained", "lead applies to mode=turns only"),
+        ("search:mode=turns:lead=trained", "lead=trained: 'trained' has no model for rummikub_v0"),
+        ("search:mode=turns:lead=random", "lead must be 'heuristic' or 'trained'"),
+    ):
+        try:
+            make_policy(spec, env)
+        except ValueError as error:
+            assert why in str(error) and "\n" not in str(error), str(error)
+        else:
+            raise AssertionError(f"{spec} was not refused")
