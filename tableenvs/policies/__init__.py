@@ -158,18 +158,19 @@ def make_policy(spec: PolicySpec, env: Any, *, deterministic: bool = True, trust
 
             options = parse_search_spec(default_spec(raw.metadata["name"]) if text == "search" else text)
             heuristic = _heuristic(raw) if game_spec(raw.metadata["name"]).heuristic is not None else None
+
+            def shipped_model(option: str) -> Any:
+                """The game's shipped model for ``option=trained``, or the one-line refusal naming the option."""
+                try:
+                    return make_policy("trained", raw)
+                except ValueError as error:
+                    raise ValueError(f"search policy {text!r}: {option}=trained: {error}") from None
+
             rollout = heuristic if options.rollout == "heuristic" else None
             if options.rollout == "trained":  # the game's shipped model plays the rollouts
-                try:
-                    rollout = make_policy("trained", raw)
-                except ValueError as error:
-                    raise ValueError(f"search policy {text!r}: rollout=trained: {error}") from None
-            lead = None
-            if options.lead == "trained":  # the shipped model's own turn leads the candidates
-                try:
-                    lead = make_policy("trained", raw)
-                except ValueError as error:
-                    raise ValueError(f"search policy {text!r}: lead=trained: {error}") from None
+                rollout = shipped_model("rollout")
+            # lead=trained: the shipped model's own turn leads the candidates (mode=turns)
+            lead = shipped_model("lead") if options.lead == "trained" else None
             return SearchPolicy(
                 raw, options, rollout, getattr(heuristic, "estimate", None), heuristic=heuristic, lead_policy=lead
             )
