@@ -135,3 +135,39 @@ def test_fit_from_a_model_starts_at_its_weights_and_moves_towards_the_labels(lab
     candidate = load_numpy_policy(trained_model_path("rummikub_v0"))
     with pytest.raises(ValueError, match="fit starts only from a ReLU network over the observation"):
         distill.fit(data, epochs=1, start=candidate, **quiet)
+
+
+def test_value_targets_are_the_softmax_of_the_labellers_values_over_the_legal_actions(tmp_path):
+    """A batched paired root keeps each legal action's mean value beside its choice; ``value_targets`` turns them into
+    soft targets (softmax over the legal actions at a temperature in reward units), and refuses a bad temperature."""
+    data = {
+        "mask": np.array([[1, 1, 0, 1], [0, 1, 1, 0]], np.int8),
+        "value": np.array([[2.0, 1.0, 0.0, 2.0], [0.0, 5.0, 3.0, 0.0]], np.float32),
+        "target": np.zeros((2, 4), np.float32),
+        "action": np.array([0, 1], np.int16),
+    }
+    soft = distill.value_targets(data, 1.0)["target"]
+    first = np.exp([2.0, 1.0, 2.0]) / np.exp([2.0, 1.0, 2.0]).sum()
+    assert np.allclose(soft[0], [first[0], first[1], 0.0, first[2]])
+    assert np.allclose(soft[1], [0.0, 1 / (1 + np.exp(-2.0)), np.exp(-2.0) / (1 + np.exp(-2.0)), 0.0])
+    sharper = distill.value_targets(data, 0.1)["target"]
+    assert sharper[1, 1] > 0.999 and np.allclose(sharper[0, [0, 3]], 0.5, atol=1e-4)  # ties stay ties
+    mixed = distill.value_targets(data, 1.0, share=0.25)["target"]  # a quarter from the values, the rest the choice
+    assert np.allclose(mixed, 0.25 * soft + 0.75 * np.eye(4)[[0, 1]]) and np.allclose(mixed.sum(axis=1), 1.0)
+    assert data["target"].sum() == 0  # the input is not changed
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="temperature must be > 0"):
+            distill.value_targets(data, bad)
+    for bad in (0.0, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="share must be in"):
+            distill.value_targets(data, 1.0, share=bad)
+    # labelled by a batched search: every row carries its legal actions' values, the choice one-hot
+    out = tmp_path / "batched"
+    distill.label_games("llama_party_v0", {"num_players": 3}, games=1, out_dir=out, seed=3,
+                        search_spec="search:batched=1:sims=16:z=1", say=lambda line: None)  # fmt: skip
+    labels = distill.read_shards(out)
+    legal = labels["mask"] > 0
+    assert len(labels["action"]) > 10 and (labels["value"][~legal] == 0).all()
+    assert ((labels["value"] != 0) & legal).any(axis=1).mean() > 0.9  # rollout values are rarely exactly 0
+    assert np.array_equal(labels["target"].argmax(axis=1), labels["action"])
+    assert (labels["target"].max(axis=1) == 1).all()  # the choice, one-hot

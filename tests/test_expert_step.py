@@ -63,6 +63,24 @@ def test_a_search_whose_rollouts_play_another_model_is_refused_before_labelling(
     assert "\n" not in str(caught.value) and not (tmp_path / "y" / "labels").exists()
 
 
+def test_value_targets_need_a_labeller_that_keeps_values_and_are_recorded(tmp_path, monkeypatch):
+    """``value_temperature``: a share of the fit's targets is the softmax of the batched labeller's values (both
+    recorded in the model's header); a labeller that keeps no values, or a temperature not above 0, is refused
+    before labelling."""
+    monkeypatch.delenv("TABLEENVS_MODELS", raising=False)
+    for labeller, temperature, match in (("search:sims=4:root=paired", 1.0, "keeps no values"),
+                                         ("search:batched=1:sims=4:rollout=trained", 0.0, "must be > 0")):  # fmt: skip
+        with pytest.raises(ValueError, match=match) as caught:
+            expert_step(NAME, tmp_path / "z", start=SHIPPED, options={"num_players": 4}, label_games=2,
+                        labeller=labeller, value_temperature=temperature, say=print)  # fmt: skip
+        assert "\n" not in str(caught.value) and not (tmp_path / "z" / "labels").exists()
+    path = expert_step(NAME, tmp_path / "v", start=SHIPPED, options={"num_players": 4}, label_games=2,
+                       labeller="search:batched=1:sims=4:z=2:rollout=trained", epochs=1, workers=1,
+                       value_temperature=0.5, value_share=0.2, say=print)  # fmt: skip
+    meta = load_numpy_policy(path).meta
+    assert (meta["value_temperature"], meta["value_share"]) == (0.5, 0.2)
+
+
 def test_the_shipped_4_player_model_starts_from_a_committed_file():
     """The shipped 4-player Llama Party model is one expert step from the model shipped before it: that file is
     committed (its labelling search plays it through TABLEENVS_MODELS, the fine-tuning starts from it), so the

@@ -90,6 +90,10 @@ def test_batched_search_is_legal_reproducible_and_simulates_every_action_on_each
         assert len(actions) == 1 and seen["action_mask"][actions.pop()] == 1
         assert policy.last_simulations == max(2, -(-40 // count)) * count
         assert env.get_state() == before
+        # the root's values are kept: each legal action's mean over the worlds, the choice among the best unless kept
+        legal, means = policy.last_values
+        assert legal == np.flatnonzero(seen["action_mask"]).tolist() and means.shape == (count,)
+        assert np.isfinite(means).all() and means.max() > means.min()
 
 
 def test_a_millisecond_budget_plays_at_least_two_worlds_and_random_rollouts_run_too():

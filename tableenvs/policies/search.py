@@ -149,6 +149,10 @@ class SearchPolicy:
         #: The flat UCB root's statistics of the last decision: (legal ids, visits, mean values), else None
         #: (distillation reads the visits as a soft target: :mod:`tableenvs.training.distill`).
         self.last_root: tuple[list[int], np.ndarray, np.ndarray] | None = None
+        #: The paired batched root's values of the last decision (``batched=1``): (legal ids, each one's mean value
+        #: over the sampled worlds, in the game's reward units until the rollouts' end), else None (distillation
+        #: keeps them beside the choice: :mod:`tableenvs.training.distill`).
+        self.last_values: tuple[list[int], np.ndarray] | None = None
         self._turn_plan: tuple[list[bytes], list[int], int] | None = None  # mode=turns: the turn under way
         #: mode=turns: the name of the turn chosen at this decision (``propose_turns``' name), None when none was chosen
         #: here (a turn's later decisions, or another mode)
@@ -169,7 +173,7 @@ class SearchPolicy:
         legal = np.flatnonzero(action_mask).tolist()
         if not legal:
             raise ValueError("SearchPolicy.act: the action mask has no legal action")
-        self.last_root = None
+        self.last_root = self.last_values = None
         if len(legal) == 1:
             self.last_simulations = 0
             return int(legal[0])
@@ -275,6 +279,7 @@ class SearchPolicy:
         deadline = math.inf if budget is not None else opts.deadline()
         values = self._batched.values(self.env, agent, legal, rng, worlds, deadline)
         self.last_simulations = values.size
+        self.last_values = (legal, values.mean(axis=0))
         return int(legal[paired_choice(values, default, opts.z)])
 
     def _search_turns(

@@ -75,8 +75,11 @@ def _label_one_game(env: Any, search: Any, deal_seed: int, rng: np.random.Genera
             legal, visits, means = root
             target[legal] = visits / visits.sum()
             value[legal] = np.where(visits > 0, means, 0.0)
-        else:  # any other policy: its choice
+        else:  # any other policy: its choice (a batched paired root: with each legal action's mean value)
             target[action] = 1.0
+            paired = getattr(search, "last_values", None)
+            if paired is not None:
+                value[paired[0]] = paired[1]
         observations.append(np.asarray(observation["observation"], dtype=np.float32))
         masks.append(np.asarray(mask, dtype=np.int8))
         targets.append(target)
@@ -169,6 +172,26 @@ def labelled_choices(game: str, options: dict[str, Any], *, games: int, out_dir:
     data = read_shards(out_dir)
     data["target"] = np.eye(data["target"].shape[1], dtype=np.float32)[data["action"]]  # the choice made
     return data
+
+
+def value_targets(data: dict[str, np.ndarray], temperature: float, share: float = 1.0) -> dict[str, np.ndarray]:
+    """``data`` with each row's ``target`` made from the labeller's values of its legal actions: ``share`` of it the
+    softmax of the values over ``temperature`` (reward units: the value gap at which one action gets e times the
+    other's weight), the rest the choice made (one-hot ``action``). The values must come from a labeller that keeps
+    them (the batched paired root, ``search:batched=1``; other labellers leave zeros, which would make that share
+    uniform). ``ValueError`` unless ``temperature > 0`` and ``0 < share <= 1``."""
+    if not temperature > 0:
+        raise ValueError(f"temperature must be > 0 (reward units), got {temperature!r}")
+    if not 0 < share <= 1:
+        raise ValueError(f"share must be in (0, 1], got {share!r}")
+    legal = data["mask"] > 0
+    value = data["value"].astype(np.float64)
+    scaled = np.where(legal, value / temperature, -np.inf)
+    scaled -= scaled.max(axis=1, keepdims=True)
+    weights = np.where(legal, np.exp(scaled), 0.0)
+    soft = weights / weights.sum(axis=1, keepdims=True)
+    chosen = np.eye(legal.shape[1])[np.asarray(data["action"], np.int64)]
+    return {**data, "target": ((1 - share) * chosen + share * soft).astype(np.float32)}
 
 
 def with_features(data: dict[str, np.ndarray], features: Any) -> dict[str, np.ndarray]:

@@ -35,6 +35,8 @@ def expert_step(
     epochs: int = 6,
     workers: int = 2,
     seed: int = 0,
+    value_temperature: float | None = None,
+    value_share: float = 0.1,
     say: Any = print,
 ) -> Path:
     """One step of **expert iteration** under ``out_dir``: ``label_games`` games with every seat playing ``labeller``
@@ -43,11 +45,13 @@ def expert_step(
     resumable); then ``start`` (a numpy policy over the observation, and its derived inputs if it reads any: they are
     appended to the labelled rows as the model computes them) fine-tuned towards those choices
     (:func:`tableenvs.training.distill.fit` from its weights and input scale, one-hot targets, learning rate ``lr``,
-    ``epochs`` epochs, the epoch of least validation loss kept) and written as ``model.npz`` (float16 weights) with
-    ``fit.json`` (the fit's history). The search agrees with its rollout model at most decisions; what the model learns
-    is where one step of lookahead departs from it, which is what a planning best response against it would exploit
-    (:mod:`tableenvs.training.search_response`). A rollout model other than the shipped one is named with the
-    ``TABLEENVS_MODELS`` directory. Returns the model's path; a rerun with the model there returns it."""
+    ``epochs`` epochs, the epoch of least validation loss kept; with ``value_temperature``, ``value_share`` of each
+    target is the softmax of the labeller's values of the legal actions at that temperature, in reward units, the
+    rest its choice: :func:`distill.value_targets`, a batched labeller only) and written as ``model.npz`` (float16
+    weights) with ``fit.json`` (the fit's history). The search agrees with its rollout model at most decisions; what
+    the model learns is where one step of lookahead departs from it, which is what a planning best response against
+    it would exploit (:mod:`tableenvs.training.search_response`). A rollout model other than the shipped one is named
+    with the ``TABLEENVS_MODELS`` directory. Returns the model's path; a rerun with the model there returns it."""
     import hashlib
 
     from tableenvs.policies.numpy_policy import trained_model_path
@@ -71,6 +75,14 @@ def expert_step(
             raise ValueError(f"labeller {labeller!r}: its rollouts play {str(rollout)!r}, not the start "
                              f"{str(start)!r} (set TABLEENVS_MODELS to a directory holding the start)")  # fmt: skip
     check_at_least("label_games", label_games, 2)
+    if value_temperature is not None:
+        if not parse_search_spec(labeller).batched:
+            raise ValueError(f"value_temperature: labeller {labeller!r} keeps no values of the legal actions "
+                             "(a batched search does: search:batched=1)")  # fmt: skip
+        if not value_temperature > 0:
+            raise ValueError(f"value_temperature must be > 0 (reward units), got {value_temperature!r}")
+        if not 0 < value_share <= 1:
+            raise ValueError(f"value_share must be in (0, 1], got {value_share!r}")
     began = time.perf_counter()
     data = distill.labelled_choices(
         game, options, games=label_games, out_dir=out / "labels", seed=seed, search_spec=labeller, workers=workers,
@@ -80,10 +92,14 @@ def expert_step(
         from tableenvs.policies.input_features import input_features
 
         data = distill.with_features(data, input_features(first.input_features, env))
+    if value_temperature is not None:
+        data = distill.value_targets(data, value_temperature, value_share)
     say(f"fine-tuning {Path(start).name} towards {labeller} on {len(data['action'])} labels")
     result = distill.fit(data, epochs=epochs, batch=1024, lr=lr, seed=seed, threads=workers, start=first, say=say)
     meta = {"recipe": f"expert step: {Path(start).name} towards {labeller}", "labels": int(len(data["action"])),
             "epochs": epochs, "lr": lr}  # fmt: skip
+    if value_temperature is not None:
+        meta.update(value_temperature=value_temperature, value_share=value_share)
     distill.export(result, model, game, options, meta, input_features=first.input_features, dtype="float16")
     (out / "fit.json").write_text(json.dumps({"meta": meta, "history": result.history}, indent=2) + "\n")
     say(f"wrote {model} ({time.perf_counter() - began:.0f} s in all)")
