@@ -5,6 +5,8 @@ Tiny budgets: behaviour, not strength (strength: benchmarks/exploitability.py --
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -48,6 +50,35 @@ def test_the_planner_decides_and_workers_do_not_change_the_result():
     assert one.spec == planner_spec(NAME, "trained") and one.decisions > 10 and one.decision_ms > 0
     assert (one.gain, one.low, one.high, one.learner_mean) == (two.gain, two.low, two.high, two.learner_mean)
     assert one.decisions == two.decisions and lines[-1].startswith("planning best response to trained: 2 of 2 deals")
+    assert len(one.per_deal) == 2 and one.per_deal == two.per_deal and np.isclose(np.mean(one.per_deal), one.gain)
+
+
+def test_two_runs_on_the_same_deals_are_compared_deal_by_deal(tmp_path):
+    """``paired_difference`` pairs two runs' per-deal gains; ``exploitability.py --compare`` does it for two saved
+    runs and refuses, in one line, runs on other deals."""
+    from tableenvs.training.search_response import paired_difference
+    from tests.benchmark_scripts import load_benchmark
+
+    mean, low, high = paired_difference([1.0, 2.0, 3.0], [0.5, 1.0, 2.5])
+    assert np.isclose(mean, 2 / 3) and low < mean < high
+    assert paired_difference([1.0, 2.0], [0.0, 1.0]) == (1.0, 1.0, 1.0)  # no spread: a zero-width interval
+    for first, second in (([1.0, 2.0], [1.0]), ([1.0], [1.0])):
+        with pytest.raises(ValueError, match="two equal runs of at least 2 deals"):
+            paired_difference(first, second)
+    script = load_benchmark("exploitability.py", "exploitability_script")
+    paths = []
+    for name, seed, gains in (("a", 0, [1.0, 2.0, 3.0]), ("b", 0, [0.5, 1.0, 2.5]), ("c", 5, [0.0, 0.0, 1.0])):
+        row = {"target": "trained", "gain": float(np.mean(gains)), "per_deal": gains}
+        command = f"python benchmarks/exploitability.py --seed {seed}"
+        run = {"game": NAME, "players": 4, "command": command, "rows": [row]}
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(run))
+    (line,) = script.compare_runs(str(paths[0]), str(paths[1]))
+    assert line.startswith(f"{NAME} 4p, target trained: gain +2.000 - +1.333 = +0.667 [")
+    assert line.endswith("per game, paired over 3 deals")
+    with pytest.raises(ValueError, match="not on the same deals") as caught:
+        script.compare_runs(str(paths[0]), str(paths[2]))
+    assert "\n" not in str(caught.value)
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ Units: games; rewards in the game's default reward units; CPU seconds of this pr
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -51,8 +51,9 @@ CHUNK = 8
 class SearchResponseResult:
     """What :func:`search_best_response` measured: the planner's ``gain`` over the target's seats per game with its
     paired 95% interval ``low, high`` over ``deals`` duplicate deals (``games`` = deals x players), both sides' mean
-    totals, the planner's decisions with a choice and their mean CPU milliseconds, and ``cpu_seconds`` (this process
-    and its workers)."""
+    totals, the planner's decisions with a choice and their mean CPU milliseconds, ``cpu_seconds`` (this process
+    and its workers), and ``per_deal``: each deal's gain in deal order (their mean is ``gain``), so that two targets
+    measured on the same deals can be compared deal by deal (:func:`paired_difference`)."""
 
     game: str
     options: dict[str, Any]
@@ -68,6 +69,7 @@ class SearchResponseResult:
     decisions: int
     decision_ms: float
     cpu_seconds: float
+    per_deal: tuple[float, ...] = ()
 
     def line(self) -> str:
         return (
@@ -227,5 +229,15 @@ def search_best_response(
         games=deals * players,
         gain=mean, low=low, high=high, learner_mean=float(own.mean()),
         target_mean=float(others.mean()), decisions=decisions,
-        decision_ms=1000.0 * search_seconds / max(decisions, 1), cpu_seconds=cpu,
+        decision_ms=1000.0 * search_seconds / max(decisions, 1), cpu_seconds=cpu, per_deal=tuple(per_deal.tolist()),
     )  # fmt: skip
+
+
+def paired_difference(first: Sequence[float], second: Sequence[float]) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the mean of ``first - second`` deal by deal with its 95% normal interval, for two
+    runs' ``per_deal`` gains on the same deals (same game, options, seed and number of deals); ``ValueError`` when
+    they differ in length or hold fewer than 2 deals."""
+    a, b = np.asarray(first, np.float64), np.asarray(second, np.float64)
+    if a.shape != b.shape or a.ndim != 1 or len(a) < 2:
+        raise ValueError(f"paired_difference needs two equal runs of at least 2 deals, got {len(a)} and {len(b)}")
+    return mean_interval(a - b, z=1.96)
