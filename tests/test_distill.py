@@ -161,6 +161,9 @@ def test_value_targets_are_the_softmax_of_the_labellers_values_over_the_legal_ac
     for bad in (0.0, 1.5, float("nan")):
         with pytest.raises(ValueError, match="share must be in"):
             distill.value_targets(data, 1.0, share=bad)
+    for temperature, share in (("1", 0.5), (1.0, None), (True, 0.5)):
+        with pytest.raises(ValueError, match="must be a number"):
+            distill.value_targets(data, temperature, share=share)
     # labelled by a batched search: every row carries its legal actions' values, the choice one-hot
     out = tmp_path / "batched"
     distill.label_games("llama_party_v0", {"num_players": 3}, games=1, out_dir=out, seed=3,

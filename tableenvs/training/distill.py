@@ -174,16 +174,26 @@ def labelled_choices(game: str, options: dict[str, Any], *, games: int, out_dir:
     return data
 
 
+def check_value_targets(temperature: float, share: float, prefix: str = "") -> None:
+    """The one-line ``ValueError`` :func:`value_targets` gives for a ``temperature`` or ``share`` that is not a number,
+    a ``temperature`` not above 0 or a ``share`` outside (0, 1], each named as ``prefix`` + its name (a caller checking
+    them before labelling names its own parameters)."""
+    for name, value in (("temperature", temperature), ("share", share)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise ValueError(f"{prefix}{name} must be a number, got {value!r}")
+    if not temperature > 0:
+        raise ValueError(f"{prefix}temperature must be > 0 (reward units), got {temperature!r}")
+    if not 0 < share <= 1:
+        raise ValueError(f"{prefix}share must be in (0, 1], got {share!r}")
+
+
 def value_targets(data: dict[str, np.ndarray], temperature: float, share: float = 1.0) -> dict[str, np.ndarray]:
     """``data`` with each row's ``target`` made from the labeller's values of its legal actions: ``share`` of it the
     softmax of the values over ``temperature`` (reward units: the value gap at which one action gets e times the
     other's weight), the rest the choice made (one-hot ``action``). The values must come from a labeller that keeps
     them (the batched paired root, ``search:batched=1``; other labellers leave zeros, which would make that share
-    uniform). ``ValueError`` unless ``temperature > 0`` and ``0 < share <= 1``."""
-    if not temperature > 0:
-        raise ValueError(f"temperature must be > 0 (reward units), got {temperature!r}")
-    if not 0 < share <= 1:
-        raise ValueError(f"share must be in (0, 1], got {share!r}")
+    uniform). ``ValueError`` unless ``temperature > 0`` and ``0 < share <= 1`` (:func:`check_value_targets`)."""
+    check_value_targets(temperature, share)
     legal = data["mask"] > 0
     value = data["value"].astype(np.float64)
     scaled = np.where(legal, value / temperature, -np.inf)

@@ -79,10 +79,7 @@ def expert_step(
         if not parse_search_spec(labeller).batched:
             raise ValueError(f"value_temperature: labeller {labeller!r} keeps no values of the legal actions "
                              "(a batched search does: search:batched=1)")  # fmt: skip
-        if not value_temperature > 0:
-            raise ValueError(f"value_temperature must be > 0 (reward units), got {value_temperature!r}")
-        if not 0 < value_share <= 1:
-            raise ValueError(f"value_share must be in (0, 1], got {value_share!r}")
+        distill.check_value_targets(value_temperature, value_share, prefix="value_")
     began = time.perf_counter()
     data = distill.labelled_choices(
         game, options, games=label_games, out_dir=out / "labels", seed=seed, search_spec=labeller, workers=workers,
