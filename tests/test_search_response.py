@@ -79,6 +79,9 @@ def test_two_runs_on_the_same_deals_are_compared_deal_by_deal(tmp_path):
     with pytest.raises(ValueError, match="not on the same deals") as caught:
         script.compare_runs(str(paths[0]), str(paths[2]))
     assert "\n" not in str(caught.value)
+    (tmp_path / "other.json").write_text("{}")
+    with pytest.raises(ValueError, match="other.json is not a run this benchmark saved"):
+        script.compare_runs(str(paths[0]), str(tmp_path / "other.json"))
 
 
 @pytest.mark.parametrize(
