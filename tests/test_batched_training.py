@@ -128,6 +128,36 @@ def test_start_from_a_numpy_policy(tmp_path):
     play_one_game("pilipili_v0", {}, str(path))
 
 
+def test_a_start_reading_derived_inputs_keeps_them(tmp_path):
+    """A start over the observation and derived inputs (Llama Party's card values): each rollout row carries them
+    as the features compute them row by row, and the tuned export names them and plays."""
+    from tableenvs.llama_party.features import CardValues
+    from tableenvs.policies.model_file import save_for_env
+
+    env = tableenvs.make_raw("llama_party_v0", num_players=2)
+    features = CardValues(env)
+    inputs = int(env.observation_size) + features.size
+    rng = np.random.default_rng(4)
+    actions = int(env.num_actions)
+    weights = [
+        (rng.normal(0, 0.3, (inputs, 8)).astype(np.float32), np.zeros(8, np.float32)),
+        (rng.normal(0, 0.3, (8, actions)).astype(np.float32), np.zeros(actions, np.float32)),
+    ]
+    start = save_for_env(tmp_path / "start.npz", env, weights=weights, activation="relu",
+                         input_features="llama_party_card_values_v1")  # fmt: skip
+    config = BatchedConfig("llama_party_v0", samples=200, options={"num_players": 2}, start=str(start),
+                           opponents="heuristic", **SMALL)  # fmt: skip
+    trainer = BatchedTrainer(config)
+    count = trainer.collect()
+    size = trainer.observation_size
+    for row in range(0, count, 7):
+        assert np.array_equal(trainer._obs[row, size:], features(trainer._obs[row, :size], trainer._mask[row]))
+    trainer.update(count)
+    path = trainer.export(tmp_path / "tuned.npz")
+    assert load_numpy_policy(path).input_features == "llama_party_card_values_v1"
+    play_one_game("llama_party_v0", {"num_players": 2}, str(path))
+
+
 def test_start_must_fit(tmp_path):
     tanh = random_numpy_policy(tmp_path / "tanh.npz", tableenvs.make_raw("pilipili_v0"), activation="tanh")
     with pytest.raises(ValueError, match="starts only from a ReLU model"):

@@ -185,3 +185,62 @@ def test_cli_refuses_a_bad_init_in_one_line_before_anything_is_written(init, mes
     assert code == 2 and message in err and err.count("\n") == 1 and not out.exists()
     both = ["train", GAME, "--recipe", "league", "--init", init, "--label-games", "5", "--out", str(out)]
     assert main(both) == 2 and "not both" in capsys.readouterr().err and not out.exists()
+
+
+def _feature_model(path, players: int):
+    """A small random ReLU network over the observation and Llama Party's card values (as a search clone reads)."""
+    from tableenvs.policies.input_features import input_features
+    from tableenvs.policies.model_file import save_for_env
+
+    env = make_raw(GAME, num_players=players)
+    inputs = int(env.observation_size) + input_features("llama_party_card_values_v1", env).size
+    rng = np.random.default_rng(7)
+    weights = [
+        (rng.normal(0, 0.3, (inputs, 16)).astype(np.float32), rng.normal(0, 0.1, 16).astype(np.float32)),
+        (rng.normal(0, 0.3, (16, int(env.num_actions))).astype(np.float32), np.zeros(int(env.num_actions), np.float32)),
+    ]
+    scale = rng.uniform(0.5, 1.0, inputs).astype(np.float32)
+    return save_for_env(path, env, weights=weights, activation="relu", input_scale=scale,
+                        input_features="llama_party_card_values_v1")  # fmt: skip
+
+
+def test_a_start_that_reads_derived_inputs_keeps_reading_them(tmp_path):
+    """A start model over the observation and derived inputs (a search clone's card values): the learner's rollout
+    rows carry the derived inputs as the model file's own features compute them row by row, the start member chooses
+    as ``NumpyPolicy`` of that file does, and the export names the same derived inputs (unchanged weights while the
+    actor is frozen; after training, a file ``make_policy`` plays)."""
+    from tableenvs.llama_party.features import CardValues
+
+    start = _feature_model(tmp_path / "start.npz", 2)
+    frozen = {**LEAGUE_PPO, **TINY, "hidden": (16,), "value_warmup": 10**9}
+    config = BatchedConfig(GAME, options={"num_players": 2}, seed=3, start=str(start), **frozen)
+    trainer = LeagueTrainer(config, LeagueSettings(num_envs=8, heuristic=False))
+    size = trainer.observation_size
+    assert trainer.derived is not None and trainer.input_size == size + 64
+    count = trainer.collect()
+    env = make_raw(GAME, num_players=2)
+    features = CardValues(env)
+    rows = np.random.default_rng(0).choice(count, 40, replace=False)
+    for row in rows:
+        expected = features(trainer._obs[row, :size], trainer._mask[row])
+        assert np.array_equal(trainer._obs[row, size:], expected)
+    reference = make_policy(str(start), env)
+    member = trainer.members[trainer.member_names.index("start")]
+    chosen = member.act(trainer._obs[rows, :size], trainer._mask[rows], rows)
+    for row, action in zip(rows, chosen, strict=True):
+        assert action == reference.act(trainer._obs[row, :size], trainer._mask[row], np.random.default_rng(0))
+    exported = load_numpy_policy(trainer.export(tmp_path / "frozen.npz"))
+    started = load_numpy_policy(start)
+    assert exported.input_features == "llama_party_card_values_v1" and exported.observation_size == size + 64
+    assert np.array_equal(exported.input_scale, started.input_scale)
+    for (w1, b1), (w2, b2) in zip(started.weights, exported.weights, strict=True):
+        assert np.array_equal(w1, w2) and np.array_equal(b1, b2)
+    path = league(GAME, tmp_path / "run", options={"num_players": 2}, steps=1500, settings=TINY, init=start,
+                  league_settings={"num_envs": 8, "snapshot_every": 500}, say=lambda _: None)  # fmt: skip
+    trained = load_numpy_policy(path)
+    assert trained.input_features == "llama_party_card_values_v1"
+    assert any(not np.array_equal(w1, w2) for (w1, _), (w2, _) in zip(started.weights, trained.weights, strict=True))
+    policy = make_policy(str(path), env)
+    env.reset(seed=1)
+    seen = env.observe(env.agent_selection)
+    assert seen["action_mask"][policy.act(seen["observation"], seen["action_mask"], np.random.default_rng(0))]

@@ -23,7 +23,9 @@ and :mod:`tableenvs.training.recipe`. Needs torch (the ``train`` extra); Stable-
   network's gradient clipped on its own. Inputs are scaled per feature to about [-1, 1] (the observation space's
   finite bounds, the rest from a few random warm-up games); the scale goes into the exported model file.
 * **Start**: from random weights, or (``start``) from a numpy policy file such as the strong recipe's clone of the
-  heuristic: its layers and input scale become the actor's (the critic starts afresh). ``value_warmup``: for that
+  heuristic: its layers and input scale become the actor's (the critic starts afresh); a start that reads derived
+  inputs after the observation (its header's ``input_features``) keeps reading them, and the export names them
+  (:mod:`tableenvs.training.trainer_inputs`). ``value_warmup``: for that
   many first samples only the critic learns (the actor is frozen), so a started actor is not pushed around by a
   critic that still knows nothing.
 * **Export**: :meth:`BatchedTrainer.export` writes the actor as the project's numpy policy file
@@ -51,6 +53,7 @@ import numpy as np
 
 from tableenvs.core.registry import make_raw
 from tableenvs.training.batched_config import BatchedConfig
+from tableenvs.training.trainer_inputs import DerivedInputs, observation_scale
 
 __all__ = ["BatchedConfig", "BatchedResult", "BatchedTrainer", "train_batched"]
 
@@ -116,15 +119,18 @@ class BatchedTrainer:
                 )
             self.opponents = [make_policy(config.opponents, e) for e in self.envs]
         start = self._start_model()
+        #: The start model's derived inputs, read after each observation (None: the observation alone).
+        self.derived = None if start is None or not start.input_features else DerivedInputs(start.input_features, env)
+        self.input_size = self.observation_size + (0 if self.derived is None else self.derived.size)
         if start is None:
-            self.input_scale = self._input_scale()
+            self.input_scale = observation_scale(env, self.rng, config.warmup_games)
             actor_hidden = config.hidden
         else:
             scale = start.input_scale
-            self.input_scale = np.ones(self.observation_size, np.float32) if scale is None else scale.copy()
+            self.input_scale = np.ones(self.input_size, np.float32) if scale is None else scale.copy()
             actor_hidden = start.hidden
-        self.actor = _mlp((self.observation_size, *actor_hidden, self.num_actions), 0.01)
-        self.critic = _mlp((self.observation_size, *config.hidden, 1), 1.0)
+        self.actor = _mlp((self.input_size, *actor_hidden, self.num_actions), 0.01)
+        self.critic = _mlp((self.input_size, *config.hidden, 1), 1.0)
         if start is not None:
             with torch.no_grad():
                 linear = [m for m in self.actor if isinstance(m, torch.nn.Linear)]
@@ -164,10 +170,10 @@ class BatchedTrainer:
 
         model = load_numpy_policy(self.config.start)
         check_model_fits(model, self.envs[0])
-        why = untrainable(model)
+        why = untrainable(model, derived_inputs=True)
         if why is not None:
             raise ValueError(f"{model.name}: the batched trainer starts only from a ReLU model with no input offset "
-                             f"and no derived inputs (this one: {why})")  # fmt: skip
+                             f"and no candidates (this one: {why})")  # fmt: skip
         return model
 
     # ------------------------------------------------------------------ buffers and inputs
@@ -181,7 +187,7 @@ class BatchedTrainer:
                 new[: len(old)] = old
             return new
 
-        self._obs = grow(self.__dict__.get("_obs"), (self.observation_size,), np.float32)
+        self._obs = grow(self.__dict__.get("_obs"), (self.input_size,), np.float32)  # observation, derived inputs
         self._mask = grow(self.__dict__.get("_mask"), (self.num_actions,), np.int8)
         self._action = grow(self.__dict__.get("_action"), (), np.int64)
         self._logp = grow(self.__dict__.get("_logp"), (), np.float32)
@@ -189,31 +195,6 @@ class BatchedTrainer:
         self._done = grow(self.__dict__.get("_done"), (), np.bool_)
         self._next = grow(self.__dict__.get("_next"), (), np.int64)
         self._capacity = capacity
-
-    def _input_scale(self) -> np.ndarray:
-        """Per-feature input scale, float32: 1 / the largest magnitude a feature can take (the observation space's
-        bound where finite, else the largest seen in ``warmup_games`` random games), at most 1."""
-        env = self.envs[0]
-        box = env.observation_space(env.possible_agents[0])["observation"]
-        largest = np.maximum(np.abs(box.low), np.abs(box.high)).astype(np.float64)
-        unbounded = ~np.isfinite(largest)
-        if unbounded.any():
-            seen = np.zeros(self.observation_size)
-            row = np.zeros(self.observation_size, np.float32)
-            for _ in range(self.config.warmup_games):
-                env.reset(seed=int(self.rng.integers(2**63)))
-                while True:
-                    agent = env.agent_selection
-                    for seat in range(self.num_players):
-                        row.fill(0)
-                        env._fill_observation(seat, row)
-                        np.maximum(seen, np.abs(row), out=seen)
-                    legal = np.flatnonzero(env._current_mask())
-                    env.step_trusted(int(legal[self.rng.integers(len(legal))]))
-                    if env.terminations[agent] or env.truncations[agent]:
-                        break
-            largest[unbounded] = seen[unbounded]
-        return (1.0 / np.maximum(largest, 1.0)).astype(np.float32)
 
     # ------------------------------------------------------------------ acting
 
@@ -294,8 +275,10 @@ class BatchedTrainer:
                     reward[previous] = env._cumulative_rewards[agent]
                     successor[previous] = count + row
                 last[index][seat] = count + row
-                env._fill_observation(seat, obs[row])
+                env._fill_observation(seat, obs[row, : self.observation_size])
                 masks[row] = env._current_mask()
+            if self.derived is not None:
+                obs[:, self.observation_size :] = self.derived(obs[:, : self.observation_size], masks)
             actions, logp = self._act(obs, masks)
             self._action[count : count + n] = actions
             self._logp[count : count + n] = logp
@@ -472,8 +455,9 @@ class BatchedTrainer:
             **(meta or {}),
         }
         return save_for_env(
-            path, self.envs[0], weights=self.weights(), activation="relu", input_scale=self.input_scale, meta=info
-        )
+            path, self.envs[0], weights=self.weights(), activation="relu", input_scale=self.input_scale, meta=info,
+            input_features=None if self.derived is None else self.derived.name,
+        )  # fmt: skip
 
 
 def train_batched(

@@ -27,9 +27,9 @@ class BatchedConfig:
     critic's hidden layer sizes; ``opponents``: None for self-play (every seat learns), else a policy name for the
     other seats; ``learner_seats``: with opponents, how many seats of each table the learner plays (below the number
     of players); ``value_warmup``: first samples during which only the critic learns; ``reward_scale``: multiplies
-    rewards for the critic (None: from the first rollout); ``start``: a numpy
-    policy file (ReLU, no input offset or derived inputs, made for this game and options) the actor starts from, its
-    layers and input scale included (``hidden`` then sizes the critic only), e.g. the strong recipe's clone."""
+    rewards for the critic (None: from the first rollout); ``start``: a numpy policy file (ReLU, no input offset or
+    candidates, made for this game and options; derived inputs it reads are kept) the actor starts from, its layers
+    and input scale included (``hidden`` then sizes the critic only), e.g. the strong recipe's clone."""
 
     game: str
     samples: int = 200_000

@@ -10,7 +10,9 @@ No game is named here: the engine and the batched heuristic come from the game's
    played in the batched engine (every decision labelled with the heuristic's choice), a ReLU MLP fitted to them
    (:func:`tableenvs.training.distill.fit`), saved as ``clone.npz``.
    Or, with ``init`` (``--init FILE``), no clone: the league starts from that numpy policy file's weights (a model
-   of the same game and player count, e.g. a shipped one), copied to ``init.npz`` so that a rerun continues it.
+   of the same game and player count, e.g. a shipped one), copied to ``init.npz`` so that a rerun continues it. A
+   start that reads derived inputs after the observation (a search clone's card values) keeps reading them: the
+   learner, its snapshots and the export all do (:mod:`tableenvs.training.trainer_inputs`).
 2. **League** (:class:`LeagueTrainer`): PPO from the clone (or ``init``). At each new game an env draws who sits at
    its table: with probability ``self_play`` the learner in every seat (every decision is a sample); otherwise one
    member of the population in ``1 .. players - 1`` seats (chosen at random) and the learner in the rest. The
@@ -138,8 +140,9 @@ def check_league_game(game: str) -> None:
 class _Snapshot:
     """A frozen copy of the learner's actor: greedy choices for a batch of rows (one forward pass)."""
 
-    def __init__(self, actor: Any, scale: Any, name: str):
+    def __init__(self, actor: Any, scale: Any, name: str, derived: Any = None):
         self.actor = copy.deepcopy(actor).eval()
+        self.derived = derived  # the derived inputs the actor reads after the observation, or None
         for parameter in self.actor.parameters():
             parameter.requires_grad_(False)
         self.scale = scale
@@ -148,8 +151,9 @@ class _Snapshot:
     def act(self, obs: np.ndarray, mask: np.ndarray, envs: np.ndarray) -> np.ndarray:
         import torch
 
+        rows = obs if self.derived is None else self.derived.append(obs, mask)
         with torch.inference_mode():
-            logits = self.actor(torch.from_numpy(obs) * self.scale).numpy()
+            logits = self.actor(torch.from_numpy(rows) * self.scale).numpy()
         return np.where(mask != 0, logits, -np.inf).argmax(axis=1)
 
 
@@ -176,7 +180,7 @@ class LeagueTrainer(BatchedTrainer):
         self.member_names: list[str] = []
         if self.settings.heuristic:
             self._join(tableenvs.vector.batched_heuristic(self.engine), "heuristic")
-        self._join(_Snapshot(self.actor, self._scale_t, "start"), "start")
+        self._join(_Snapshot(self.actor, self._scale_t, "start", self.derived), "start")
         self.score = [0.5] * len(self.members)  # the learner's recent score against each member
         self.met = [0] * len(self.members)  # games against each member
         self.self_games = 0
@@ -206,7 +210,7 @@ class LeagueTrainer(BatchedTrainer):
             for keep in (self.members, self.member_names, self.score, self.met):
                 del keep[drop]
         if self.settings.max_snapshots > 0:
-            self._join(_Snapshot(self.actor, self._scale_t, name), name)
+            self._join(_Snapshot(self.actor, self._scale_t, name, self.derived), name)
             self.score.append(0.5)
             self.met.append(0)
 
@@ -284,8 +288,10 @@ class LeagueTrainer(BatchedTrainer):
                 if count + k > self._capacity:
                     self._allocate(2 * self._capacity)
                 rows = slice(count, count + k)
-                self._obs[rows] = obs[learner]
+                self._obs[rows, : self.observation_size] = obs[learner]
                 self._mask[rows] = mask[learner]
+                if self.derived is not None:
+                    self._obs[rows, self.observation_size :] = self.derived(obs[learner], mask[learner])
                 seats = engine.to_act[learner]
                 pending = last[learner, seats]
                 linked = pending >= 0

@@ -71,7 +71,7 @@ def heuristic_labels(
 def start_from_init(game: str, out_dir: str | Path, options: dict[str, Any], init: str | Path) -> Path:
     """``out_dir/init.npz``: a copy of the checked model file ``init`` (the league's start). A one-line
     ``ValueError`` when ``out_dir`` holds a run started otherwise: from the heuristic's clone, or another ``init``."""
-    check_init(game, options, init)
+    check_init(game, options, init, derived_inputs=True)
     out = Path(out_dir)
     copied = out / "init.npz"
     data = Path(init).read_bytes()

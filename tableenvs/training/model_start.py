@@ -26,10 +26,12 @@ def untrainable(model: Any, derived_inputs: bool = False) -> str | None:
     )
 
 
-def check_init(game: str, options: dict[str, Any], init: str | Path, flag: str = "--init") -> Any:
+def check_init(
+    game: str, options: dict[str, Any], init: str | Path, flag: str = "--init", derived_inputs: bool = False
+) -> Any:
     """The numpy policy file ``init`` loaded, or a one-line ``ValueError`` (naming ``flag``) unless the league (or a
     best response) can start from it: a model of ``game`` at these options, a ReLU MLP without input offset or
-    derived inputs."""
+    candidates, and without derived inputs unless ``derived_inputs`` (the league keeps them)."""
     from tableenvs.core.registry import make_raw
     from tableenvs.policies.model_env import check_model_fits
     from tableenvs.policies.model_file import load_numpy_policy
@@ -43,7 +45,7 @@ def check_init(game: str, options: dict[str, Any], init: str | Path, flag: str =
             env.close()
     except (OSError, ValueError) as error:
         raise ValueError(f"{flag} {str(init)!r}: {error}") from None
-    why = untrainable(model)
+    why = untrainable(model, derived_inputs)
     if why is not None:
         raise ValueError(f"{flag} {str(init)!r}: training starts only from a ReLU network over the observation "
                          f"(this one: {why})")  # fmt: skip
