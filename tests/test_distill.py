@@ -174,3 +174,28 @@ def test_value_targets_are_the_softmax_of_the_labellers_values_over_the_legal_ac
     assert ((labels["value"] != 0) & legal).any(axis=1).mean() > 0.9  # rollout values are rarely exactly 0
     assert np.array_equal(labels["target"].argmax(axis=1), labels["action"])
     assert (labels["target"].max(axis=1) == 1).all()  # the choice, one-hot
+
+
+def test_with_features_appends_the_batched_derived_inputs_as_row_by_row():
+    """Llama Party's card values, appended in one batched call, are the floats the features give row by row; a
+    feature without ``batch`` is called row by row."""
+    from tableenvs.llama_party.features import CardValues
+
+    env = tableenvs.make_raw("llama_party_v0", num_players=3)
+    rng = np.random.default_rng(2)
+    observations, masks = [], []
+    env.reset(seed=5)
+    for agent in env.agent_iter():
+        seen = env.observe(agent)
+        if env.terminations[agent] or env.truncations[agent] or len(observations) >= 60:
+            break
+        observations.append(seen["observation"].copy())
+        masks.append(seen["action_mask"].astype(np.int8))
+        env.step(int(rng.choice(np.flatnonzero(seen["action_mask"]))))
+    data = {"observation": np.asarray(observations, np.float32), "mask": np.asarray(masks, np.int8)}
+    features = CardValues(env)
+    batched = distill.with_features(data, features)["observation"]
+    one_by_one = distill.with_features(data, lambda o, m: features(o, m))["observation"]
+    assert batched.shape == (len(observations), 469 + 64)
+    assert np.array_equal(batched, one_by_one)
+    assert np.array_equal(batched[:, :469], data["observation"])

@@ -67,15 +67,22 @@ def test_two_runs_on_the_same_deals_are_compared_deal_by_deal(tmp_path):
             paired_difference(first, second)
     script = load_benchmark("exploitability.py", "exploitability_script")
     paths = []
-    for name, seed, gains in (("a", 0, [1.0, 2.0, 3.0]), ("b", 0, [0.5, 1.0, 2.5]), ("c", 5, [0.0, 0.0, 1.0])):
+    # "a" and "b" as runs saved before the seed field (read from the command), "c" and "d" with it
+    runs = (("a", 0, False, [1.0, 2.0, 3.0]), ("b", 0, False, [0.5, 1.0, 2.5]), ("c", 5, True, [0.0, 0.0, 1.0]),
+            ("d", 0, True, [1.0, 1.0, 1.0]))  # fmt: skip
+    for name, seed, field, gains in runs:
         row = {"target": "trained", "gain": float(np.mean(gains)), "per_deal": gains}
-        command = f"python benchmarks/exploitability.py --seed {seed}"
+        command = f"python benchmarks/exploitability.py --seed {seed} --eval-games 6"
         run = {"game": NAME, "players": 4, "command": command, "rows": [row]}
+        if field:
+            run = {**run, "seed": seed, "command": "python benchmarks/exploitability.py --seed 99"}
         paths.append(tmp_path / f"{name}.json")
         paths[-1].write_text(json.dumps(run))
     (line,) = script.compare_runs(str(paths[0]), str(paths[1]))
     assert line.startswith(f"{NAME} 4p, target trained: gain +2.000 - +1.333 = +0.667 [")
     assert line.endswith("per game, paired over 3 deals")
+    (line,) = script.compare_runs(str(paths[0]), str(paths[3]))  # the field, not the command, names the seed
+    assert "= +1.000 [" in line
     with pytest.raises(ValueError, match="not on the same deals") as caught:
         script.compare_runs(str(paths[0]), str(paths[2]))
     assert "\n" not in str(caught.value)

@@ -163,10 +163,11 @@ class BatchedRollouts:
         return value.reshape(size, count)
 
 
-def paired_choice(values: np.ndarray, default: int | None, z: float) -> int:
+def paired_choice(values: np.ndarray, default: int | None, z: float, means: np.ndarray | None = None) -> int:
     """The column of highest mean value (ties: the first); with a ``default`` column and ``z > 0``, ``default`` unless
-    the best beats it by more than ``z`` standard errors of the gain, world by world (as ``root=paired``)."""
-    best = int(np.argmax(values.mean(axis=0)))
+    the best beats it by more than ``z`` standard errors of the gain, world by world (as ``root=paired``).
+    ``means``: ``values.mean(axis=0)`` if the caller has it already."""
+    best = int(np.argmax(values.mean(axis=0) if means is None else means))
     if default is not None and z > 0 and best != default:
         gains = values[:, best] - values[:, default]
         error = gains.std(ddof=1) / math.sqrt(len(gains)) if len(gains) > 1 else math.inf

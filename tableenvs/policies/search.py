@@ -279,8 +279,9 @@ class SearchPolicy:
         deadline = math.inf if budget is not None else opts.deadline()
         values = self._batched.values(self.env, agent, legal, rng, worlds, deadline)
         self.last_simulations = values.size
-        self.last_values = (legal, values.mean(axis=0))
-        return int(legal[paired_choice(values, default, opts.z)])
+        means = values.mean(axis=0)
+        self.last_values = (legal, means)
+        return int(legal[paired_choice(values, default, opts.z, means)])
 
     def _search_turns(
         self,

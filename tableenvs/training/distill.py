@@ -170,8 +170,13 @@ def labelled_choices(game: str, options: dict[str, Any], *, games: int, out_dir:
     label_games(game, options, games=games, out_dir=out_dir, seed=seed, search_spec=search_spec, workers=workers,
                 say=say)  # fmt: skip
     data = read_shards(out_dir)
-    data["target"] = np.eye(data["target"].shape[1], dtype=np.float32)[data["action"]]  # the choice made
+    data["target"] = choice_targets(data)
     return data
+
+
+def choice_targets(data: dict[str, np.ndarray]) -> np.ndarray:
+    """Each labelled row's choice (``action``) as a one-hot target over the actions, float32 ``(rows, actions)``."""
+    return np.eye(data["mask"].shape[1], dtype=np.float32)[np.asarray(data["action"], np.int64)]
 
 
 def check_value_targets(temperature: float, share: float, prefix: str = "") -> None:
@@ -200,15 +205,20 @@ def value_targets(data: dict[str, np.ndarray], temperature: float, share: float 
     scaled -= scaled.max(axis=1, keepdims=True)
     weights = np.where(legal, np.exp(scaled), 0.0)
     soft = weights / weights.sum(axis=1, keepdims=True)
-    chosen = np.eye(legal.shape[1])[np.asarray(data["action"], np.int64)]
-    return {**data, "target": ((1 - share) * chosen + share * soft).astype(np.float32)}
+    return {**data, "target": ((1 - share) * choice_targets(data) + share * soft).astype(np.float32)}
 
 
 def with_features(data: dict[str, np.ndarray], features: Any) -> dict[str, np.ndarray]:
     """``data`` (labelled rows) with ``features(observation, mask)`` (derived inputs, e.g. a name of
-    :mod:`tableenvs.policies.input_features` built for the game) appended to every observation."""
-    rows = [features(o, m) for o, m in zip(data["observation"], data["mask"], strict=True)]
-    return {**data, "observation": np.concatenate([data["observation"], np.asarray(rows, np.float32)], axis=1)}
+    :mod:`tableenvs.policies.input_features` built for the game) appended to every observation: in one call of the
+    features' ``batch`` where they have one (the same floats as row by row), else row by row."""
+    batch = getattr(features, "batch", None)
+    if batch is not None and len(data["observation"]):
+        extra = np.asarray(batch(data["observation"], data["mask"]), np.float32)
+    else:
+        rows = [features(o, m) for o, m in zip(data["observation"], data["mask"], strict=True)]
+        extra = np.asarray(rows, np.float32).reshape(len(data["observation"]), -1)
+    return {**data, "observation": np.concatenate([data["observation"], extra], axis=1)}
 
 
 def read_shards(directory: str | Path) -> dict[str, np.ndarray]:
