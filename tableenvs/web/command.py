@@ -239,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
         server.run()
     except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C once it has shut down: nothing more to say
         return 130
-    return 0
+    return 130 if server.interrupted else 0  # a Ctrl-C whose re-raise did not come back as KeyboardInterrupt
 
 
 def _is_loopback(host: str) -> bool:

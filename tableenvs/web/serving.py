@@ -6,12 +6,17 @@ Where you are: part of :mod:`tableenvs.web`, used by :mod:`tableenvs.web.command
   have not all arrived ``header_seconds`` after it opened (or after its previous answer) is closed. uvicorn alone
   keeps a connection that sends half a request line forever; its keep-alive timer is reset by every byte.
 * :class:`Server` wakes every request held waiting for a change (``GET ...?wait=V``) when the shutdown starts, so
-  each gets its answer (200, the current view) instead of being cut off, and then shuts down as uvicorn does.
+  each gets its answer (200, the current view) instead of being cut off, and then shuts down as uvicorn does. It
+  also remembers whether a Ctrl-C (SIGINT) started the shutdown (``interrupted``), so that the command's exit status
+  (130) does not hang on uvicorn's re-raising of the signal after the shutdown, which does not always reach the caller
+  as a ``KeyboardInterrupt``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
+from types import FrameType
 from typing import Any
 
 import h11
@@ -66,6 +71,12 @@ class Server(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, on_shutdown: Any = None):
         super().__init__(config)
         self.on_shutdown = on_shutdown
+        self.interrupted = False  # a SIGINT asked for the shutdown
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if sig == signal.SIGINT:
+            self.interrupted = True
+        super().handle_exit(sig, frame)
 
     async def shutdown(self, sockets: Any = None) -> None:
         if self.on_shutdown is not None:

@@ -392,3 +392,21 @@ def test_stalled_connections_are_closed_and_shutdown_answers_everyone(tmp_path):
     waiter.join(REQUEST_SECONDS)
     assert answers and answers[0][0] == 200 and answers[0][1]["id"] == game_id, answers
     assert code == 130 and "Traceback" not in err and "ERROR" not in err, err
+
+
+def test_the_server_remembers_that_a_ctrl_c_stopped_it():
+    """The exit status of a Ctrl-C (130) comes from the server's own record of the signal, not only from uvicorn's
+    re-raising it after the shutdown (which does not always come back as ``KeyboardInterrupt``)."""
+    pytest.importorskip("uvicorn")
+    from tableenvs.web.serving import Server
+
+    async def app(scope, receive, send) -> None:  # never called: the server is not started
+        raise AssertionError(scope)
+
+    import uvicorn
+
+    for sig, interrupted in ((signal.SIGTERM, False), (signal.SIGINT, True)):
+        server = Server(uvicorn.Config(app, host="127.0.0.1", port=0))
+        assert not server.interrupted
+        server.handle_exit(sig, None)
+        assert server.should_exit and server.interrupted is interrupted
