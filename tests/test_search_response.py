@@ -106,3 +106,28 @@ def test_bad_settings_are_one_line_before_any_game(kwargs, message):
     with pytest.raises(ValueError, match=message) as caught:
         search_best_response(NAME, settings.pop("target"), say=said.append, **settings)
     assert "\n" not in str(caught.value) and said == []
+
+
+def test_a_candidates_rows_are_kept_apart_from_the_committed_ones():
+    """``exploitability.py``: a ``trained`` target measured through ``TABLEENVS_MODELS`` needs ``--results DIR``, and
+    ``--results`` does not go with writing the docs (written from the committed rows only); one line each."""
+    import argparse
+
+    from tests.benchmark_scripts import load_benchmark
+
+    script = load_benchmark("exploitability.py", "exploitability_script")
+
+    def args(**given):
+        base = {"results": None, "write_docs": False, "docs_only": False, "compare": None}
+        return argparse.Namespace(**{**base, "targets": "heuristic,trained", **given})
+
+    script.check_results(args(), None)  # the shipped model, the committed rows
+    script.check_results(args(results="/tmp/candidates"), "/tmp/models")
+    script.check_results(args(targets="heuristic"), "/tmp/models")  # no trained row
+    script.check_results(args(docs_only=True), "/tmp/models")  # nothing played
+    with pytest.raises(ValueError, match="TABLEENVS_MODELS is set") as caught:
+        script.check_results(args(), "/tmp/models")
+    assert "\n" not in str(caught.value) and "--results DIR" in str(caught.value)
+    for flag in ("write_docs", "docs_only"):
+        with pytest.raises(ValueError, match="--results: the docs are written from"):
+            script.check_results(args(results="/tmp/candidates", **{flag: True}), None)
