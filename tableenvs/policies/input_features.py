@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import numpy as np
+
 from tableenvs.core.registry import names, spec
 
 
@@ -63,6 +65,16 @@ def feature_size(name: str) -> int:
 def input_features(name: str, env: Any) -> Any:
     """The named features for ``env`` (raw or wrapped): ``(observation, mask) -> float32[feature_size(name)]``."""
     return _built(name, env, FEATURES, "input_features")
+
+
+def features_of_rows(features: Any, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """float32 ``(rows, size)``: ``features`` (built by :func:`input_features`) of every row of ``observations`` and
+    ``masks``, in one call of its ``batch`` where it has one (the same floats as row by row), else row by row."""
+    batch = getattr(features, "batch", None)
+    if batch is not None and len(observations):
+        return np.asarray(batch(observations, masks), np.float32)
+    rows = [features(o, m) for o, m in zip(observations, masks, strict=True)]
+    return np.asarray(rows, np.float32) if rows else np.zeros((0, int(features.size)), np.float32)
 
 
 def candidate_size(name: str) -> int:

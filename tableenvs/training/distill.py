@@ -41,6 +41,7 @@ import numpy as np
 import tableenvs
 from tableenvs.paths import atomic_output
 from tableenvs.policies import make_policy, play_game
+from tableenvs.policies.input_features import features_of_rows
 
 #: What one shard row holds, by array name.
 FIELDS = ("observation", "mask", "target", "value", "action", "game")
@@ -212,12 +213,7 @@ def with_features(data: dict[str, np.ndarray], features: Any) -> dict[str, np.nd
     """``data`` (labelled rows) with ``features(observation, mask)`` (derived inputs, e.g. a name of
     :mod:`tableenvs.policies.input_features` built for the game) appended to every observation: in one call of the
     features' ``batch`` where they have one (the same floats as row by row), else row by row."""
-    batch = getattr(features, "batch", None)
-    if batch is not None and len(data["observation"]):
-        extra = np.asarray(batch(data["observation"], data["mask"]), np.float32)
-    else:
-        rows = [features(o, m) for o, m in zip(data["observation"], data["mask"], strict=True)]
-        extra = np.asarray(rows, np.float32).reshape(len(data["observation"]), -1)
+    extra = features_of_rows(features, data["observation"], data["mask"])
     return {**data, "observation": np.concatenate([data["observation"], extra], axis=1)}
 
 

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from tableenvs.policies.input_features import features_of_rows, input_features
+
 
 def observation_scale(env: Any, rng: np.random.Generator, warmup_games: int) -> np.ndarray:
     """Per-feature input scale of ``env``'s observation, float32: 1 / the largest magnitude a feature can take (the
@@ -47,23 +49,16 @@ def observation_scale(env: Any, rng: np.random.Generator, warmup_games: int) -> 
 
 class DerivedInputs:
     """The derived inputs named ``name`` (a model header's ``input_features``) for ``env``, a batch at a time:
-    ``(observations (k, obs_size), masks (k, num_actions)) -> float32 (k, size)``, in one call of the features'
-    ``batch`` where they have one (the same floats as row by row), else row by row."""
+    ``(observations (k, obs_size), masks (k, num_actions)) -> float32 (k, size)``
+    (:func:`tableenvs.policies.input_features.features_of_rows`)."""
 
     def __init__(self, name: str, env: Any):
-        from tableenvs.policies.input_features import input_features
-
         self.name = name
         self.features = input_features(name, env)
         self.size = int(self.features.size)
-        self._batch = getattr(self.features, "batch", None)
 
     def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        if len(observations) == 0:
-            return np.zeros((0, self.size), np.float32)
-        if self._batch is not None:
-            return np.asarray(self._batch(observations, masks), np.float32)
-        return np.stack([self.features(o, m) for o, m in zip(observations, masks, strict=True)]).astype(np.float32)
+        return features_of_rows(self.features, observations, masks)
 
     def append(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Each observation row with its derived inputs after it: float32 ``(k, obs_size + size)``."""

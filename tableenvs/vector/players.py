@@ -36,6 +36,7 @@ import numpy as np
 
 from tableenvs.core.registry import make_raw, names
 from tableenvs.core.registry import spec as game_spec
+from tableenvs.policies.input_features import features_of_rows
 from tableenvs.vector.compile import kernels_once
 from tableenvs.vector.contract import BatchedGame, BatchedPolicy
 from tableenvs.vector.draws import GENERATOR_WORDS, integers, load_state
@@ -150,7 +151,6 @@ class BatchedNumpyPolicy:
         self.deterministic = bool(deterministic)
         self.rng = np.random.default_rng(seed)
         self._features = reference._features
-        self._batch_features = getattr(self._features, "batch", None)
         self._weights = reference._weights  # float32, C-contiguous (NumpyPolicy converted them once)
         self._relu = reference._relu
         self._offset, self._scale = reference._offset, reference._scale
@@ -167,10 +167,7 @@ class BatchedNumpyPolicy:
         """The network's input rows: each observation with its input features appended (float32 ``(k, inputs)``)."""
         if self._features is None:
             return obs
-        if self._batch_features is not None:
-            extra = np.asarray(self._batch_features(obs, mask), np.float32)
-        else:
-            extra = np.stack([self._features(o, m) for o, m in zip(obs, mask, strict=True)]).astype(np.float32)
+        extra = features_of_rows(self._features, obs, mask)
         return np.concatenate([obs, extra], axis=1)
 
     def _out(self, index: int, rows: int) -> np.ndarray:
