@@ -133,3 +133,22 @@ def test_a_step_writes_a_playable_model_and_a_rerun_returns_it(tmp_path) -> None
                                                                   observation["action_mask"],
                                                                   np.random.default_rng(0)))  # fmt: skip
     assert not env.agents
+
+
+@pytest.mark.parametrize(
+    "players, start, digest",
+    [(4, "llama_party_v0-a9f34ef7ace4.npz", "a9f34ef7ace4"), (3, "llama_party_v0-3p.npz", "f08e89a50672")],
+)
+def test_the_shipped_models_made_by_it_start_from_committed_files(players: int, start: str, digest: str) -> None:
+    """The shipped 3- and 4-player Llama Party models are advantage steps (their headers say so), and the model each
+    run started from is committed where tableenvs/models/README.md's command reads it, so it runs from a fresh
+    clone."""
+    import hashlib
+    from pathlib import Path
+
+    model = load_numpy_policy(shipped(players))
+    assert model.meta["recipe"].startswith("advantage step from ")
+    first = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "replaced-models" / start
+    assert hashlib.sha256(first.read_bytes()).hexdigest().startswith(digest)
+    assert load_numpy_policy(first).options == model.options
+    assert load_numpy_policy(first).input_features == model.input_features

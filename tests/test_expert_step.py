@@ -81,11 +81,14 @@ def test_value_targets_need_a_labeller_that_keeps_values_and_are_recorded(tmp_pa
     assert (meta["value_temperature"], meta["value_share"]) == (0.5, 0.2)
 
 
-def test_the_shipped_4_player_model_starts_from_a_committed_file():
-    """The shipped 4-player Llama Party model is one expert step from the model shipped before it: that file is
-    committed (its labelling search plays it through TABLEENVS_MODELS, the fine-tuning starts from it), so the
-    command of tableenvs/models/README.md runs from a fresh clone."""
-    meta = load_numpy_policy(SHIPPED).meta
+def test_the_expert_step_model_starts_from_a_committed_file():
+    """The 4-player Llama Party model made by one expert step (shipped until the advantage iteration that starts from
+    it; kept in replaced-models) names that recipe, and the model it was tuned from is committed (its labelling search
+    plays it through TABLEENVS_MODELS, the fine-tuning starts from it), so the command of tableenvs/models/README.md
+    runs from a fresh clone."""
+    stepped = ROOT / "benchmarks" / "results" / "replaced-models" / "llama_party_v0-a9f34ef7ace4.npz"
+    assert hashlib.sha256(stepped.read_bytes()).hexdigest().startswith("a9f34ef7ace4")
+    meta = load_numpy_policy(stepped).meta
     assert meta["recipe"].startswith("expert step: llama_party_v0.npz towards search:")
     start = ROOT / "benchmarks" / "results" / "replaced-models" / "llama_party_v0.npz"
     assert hashlib.sha256(start.read_bytes()).hexdigest().startswith("fde7c70cc582")

@@ -18,12 +18,21 @@ from collections.abc import Callable
 from tableenvs.play.text import printable
 
 
+def quiet_teardown() -> None:
+    """After an interrupt, objects it cut off halfway through their construction (a compiler's handles caught inside
+    numba's first compilation) can fail in their destructors at exit, which Python reports on stderr after the line
+    that said the run was interrupted; those reports are dropped, so that line stays the last."""
+    sys.unraisablehook = lambda unraisable: None
+
+
 def exit_code(run: Callable[[], int], argv: list[str] | None) -> int:
     """``run()``'s exit code, or the one the policy gives what it raised (printed as one line on stderr); ``argv``
     (None: ``sys.argv[1:]``) is the command line, read to name ``--players`` in the game's own player-count error."""
     try:
         code = run()
         sys.stdout.flush()  # a closed pipe shows up here rather than as a warning at interpreter exit
+        if code in (130, 143):  # stopped by a signal: the one line said so
+            quiet_teardown()
         return code
     except SystemExit as exit_:  # argparse: --help (0) and usage errors (2), already printed
         return exit_.code if isinstance(exit_.code, int) else 2
@@ -32,6 +41,7 @@ def exit_code(run: Callable[[], int], argv: list[str] | None) -> int:
         return 141
     except KeyboardInterrupt:
         print("\ntableenvs: interrupted", file=sys.stderr)
+        quiet_teardown()
         return 130
     except (ValueError, TypeError) as error:
         if os.environ.get("TABLEENVS_DEBUG"):
