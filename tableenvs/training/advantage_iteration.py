@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -220,6 +219,7 @@ def label_advantages(
     check_at_least("block", block, 1)
     make_raw(game, **options)  # the game and its options, checked before any work
     from tableenvs.policies.numpy_policy import load_numpy_policy
+    from tableenvs.training.distill import in_workers
 
     if load_numpy_policy(model).candidates:
         raise ValueError(f"model {str(model)!r}: a candidate-scoring model; advantage labels need a network over "
@@ -234,25 +234,13 @@ def label_advantages(
     ]
     start = time.perf_counter()
     made = done = 0
-    results: Iterator[int]
-    pool = None
-    if workers == 1:
-        results = map(_run_block, jobs)
-    else:
-        from concurrent.futures import ProcessPoolExecutor
-
-        pool = ProcessPoolExecutor(workers)
-        results = pool.map(_run_block, jobs)
-    try:
+    with in_workers(_run_block, jobs, workers) as results:
         for labels in results:
             made += labels
             done += 1
             if done % max(1, len(jobs) // 10) == 0 or done == len(jobs):
                 say(f"labelled {min(done * block, games)}/{games} games, {made} new labels, "
                     f"{time.perf_counter() - start:.0f} s")  # fmt: skip
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
     return made
 
 
@@ -291,7 +279,7 @@ def fit_advantages(
     :class:`~tableenvs.training.distill.FitResult`."""
     import torch
 
-    from tableenvs.training.distill import FitResult
+    from tableenvs.training.distill import FitResult, layer_weights, relu_network
     from tableenvs.training.model_start import untrainable
 
     why = untrainable(start, derived_inputs=True)
@@ -317,18 +305,7 @@ def fit_advantages(
     x = torch.from_numpy(data["observation"].astype(np.float32) * scale)
     mask = torch.from_numpy(legal)
     y = torch.from_numpy(target)
-    sizes = [start.observation_size, *start.hidden, start.num_actions]
-    layers: list[Any] = []
-    for i in range(len(sizes) - 1):
-        layers.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
-        if i < len(sizes) - 2:
-            layers.append(torch.nn.ReLU())
-    net = torch.nn.Sequential(*layers)
-    linear = [m for m in net if isinstance(m, torch.nn.Linear)]
-    with torch.no_grad():
-        for module, (weight, bias) in zip(linear, start.weights, strict=True):
-            module.weight.copy_(torch.from_numpy(np.asarray(weight, np.float32).T.copy()))
-            module.bias.copy_(torch.from_numpy(np.asarray(bias, np.float32)))
+    net, linear = relu_network([start.observation_size, *start.hidden, start.num_actions], start.weights)
     optimiser = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=weight_decay)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=epochs)
 
@@ -355,9 +332,6 @@ def fit_advantages(
                 "val_gain": float(gains.mean()), "val_gain_error": float(gains.std() / np.sqrt(len(gains))),
                 "val_gain_per_seat_game": float(gains.sum() / seat_games)}  # fmt: skip
 
-    def weights() -> list[tuple[np.ndarray, np.ndarray]]:
-        return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in linear]
-
     def report(row: dict[str, float]) -> None:
         say(f"epoch {row['epoch']}: validation loss {row['val_loss']:.3f}, chooses as the model "
             f"{row['val_agree']:.3f}, gain {row['val_gain']:+.4f} ± {row['val_gain_error']:.4f} a decision "
@@ -365,7 +339,7 @@ def fit_advantages(
 
     history = [{"epoch": 0, "train_loss": float("nan"), **validate()}]
     report(history[0])
-    best = (0.0, weights())
+    best = (0.0, layer_weights(linear))
     for epoch in range(1, epochs + 1):
         net.train()
         order = rng.permutation(train_rows)
@@ -382,7 +356,7 @@ def fit_advantages(
         history.append(row)
         report(row)
         if row["val_gain"] > best[0]:
-            best = (row["val_gain"], weights())
+            best = (row["val_gain"], layer_weights(linear))
     return FitResult(best[1], scale, history)
 
 

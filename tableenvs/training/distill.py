@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,26 +143,30 @@ def label_games(
     jobs = [LabelJob(game, options, search_spec, first, 1, seed, str(out)) for first in range(games)]
     start = time.perf_counter()
     made = done = 0
-    results: Iterator[int]
-    if workers == 1:
-        results = map(_run_job, jobs)
-        pool = None
-    else:
-        from concurrent.futures import ProcessPoolExecutor
-
-        pool = ProcessPoolExecutor(workers)
-        results = pool.map(_run_job, jobs)
-    try:
+    with in_workers(_run_job, jobs, workers) as results:
         for labels in results:
             made += labels
             done += 1
             if done % max(1, games // 20) == 0 or done == games:
                 elapsed = time.perf_counter() - start
                 say(f"labelled {done}/{games} games, {made} new labels, {elapsed:.0f} s")
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
     return made
+
+
+@contextmanager
+def in_workers(run: Callable[[Any], Any], jobs: Sequence[Any], workers: int) -> Iterator[Iterator[Any]]:
+    """``run(job)`` for each of ``jobs``, results in order: in this process with one worker, else in a pool of
+    ``workers`` processes, shut down when the block ends (by an error too; jobs not started are cancelled)."""
+    if workers == 1:
+        yield map(run, jobs)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(workers)
+    try:
+        yield pool.map(run, jobs)
+    finally:
+        pool.shutdown(cancel_futures=True)
 
 
 def labelled_choices(game: str, options: dict[str, Any], *, games: int, out_dir: str | Path, seed: int,
@@ -314,20 +319,7 @@ def fit(
     train_x, train_legal, train_target, _ = tensors(train_rows)
     train_weight = torch.from_numpy(weight)
     val_x, val_legal, val_target, val_action = tensors({name: array[is_val] for name, array in data.items()})
-    sizes = [train_x.shape[1], *hidden, train_target.shape[1]]
-    layers: list[Any] = []
-    for i in range(len(sizes) - 1):
-        layers.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
-        if i < len(sizes) - 2:
-            layers.append(torch.nn.ReLU())
-    net = torch.nn.Sequential(*layers)
-    if start is not None:
-        with torch.no_grad():
-            for module, (weight_in_out, bias) in zip(
-                [m for m in net if isinstance(m, torch.nn.Linear)], start.weights, strict=True
-            ):
-                module.weight.copy_(torch.from_numpy(np.asarray(weight_in_out, np.float32).T.copy()))
-                module.bias.copy_(torch.from_numpy(np.asarray(bias, np.float32)))
+    net, linear = relu_network([train_x.shape[1], *hidden, train_target.shape[1]], getattr(start, "weights", None))
     optimiser = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=weight_decay)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=epochs)
 
@@ -383,13 +375,34 @@ def fit(
             f"agrees with the labels {agree:.3f}, {row['seconds']:.1f} s"
         )
         if best is None or row["val_loss"] < best[0]:
-            linear = [m for m in net if isinstance(m, torch.nn.Linear)]
-            best = (
-                row["val_loss"],
-                [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in linear],
-            )
+            best = (row["val_loss"], layer_weights(linear))
     assert best is not None
     return FitResult(best[1], scale, history)
+
+
+def relu_network(sizes: Sequence[int], weights: Any = None) -> tuple[Any, list[Any]]:
+    """A torch ReLU MLP with layer ``sizes`` (inputs, hidden..., outputs) and its linear layers; ``weights``: (in x
+    out, out) pairs, a numpy model's, copied in (else torch's initialisation)."""
+    import torch
+
+    layers: list[Any] = []
+    for i in range(len(sizes) - 1):
+        layers.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2:
+            layers.append(torch.nn.ReLU())
+    net = torch.nn.Sequential(*layers)
+    linear = [m for m in net if isinstance(m, torch.nn.Linear)]
+    if weights is not None:
+        with torch.no_grad():
+            for module, (weight_in_out, bias) in zip(linear, weights, strict=True):
+                module.weight.copy_(torch.from_numpy(np.asarray(weight_in_out, np.float32).T.copy()))
+                module.bias.copy_(torch.from_numpy(np.asarray(bias, np.float32)))
+    return net, linear
+
+
+def layer_weights(linear: list[Any]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The weights of torch linear layers as (in x out, out) float32 pairs, the numpy model's layout."""
+    return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in linear]
 
 
 def export(
