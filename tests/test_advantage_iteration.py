@@ -107,6 +107,10 @@ def test_bad_input_is_one_line_and_changes_nothing(tmp_path) -> None:
         ai.label_advantages(GAME, {"num_players": 2}, model=model, games=0, out_dir=tmp_path / "x")
     assert "\n" not in str(caught.value)
     assert not (tmp_path / "x").exists()
+    with pytest.raises(ValueError, match="num_players") as caught:  # a 2-player model at 3 players
+        ai.label_advantages(GAME, {"num_players": 3}, model=model, games=2, out_dir=tmp_path / "z")
+    assert "\n" not in str(caught.value)
+    assert not (tmp_path / "z").exists()
     with pytest.raises(ValueError, match="steps"):
         ai.advantage_iteration(GAME, tmp_path / "y", start=model, options={"num_players": 2}, steps=0)
     assert not (tmp_path / "y").exists()

@@ -217,13 +217,14 @@ def label_advantages(
     check_at_least("games", games, 1)
     check_at_least("workers", workers, 1)
     check_at_least("block", block, 1)
-    make_raw(game, **options)  # the game and its options, checked before any work
-    from tableenvs.policies.numpy_policy import load_numpy_policy
+    env = make_raw(game, **options)  # the game and its options, checked before any work
+    from tableenvs.policies.numpy_policy import NumpyPolicy, load_numpy_policy
     from tableenvs.training.distill import in_workers
 
     if load_numpy_policy(model).candidates:
         raise ValueError(f"model {str(model)!r}: a candidate-scoring model; advantage labels need a network over "
                          "the observation")  # fmt: skip
+    NumpyPolicy(model, env)  # the model fits the game and its options (else a one-line ValueError), before any file
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "labels.json").write_text(json.dumps({"game": game, "options": options, "model": str(model),
