@@ -22,19 +22,58 @@ def shipped(players: int) -> str:
     return str(trained_model_path(GAME, model_options(env)))
 
 
+def span_rewards(model: str, players: int, deal: int) -> list[tuple[float, float]]:
+    """The model's game against itself dealt by ``deal``, replayed in the AEC env: at each decision with a choice,
+    the acting seat's reward and the other seats' mean reward until the scoring period ends (independently of
+    the labeller)."""
+    env = tableenvs.make_raw(GAME, num_players=players)
+    policy = NumpyPolicy(model, env)
+    env.reset(seed=deal)
+    spans: list[list[float]] = []
+    seats: list[int] = []
+    open_rows: list[int] = []
+    for agent in env.agent_iter():
+        observation, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        mask = observation["action_mask"]
+        if mask.sum() > 1:
+            spans.append([0.0, 0.0])
+            seats.append(env.agent_name_mapping[agent])
+            open_rows.append(len(spans) - 1)
+        env.step(policy.act(observation["observation"], mask, np.random.default_rng(0)))
+        rewards = np.array([env.rewards.get(name, 0.0) for name in env.possible_agents], np.float64)
+        for row in open_rows:
+            spans[row][0] += rewards[seats[row]]
+            spans[row][1] += (rewards.sum() - rewards[seats[row]]) / (players - 1)
+        if rewards.any() or any(env.terminations.values()) or any(env.truncations.values()):
+            open_rows = []
+    return [(own, others) for own, others in spans]
+
+
 @pytest.mark.parametrize("players", [2, 4])
 def test_each_copy_of_the_true_state_replays_the_game_played(players: int) -> None:
     """The copy that plays the model's own choice is the game played: its value equals the reward the seat got in
-    the game until the scoring period ended, at every labelled decision (3 games, a batch of 64 rows so that the
-    decisions of several batches and games are mixed)."""
-    data = ai._label_block(GAME, {"num_players": players}, shipped(players), [7, 8, 9], 64)
+    the game until the scoring period ended, and its ``others`` the other seats' mean reward over that span, at
+    every labelled decision (3 games, a batch of 64 rows so that the decisions of several batches and games are
+    mixed)."""
+    model = shipped(players)
+    data = ai._label_block(GAME, {"num_players": players}, model, [7, 8, 9], 64)
     rows = len(data["action"])
     assert rows > 3 * 10 * players  # every seat decides at least ten times a game with a choice
     legal = data["mask"] > 0
     assert (legal.sum(axis=1) > 1).all()
     assert np.array_equal(np.isnan(data["value"]), ~legal)
+    assert np.array_equal(np.isnan(data["others"]), ~legal)
     own = data["value"][np.arange(rows), data["action"].astype(int)]
     assert np.array_equal(own, data["played"])
+    replayed = np.array([pair for deal in (7, 8, 9) for pair in span_rewards(model, players, deal)], np.float32)
+    assert replayed.shape == (rows, 2)
+    assert np.array_equal(own, replayed[:, 0])
+    others = data["others"][np.arange(rows), data["action"].astype(int)]
+    np.testing.assert_allclose(others, replayed[:, 1], atol=1e-4)
+    assert np.abs(replayed[:, 1]).sum() > 0  # the others do score within the spans
     # the actions' values differ somewhere: the copies are not all one game
     assert (np.nanmax(data["value"], axis=1) > np.nanmin(data["value"], axis=1)).mean() > 0.5
     assert set(np.unique(data["game"]).tolist()) == {7, 8, 9}
@@ -79,10 +118,13 @@ def test_labelling_is_resumable_and_read_back(tmp_path) -> None:
     assert json.loads((tmp_path / "labels.json").read_text())["seed"] == 50
 
 
-def test_the_fit_learns_a_planted_advantage() -> None:
+@pytest.mark.parametrize("objective", ["score", "margin"])
+def test_the_fit_learns_a_planted_advantage(objective: str) -> None:
     """Values that make the highest legal action id worth 5 points more than the rest: the fit (no bonus) comes
     to choose it on held-out games more often than the start does, and its reported gain says so (over 4 epochs of
-    about 3,000 rows it takes a quarter of what choosing it always would gain; a fit that learnt nothing gains 0)."""
+    about 3,000 rows it takes a quarter of what choosing it always would gain; a fit that learnt nothing gains 0).
+    For the margin, the 5 points are the others' loss (the seat's own values all equal); the score objective
+    would see nothing there."""
     pytest.importorskip("torch")
     model = shipped(4)
     data = ai._label_block(GAME, {"num_players": 4}, model, list(range(20, 40)), 512)
@@ -90,10 +132,13 @@ def test_the_fit_learns_a_planted_advantage() -> None:
     highest = np.where(legal, np.arange(legal.shape[1]), -1).argmax(axis=1)
     planted = np.where(legal, 0.0, np.nan).astype(np.float32)
     planted[np.arange(len(highest)), highest] = 5.0
-    data = {**data, "value": planted}
+    if objective == "score":
+        data = {**data, "value": planted, "others": np.where(legal, 1.0, np.nan).astype(np.float32)}
+    else:
+        data = {**data, "value": np.where(legal, 2.0, np.nan).astype(np.float32), "others": -planted}
     start = load_numpy_policy(model)
-    result = ai.fit_advantages(data, start, bonus=0.0, epochs=4, lr=1e-3, seed=0, threads=1, players=4,
-                               say=lambda *_: None)  # fmt: skip
+    result = ai.fit_advantages(data, start, bonus=0.0, objective=objective, epochs=4, lr=1e-3, seed=0, threads=1,
+                               players=4, say=lambda *_: None)  # fmt: skip
     first, best = result.history[0], max(result.history, key=lambda row: row["val_gain"])
     assert first["val_agree"] == 1.0 and first["val_gain"] == 0.0
     start_hits = (data["action"] == highest).mean()
@@ -114,6 +159,10 @@ def test_bad_input_is_one_line_and_changes_nothing(tmp_path) -> None:
     with pytest.raises(ValueError, match="steps"):
         ai.advantage_iteration(GAME, tmp_path / "y", start=model, options={"num_players": 2}, steps=0)
     assert not (tmp_path / "y").exists()
+    with pytest.raises(ValueError, match="objective") as caught:
+        ai.advantage_step(GAME, tmp_path / "w", start=model, options={"num_players": 2}, objective="wins")
+    assert "\n" not in str(caught.value)
+    assert not (tmp_path / "w").exists()
 
 
 def test_a_step_writes_a_playable_model_and_a_rerun_returns_it(tmp_path) -> None:
@@ -125,6 +174,7 @@ def test_a_step_writes_a_playable_model_and_a_rerun_returns_it(tmp_path) -> None
     assert fitted.input_features == load_numpy_policy(model).input_features  # the start's derived inputs kept
     fit = json.loads((tmp_path / "fit.json").read_text())
     assert fit["meta"]["label_games"] == 4 and len(fit["history"]) == 2
+    assert "objective" not in fit["meta"]  # the default is not named: files made before the option stay the same
     stamp = out.stat().st_mtime_ns
     assert ai.advantage_step(GAME, tmp_path, start=model, options={"num_players": 2}, say=lambda *_: None) == out
     assert out.stat().st_mtime_ns == stamp

@@ -38,15 +38,22 @@ from typing import Any
 import numpy as np
 
 from tableenvs.core.registry import make_raw
-from tableenvs.core.validation import check_at_least
+from tableenvs.core.validation import check_at_least, check_choice
 from tableenvs.paths import atomic_output
 
 __all__ = ["advantage_iteration", "advantage_step", "fit_advantages", "label_advantages", "read_advantages"]
 
 #: What one shard row holds, by array name: the acting seat's observation (float32) and mask, each legal action's
-#: value (NaN where illegal), the model's choice, the value of that choice in the game actually played (the same
-#: span: a check that the copies replay the game), and the deal seed of the game.
-FIELDS = ("observation", "mask", "value", "action", "played", "game")
+#: value (NaN where illegal), the mean of the other seats' rewards over the same span after each legal action
+#: (``others``, NaN where illegal), the model's choice, the value of that choice in the game actually played (the
+#: same span: a check that the copies replay the game), and the deal seed of the game.
+FIELDS = ("observation", "mask", "value", "others", "action", "played", "game")
+
+#: What :func:`fit_advantages` fits an action's worth to: ``"score"``, the acting seat's reward over the span (what
+#: the game's reward pays and the planning best response maximises); ``"margin"``, that reward less the mean of the
+#: other seats' (what the evaluation's "trained − heuristic" compares: an action that gives a point to an opponent
+#: costs a point at two players, a third of one at four).
+OBJECTIVES = ("score", "margin")
 
 
 class TrueStateRollouts:
@@ -74,9 +81,9 @@ class TrueStateRollouts:
         self.queued.append((state, seat, legal))
         self.used += len(legal)
 
-    def values(self) -> list[np.ndarray]:
-        """The queued decisions' values (each ``(num_actions,)`` float32, NaN where illegal), in order; empties the
-        queue."""
+    def values(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The queued decisions' values and the others' mean rewards (each ``(num_actions,)`` float32, NaN where
+        illegal), in order; empties the queue."""
         rows, games = self.rows, self.games
         actions = np.zeros(rows, np.int64)
         seats = np.zeros(rows, np.int64)
@@ -91,12 +98,15 @@ class TrueStateRollouts:
             games.load_env(range(at, rows), state)
             actions[at:] = legal[0]
         value = np.zeros(rows, np.float64)
+        others = np.zeros(rows, np.float64)
         done = np.zeros(rows, np.bool_)
         envs = np.arange(rows, dtype=np.int64)
         every = np.arange(rows)
         while True:
             obs, mask, rewards, terminated, truncated = games.step(actions)
-            value += np.where(done, 0.0, rewards[every, seats])
+            own = rewards[every, seats]
+            value += np.where(done, 0.0, own)
+            others += np.where(done, 0.0, (rewards.sum(axis=1) - own) / max(1, rewards.shape[1] - 1))
             done |= rewards.any(axis=1) | terminated | truncated
             if done[:at].all():
                 break
@@ -106,7 +116,9 @@ class TrueStateRollouts:
         for _, _, legal in self.queued:
             row = np.full(self.num_actions, np.nan, np.float32)
             row[legal] = value[at : at + len(legal)]
-            out.append(row)
+            rest = np.full(self.num_actions, np.nan, np.float32)
+            rest[legal] = others[at : at + len(legal)]
+            out.append((row, rest))
             at += len(legal)
         self.queued, self.used = [], 0
         return out
@@ -124,7 +136,7 @@ def _label_block(game: str, options: dict[str, Any], model: str, deals: list[int
     actions: list[int] = []
     seats: list[int] = []
     deal_of: list[int] = []
-    values: list[np.ndarray] = []
+    values: list[tuple[np.ndarray, np.ndarray]] = []
     played: list[float] = []
     rng = np.random.default_rng(0)  # a greedy policy draws nothing from it
     for deal in deals:
@@ -164,7 +176,8 @@ def _label_block(game: str, options: dict[str, Any], model: str, deals: list[int
     return {
         "observation": np.asarray(observations, np.float32).reshape(count, -1),
         "mask": np.asarray(masks, np.int8).reshape(count, num_actions),
-        "value": np.asarray(values, np.float32).reshape(count, num_actions),
+        "value": np.asarray([own for own, _ in values], np.float32).reshape(count, num_actions),
+        "others": np.asarray([rest for _, rest in values], np.float32).reshape(count, num_actions),
         "action": np.asarray(actions, np.int16),
         "played": np.asarray(played, np.float32),
         "game": np.asarray(deal_of, np.int64),
@@ -259,6 +272,7 @@ def fit_advantages(
     start: Any,
     *,
     bonus: float = 3.0,
+    objective: str = "score",
     epochs: int = 6,
     lr: float = 3e-4,
     batch: int = 1024,
@@ -272,17 +286,19 @@ def fit_advantages(
     """``start`` (a :class:`~tableenvs.policies.model_file.NumpyModel`, a ReLU network; ``data``'s observations with
     its derived inputs appended if it reads any) fine-tuned so that its outputs over each row's legal actions, less
     their mean, match the values less theirs, with ``bonus`` added to the value of the row's ``action`` (masked mean
-    squared error; AdamW, cosine schedule). A ``validation`` share of the deals is held out; each epoch reports its
-    loss, how often the network's choice is ``action``, and its **gain**: the held-out rows' value of the network's
-    choice less the value of ``action``, a decision, and summed per seat and game (``players`` seats a game): what
-    playing the network at every decision of those games, one decision at a time, is worth against the model's
-    play. The epoch of largest validation gain is kept (epoch 0, the start, gains 0). Returns a
-    :class:`~tableenvs.training.distill.FitResult`."""
+    squared error; AdamW, cosine schedule). ``objective`` (:data:`OBJECTIVES`): the value is the seat's own reward
+    (``"score"``) or that less the others' mean (``"margin"``). A ``validation`` share of the deals is held out;
+    each epoch reports its loss, how often the network's choice is ``action``, and its **gain**: the held-out rows'
+    value (in the objective's terms) of the network's choice less the value of ``action``, a decision, and summed
+    per seat and game (``players`` seats a game): what playing the network at every decision of those games, one
+    decision at a time, is worth against the model's play. The epoch of largest validation gain is kept (epoch 0,
+    the start, gains 0). Returns a :class:`~tableenvs.training.distill.FitResult`."""
     import torch
 
     from tableenvs.training.distill import FitResult, layer_weights, relu_network
     from tableenvs.training.model_start import untrainable
 
+    check_choice("objective", objective, OBJECTIVES)
     why = untrainable(start, derived_inputs=True)
     if why is not None:
         raise ValueError(f"{start.name}: the fit starts only from a ReLU network (this one: {why})")
@@ -295,7 +311,8 @@ def fit_advantages(
     rng = np.random.default_rng(seed)
     legal = data["mask"] > 0
     count = legal.sum(axis=1, keepdims=True)
-    value = np.where(legal, data["value"], 0.0).astype(np.float32)
+    worth = data["value"] if objective == "score" else data["value"] - data["others"]
+    value = np.where(legal, worth, 0.0).astype(np.float32)
     action = data["action"].astype(np.int64)
     target = np.where(legal, value - value.sum(axis=1, keepdims=True) / count, 0.0).astype(np.float32)
     target[np.arange(len(action)), action] += bonus
@@ -327,7 +344,7 @@ def fit_advantages(
         with torch.no_grad():
             loss, out = loss_of(torch.from_numpy(val_rows))
             choice = out.masked_fill(~mask[val_rows], -np.inf).argmax(dim=1).numpy()
-        values = data["value"][val_rows]
+        values = worth[val_rows]
         gains = values[np.arange(len(val_rows)), choice] - values[np.arange(len(val_rows)), action[val_rows]]
         return {"val_loss": float(loss), "val_agree": float((choice == action[val_rows]).mean()),
                 "val_gain": float(gains.mean()), "val_gain_error": float(gains.std() / np.sqrt(len(gains))),
@@ -369,6 +386,7 @@ def advantage_step(
     options: dict[str, Any] | None = None,
     label_games: int = 3000,
     bonus: float = 3.0,
+    objective: str = "score",
     epochs: int = 6,
     lr: float = 3e-4,
     workers: int = 2,
@@ -391,6 +409,7 @@ def advantage_step(
     env = make_raw(game, **options)
     first = load_numpy_policy(start)
     check_at_least("label_games", label_games, 2)
+    check_choice("objective", objective, OBJECTIVES)
     began = time.perf_counter()
     label_advantages(game, options, model=start, games=label_games, out_dir=out / "labels", seed=seed,
                      workers=workers, say=say)  # fmt: skip
@@ -399,12 +418,15 @@ def advantage_step(
         from tableenvs.policies.input_features import input_features
 
         data = distill.with_features(data, input_features(first.input_features, env))
-    say(f"fitting {Path(start).name} to the advantages of {len(data['action'])} decisions (bonus {bonus})")
-    result = fit_advantages(data, first, bonus=bonus, epochs=epochs, lr=lr, seed=0, threads=workers,
-                            players=len(env.possible_agents), say=say)  # fmt: skip
+    say(f"fitting {Path(start).name} to the advantages ({objective}) of {len(data['action'])} decisions "
+        f"(bonus {bonus})")  # fmt: skip
+    result = fit_advantages(data, first, bonus=bonus, objective=objective, epochs=epochs, lr=lr, seed=0,
+                            threads=workers, players=len(env.possible_agents), say=say)  # fmt: skip
     digest = hashlib.sha256(Path(start).read_bytes()).hexdigest()[:12]  # the start by content, wherever it lies
     meta = {"recipe": f"advantage step from {digest}", "labels": int(len(data["action"])),
             "label_games": label_games, "bonus": bonus, "epochs": epochs, "lr": lr, "seed": seed}  # fmt: skip
+    if objective != "score":  # named only when not the default, so the default's files stay as they were
+        meta["objective"] = objective
     distill.export(result, model, game, options, meta, input_features=first.input_features, dtype="float16")
     (out / "fit.json").write_text(json.dumps({"meta": meta, "history": result.history}, indent=2) + "\n")
     say(f"wrote {model} ({time.perf_counter() - began:.0f} s in all)")
@@ -420,6 +442,7 @@ def advantage_iteration(
     steps: int = 3,
     label_games: int = 3000,
     bonus: float = 3.0,
+    objective: str = "score",
     epochs: int = 6,
     lr: float = 3e-4,
     workers: int = 2,
@@ -434,6 +457,6 @@ def advantage_iteration(
     for step in range(1, steps + 1):
         say(f"advantage iteration: step {step} of {steps}, from {model}")
         model = advantage_step(game, Path(out_dir) / f"step-{step}", start=model, options=options,
-                               label_games=label_games, bonus=bonus, epochs=epochs, lr=lr, workers=workers,
-                               seed=seed + (step - 1) * label_games, say=say)  # fmt: skip
+                               label_games=label_games, bonus=bonus, objective=objective, epochs=epochs, lr=lr,
+                               workers=workers, seed=seed + (step - 1) * label_games, say=say)  # fmt: skip
     return model
