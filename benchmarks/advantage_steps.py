@@ -65,6 +65,7 @@ def measure(game: str, players: int, run: Path, games: int, seed: int) -> dict:
             "labels": fit["meta"]["labels"],
             "label_games": fit["meta"]["label_games"],
             "bonus": fit["meta"]["bonus"],
+            "objective": fit["meta"].get("objective", "score"),
             "epoch": kept["epoch"],
             "agree": kept["val_agree"],
             "gain_per_seat_game": kept["val_gain_per_seat_game"],
@@ -92,11 +93,21 @@ def interval(row: dict) -> str:
     return f"{row['score_diff']:+.2f} [{row['score_diff_low']:+.2f}, {row['score_diff_high']:+.2f}]"
 
 
+def settings(rows: list[dict]) -> str:
+    """The steps' bonus and objective, said once when every step shares them."""
+    pairs = {(row["bonus"], row.get("objective", "score")) for row in rows}
+    if len(pairs) != 1:
+        return "steps' bonus and objective: " + ", ".join(f"{b:g} {o}" for b, o in sorted(pairs))
+    bonus, objective = pairs.pop()
+    return f"bonus {bonus:g}, objective `{objective}`"
+
+
 def table(saved: dict) -> str:
     first = saved["start_vs_heuristic"]
     lines = [
         f"**{saved['game']}, {saved['players']} players**, from `{saved['start'][0]}` ({saved['start'][1]}; against "
-        f"the heuristic {interval(first)} {first['score_name']} a game over {first['games']} games)",
+        f"the heuristic {interval(first)} {first['score_name']} a game over {first['games']} games); "
+        f"{settings(saved['rows'])}",
         "",
         "| step | model | labelled decisions (games) | kept epoch: chooses as its start, held-out gain a seat and game "
         f"| against the heuristic, {first['games']} games [95%] | head to head with its start [95%] |",
