@@ -309,7 +309,9 @@ def _add_train_parser(commands) -> dict[str, object]:
         "past snapshots, the batched heuristic, itself) drawn by how much each still beats it "
         "(tableenvs.training.league; games with a batched engine and batched heuristic); takes --timesteps "
         "(default 10000000), --players, --seed, --out, --label-games (default 3000) or --init (a model to start "
-        "from instead of the clone). Or a recipe of the "
+        "from instead of the clone). advantage: advantage iteration from the model --init (its own games replayed "
+        "from the true state; tableenvs.training.advantage_iteration); takes --players, --out, --init, "
+        "--label-games (a step's, default 3000), --steps, --bonus, --objective. Or a recipe of the "
         "game's own (numpy, no torch): " + _scorer_recipes_help() + ", each a candidate scorer trained by the "
         "cross-entropy method on its score against the heuristic (tableenvs.training.scorer_recipes); takes "
         "--timesteps (games played, by default the recipe's generations), --players, --seed, --out, --init, "
@@ -332,8 +334,9 @@ def _add_train_parser(commands) -> dict[str, object]:
     )
     # with a game's own --recipe (None: the recipe's own value)
     scorer = "with a game's own --recipe: "
-    train.add_argument("--init", metavar="FILE", help="with --recipe league: start from this numpy policy file "
-                       "(same game and player count, e.g. a shipped model) instead of the heuristic's clone; "
+    train.add_argument("--init", metavar="FILE", help="with --recipe league or advantage: start from this numpy "
+                       "policy file (same game and player count, e.g. a shipped model; league: instead of the "
+                       "heuristic's clone); "
                        "with a game's own --recipe: start from this candidate-scoring model file's weights (one of "
                        "the same candidates, e.g. trained at another player count)")  # fmt: skip
     train.add_argument("--spread", type=float, default=1.0, help=scorer + "the first generation's spread of every "
@@ -346,6 +349,7 @@ def _add_train_parser(commands) -> dict[str, object]:
                        "(.npz) of the game and player count, one more table of the fitness: one seat of it among "
                        "the weights' own, the weights in a seat minus it there (e.g. a best response found "
                        "against an earlier model; repeatable)")  # fmt: skip
+    train_command.add_advantage_flags(train)
     return {action.dest: action.default for action in train._actions if action.dest != "help"}
 
 

@@ -39,13 +39,16 @@ _RECIPE_FLAGS = {
     "strong": ("env", "timesteps", "players", "seed", "out", "recipe", "label_games", "learner_seats"),
     "search-clone": ("env", "players", "seed", "out", "recipe", "label_games"),
     "league": ("env", "timesteps", "players", "seed", "out", "recipe", "label_games", "init"),
+    "advantage": ("env", "players", "out", "recipe", "label_games", "init", "steps", "bonus", "objective"),
 }
 #: The train flags a game's own recipe (a cross-entropy scorer its spec declares in ``recipes``) reads.
 _SCORER_RECIPE_FLAGS = (
     "env", "timesteps", "players", "seed", "out", "recipe", "init", "spread", "rank_points", "table_games", "against"
 )  # fmt: skip
 #: ``--label-games`` when not given, by recipe.
-RECIPE_LABEL_GAMES = {"strong": 1500, "search-clone": 300, "league": 3000}
+RECIPE_LABEL_GAMES = {"strong": 1500, "search-clone": 300, "league": 3000, "advantage": 3000}
+#: The flags only ``--recipe advantage`` reads (None when not given: the recipe's defaults).
+ADVANTAGE_FLAGS = ("steps", "bonus", "objective")
 #: ``--timesteps`` when not given (the parser's default is None, so that a given 50000 is told from none): the plain
 #: job's budget (the quick start's: its curve is flat after about 10k steps), ``--backend rllib``'s and ``batched``'s,
 #: and the recipe's PPO budget.
@@ -66,6 +69,9 @@ def run(args: argparse.Namespace, defaults: dict[str, object]) -> int:
     given = _flags_given(args, ("init", "spread", "rank_points", "table_games", "against"), defaults)
     if given:
         raise ValueError(f"{', '.join(given)} only goes with a game's own --recipe (a candidate scorer)")
+    given = _flags_given(args, ADVANTAGE_FLAGS, defaults)
+    if given:
+        raise ValueError(f"{', '.join(given)} only goes with --recipe advantage")
     if args.backend == "rllib":
         return _train_rllib(args, defaults)
     if args.backend == "batched":
@@ -182,6 +188,8 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
         raise ValueError(f"--recipe {name} does not take {', '.join(given)} (see tableenvs train --help)")
     if name not in _RECIPE_FLAGS:
         return _train_scorer(args)
+    if name == "advantage":
+        return _train_advantage(args)
     if name == "league":
         from tableenvs.training.league import check_league_game
 
@@ -237,6 +245,58 @@ def _train_recipe(args: argparse.Namespace, defaults: dict[str, object]) -> int:
         seed=args.seed,
         fine_tune_options=None if seats is None else {"learner_seats": seats},
     )
+    return 0
+
+
+def add_advantage_flags(train: argparse.ArgumentParser) -> None:
+    """The train parser's flags of ``--recipe advantage`` (None when not given)."""
+    on = "with --recipe advantage: "
+    train.add_argument("--steps", type=int, help=on + "steps of advantage iteration, each from the model of the step "
+                       "before (default 3)")  # fmt: skip
+    train.add_argument("--bonus", type=float, help=on + "reward units added to the value of the model's own choice "
+                       "in the fit: the network departs from it only where another action is fitted to be worth "
+                       "more by that margin (default 3)")  # fmt: skip
+    train.add_argument("--objective", choices=("score", "margin"), help=on + "an action's value: the seat's own "
+                       "reward over the scoring period (score, the default) or that less the other seats' mean "
+                       "(margin)")  # fmt: skip
+
+
+def _train_advantage(args: argparse.Namespace) -> int:
+    """``tableenvs train GAME --recipe advantage --init FILE``: :func:`tableenvs.training.advantage_iteration.
+    advantage_iteration` from ``--init`` under ``--out`` (``step-K/model.npz`` each step; a rerun on the same
+    ``--out`` continues it), ``--label-games`` games a step, 2 worker processes. Needs torch (the fit)."""
+    if args.init is None:
+        raise ValueError("--recipe advantage needs --init FILE: the numpy policy file it improves (e.g. a shipped "
+                         "model, or a clone made by --recipe search-clone)")  # fmt: skip
+    steps = 3 if args.steps is None else args.steps
+    if steps < 1:
+        raise ValueError(f"--steps must be an integer >= 1, got {steps}")
+    bonus = 3.0 if args.bonus is None else args.bonus
+    if not bonus >= 0:
+        raise ValueError(f"--bonus must be >= 0, got {args.bonus}")
+    label_games = RECIPE_LABEL_GAMES["advantage"] if args.label_games is None else args.label_games
+    if label_games < 2:
+        raise ValueError(f"--label-games must be an integer >= 2, got {label_games}")
+    if not str(args.init).endswith(".npz"):
+        raise ValueError(f"--init: the advantage recipe improves a numpy policy file (.npz), got {args.init!r}")
+    check_model_files([args.init], "--init")
+    _require_train_extra("the advantage recipe")
+    check_output_dir(args.out, "--out")
+    options = {} if args.players is None else {"num_players": args.players}
+    from tableenvs.core.registry import make_raw
+    from tableenvs.policies.numpy_policy import NumpyPolicy
+
+    env = make_raw(args.env, **options)  # the game, its player count and the model's fit, before anything runs
+    try:
+        NumpyPolicy(args.init, env)
+    finally:
+        env.close()
+    from tableenvs.training.advantage_iteration import advantage_iteration
+
+    model = advantage_iteration(args.env, args.out, start=args.init, options=options, steps=steps,
+                                label_games=label_games, bonus=bonus, objective=args.objective or "score",
+                                workers=2)  # fmt: skip
+    print(f"the last step's model: {model}")
     return 0
 
 
