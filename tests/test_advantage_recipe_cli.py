@@ -65,6 +65,17 @@ def test_bad_input_is_one_line_and_writes_nothing(extra, named, tmp_path, capsys
     assert not out.exists()
 
 
+def test_a_candidate_scorer_is_refused_before_anything_runs(tmp_path, capsys):
+    env = tableenvs.make_raw("rummikub_v0", num_players=4)
+    env.reset(seed=0)
+    scorer = str(trained_model_path("rummikub_v0", model_options(env)))
+    out = tmp_path / "r"
+    code = main(["train", "rummikub_v0", "--recipe", "advantage", "--init", scorer, "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 2 and "candidate-scoring model" in captured.err and captured.err.count("\n") == 1
+    assert captured.out == "" and not out.exists()
+
+
 def test_the_advantage_flags_only_go_with_the_recipe(tmp_path, capsys):
     assert main(["train", GAME, "--bonus", "1", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
