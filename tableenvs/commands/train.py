@@ -283,18 +283,7 @@ def _train_advantage(args: argparse.Namespace) -> int:
     _require_train_extra("the advantage recipe")
     check_output_dir(args.out, "--out")
     options = {} if args.players is None else {"num_players": args.players}
-    from tableenvs.core.registry import make_raw
-    from tableenvs.policies.numpy_policy import NumpyPolicy, load_numpy_policy
-
-    if load_numpy_policy(args.init).candidates:
-        raise ValueError(f"--init {args.init!r} is a candidate-scoring model; the advantage recipe improves a network "
-                         "over the observation (a candidate scorer trains by its game's own --recipe)")  # fmt: skip
-    env = make_raw(args.env, **options)  # the game, its player count and the model's fit, before anything runs
-    try:
-        NumpyPolicy(args.init, env)
-    finally:
-        env.close()
-    from tableenvs.training.advantage_iteration import advantage_iteration
+    from tableenvs.training.advantage_iteration import advantage_iteration  # it checks --init fits before it runs
 
     model = advantage_iteration(args.env, args.out, start=args.init, options=options, steps=steps,
                                 label_games=label_games, bonus=bonus, objective=args.objective or "score",

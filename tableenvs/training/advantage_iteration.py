@@ -210,6 +210,21 @@ def _run_block(block: _Block) -> int:
     return len(arrays["action"])
 
 
+def check_model(game: str, options: dict[str, Any], model: str | Path) -> None:
+    """A one-line ``ValueError`` unless ``model`` is a numpy policy file of a network over the observation that fits
+    ``game`` with ``options`` (its player count among them)."""
+    from tableenvs.policies.numpy_policy import NumpyPolicy, load_numpy_policy
+
+    env = make_raw(game, **options)
+    try:
+        if load_numpy_policy(model).candidates:
+            raise ValueError(f"model {str(model)!r}: a candidate-scoring model; advantage labels need a network "
+                             "over the observation")  # fmt: skip
+        NumpyPolicy(model, env)
+    finally:
+        env.close()
+
+
 def label_advantages(
     game: str,
     options: dict[str, Any],
@@ -230,14 +245,9 @@ def label_advantages(
     check_at_least("games", games, 1)
     check_at_least("workers", workers, 1)
     check_at_least("block", block, 1)
-    env = make_raw(game, **options)  # the game and its options, checked before any work
-    from tableenvs.policies.numpy_policy import NumpyPolicy, load_numpy_policy
+    check_model(game, options, model)  # before any file
     from tableenvs.training.distill import in_workers
 
-    if load_numpy_policy(model).candidates:
-        raise ValueError(f"model {str(model)!r}: a candidate-scoring model; advantage labels need a network over "
-                         "the observation")  # fmt: skip
-    NumpyPolicy(model, env)  # the model fits the game and its options (else a one-line ValueError), before any file
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "labels.json").write_text(json.dumps({"game": game, "options": options, "model": str(model),
@@ -453,6 +463,7 @@ def advantage_iteration(
     (the first from ``start``), step ``K`` dealt from seed ``seed + (K - 1) * label_games`` (no deal twice).
     Resumable step by step; returns the last step's model."""
     check_at_least("steps", steps, 1)
+    check_model(game, dict(options or {}), start)  # before the first line is said
     model = Path(start)
     for step in range(1, steps + 1):
         say(f"advantage iteration: step {step} of {steps}, from {model}")
