@@ -6,12 +6,13 @@ kept epoch's held-out figures from ``fit.json`` (how often the network chooses a
 game over the start's choices on the held-out games), and two batched tournaments (:func:`tableenvs.evaluation.
 evaluate`, duplicate deals, every seating, paired 95% intervals): the step's model against the heuristic (half the
 seats each) and head to head against its start (the step before, or the run's start). The rows are saved in
-``benchmarks/results/advantage/<game>-<N>p.json``; ``--write-docs`` rewrites the block of docs/training.md from every
+``benchmarks/results/advantage/<game>-<N>p.json`` (or ``<game>-<N>p-<name>.json`` with ``--name``, for a run that
+continues another from its last model); ``--write-docs`` rewrites the block of docs/training.md from every
 saved file, each with its command.
 
 Run: ``python benchmarks/advantage_steps.py --game llama_party_v0 --players 4 --run runs/adv4 [--games 4000]
-[--seed 21] [--write-docs]``; ``--docs-only`` rewrites the docs from the saved rows. About a second a tournament
-in Llama Party (its batched engine).
+[--seed 21] [--name NAME] [--write-docs]``; ``--docs-only`` rewrites the docs from the saved rows. About a second a
+tournament in Llama Party (its batched engine).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -46,7 +48,7 @@ def versus(game: str, players: int, model: Path, other: str, games: int, seed: i
     return {**diff, **win, "games": result.games, "blocks": result.blocks, "score_name": result.score_name}
 
 
-def measure(game: str, players: int, run: Path, games: int, seed: int) -> dict:
+def measure(game: str, players: int, run: Path, games: int, seed: int, name: str | None = None) -> dict:
     steps = sorted((p for p in run.glob("step-*") if (p / "model.npz").exists()), key=lambda p: int(p.name[5:]))
     if not steps:
         raise SystemExit(f"{run}: no step-K/model.npz")
@@ -81,8 +83,9 @@ def measure(game: str, players: int, run: Path, games: int, seed: int) -> dict:
         "start": [start.name, digest(start)],
         "start_vs_heuristic": start_row,
         "rows": rows,
+        "name": name,
         "command": f"python benchmarks/advantage_steps.py --game {game} --players {players} --run {run} "
-        f"--games {games} --seed {seed}",
+        f"--games {games} --seed {seed}" + (f" --name {name}" if name else ""),
         "cpu_seconds": round(CLOCK() - began, 1),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "load": round(os.getloadavg()[0], 1),
@@ -130,6 +133,9 @@ def main() -> None:
     parser.add_argument("--run", type=Path, help="the run directory (its step-K subdirectories)")
     parser.add_argument("--games", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=21)
+    parser.add_argument(
+        "--name", help="save as <game>-<N>p-NAME.json, beside the count's first run (letters, digits, -)"
+    )
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--docs-only", action="store_true")
     args = parser.parse_args()
@@ -138,13 +144,16 @@ def main() -> None:
             parser.error("--game, --players and --run are required (or --docs-only)")
         if args.games < 2:
             parser.error("--games must be at least 2")
-        saved = measure(args.game, args.players, args.run, args.games, args.seed)
+        if args.name is not None and not re.fullmatch(r"[A-Za-z0-9-]+", args.name):
+            parser.error(f"--name {args.name!r}: letters, digits and '-' only")
+        saved = measure(args.game, args.players, args.run, args.games, args.seed, args.name)
         RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / f"{args.game}-{args.players}p.json").write_text(json.dumps(saved, indent=2) + "\n")
+        suffix = f"-{args.name}" if args.name else ""
+        (RESULTS / f"{args.game}-{args.players}p{suffix}.json").write_text(json.dumps(saved, indent=2) + "\n")
         print(table(saved))
     if args.write_docs or args.docs_only:
         saved_runs = [json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json"))]
-        saved_runs.sort(key=lambda s: (s["game"], s["players"]))
+        saved_runs.sort(key=lambda s: (s["game"], s["players"], s.get("name") or ""))
         replace_block(DOCS, BEGIN, END, "\n\n".join(table(s) for s in saved_runs))
         print(f"wrote {DOCS}")
 

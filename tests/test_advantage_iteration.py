@@ -194,13 +194,14 @@ def test_a_step_writes_a_playable_model_and_a_rerun_returns_it(tmp_path) -> None
     [
         (4, "llama_party_v0-a9f34ef7ace4.npz", "a9f34ef7ace4"),
         (3, "llama_party_v0-3p.npz", "f08e89a50672"),
+        (3, "llama_party_v0-3p-11298774a2ec.npz", "11298774a2ec"),  # the second command's start (the margin step)
         (2, "llama_party_v0-2p.npz", "1c4456394e70"),
     ],
 )
 def test_the_shipped_models_made_by_it_start_from_committed_files(players: int, start: str, digest: str) -> None:
     """The shipped 2-, 3- and 4-player Llama Party models are advantage steps (their headers say so), and the model each
-    run started from is committed where tableenvs/models/README.md's command reads it, so it runs from a fresh
-    clone."""
+    run started from (at 3 players each of the two runs) is committed where tableenvs/models/README.md's command reads
+    it, so it runs from a fresh clone."""
     import hashlib
     from pathlib import Path
 
